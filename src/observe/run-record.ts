@@ -1,0 +1,111 @@
+/**
+ * The shapes every run tracker produces and every telemetry sink consumes:
+ * `RunStart` when a run opens, `RunRecord` when it closes, and the
+ * `RunListener` that receives them. Owns no behaviour; trackers in this folder
+ * fill these in, `telemetry/` turns them into spans and metrics.
+ *
+ * @module subagent-otel/observe/run-record
+ */
+import type { ContentBlock, TokenUsage } from '../wire/content.js';
+import type { OutputSource } from '../output/assistant-output.js';
+import type { SubagentStopReason } from '../output/stop-reason.js';
+
+/** Where a run was observed. */
+export type RunSource = 'sdk' | 'sdk-subagent' | 'acp' | 'log';
+
+/** Token totals of a run: sums over every assistant message, empty ones included. Disjoint counts as in dsh. */
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** False when no message of the run reported usage at all (ACP without usage): telemetry then records no token numbers. */
+  reported: boolean;
+}
+
+/** Identity and timing of a run as known when it opens. */
+export interface RunStart {
+  readonly runId: string;
+  readonly source: RunSource;
+  /** Low-cardinality label: provider or configured name. */
+  readonly agentName: string;
+  /** Child (or prompted) session id; `gen_ai.conversation.id`. */
+  readonly sessionId?: string;
+  /** Session that delegated this run, when known. */
+  readonly parentSessionId?: string;
+  /** Run id whose span this run nests under (an in-runtime subagent under the prompting turn). */
+  readonly parentRunId?: string;
+  /** W3C `traceparent` handed in (environment, ACP `_meta`); parents the run span when no parent run exists. */
+  readonly traceparent?: string;
+  /** W3C `tracestate` handed in with `traceparent`. */
+  readonly tracestate?: string;
+  /** Epoch milliseconds. */
+  readonly startTime: number;
+  /** Model provider, when known at start. */
+  readonly provider?: string;
+  /** Requested model, when known at start. */
+  readonly model?: string;
+}
+
+/** One model call of a run. */
+export interface StepRecord {
+  readonly turn?: number;
+  readonly step: number;
+  /** Epoch milliseconds. */
+  readonly startTime: number;
+  readonly endTime: number;
+  readonly model?: string;
+  /** Usage reported by this step's message, absent when none. */
+  readonly usage?: TokenUsage;
+  /** Raw finish kind of the step's stream (`stop`, `tool-calls`, `max-tokens`, ...), when seen. */
+  readonly finishReason?: string;
+}
+
+/** One tool call of a run. */
+export interface ToolCallRecord {
+  readonly callId: string;
+  readonly name: string;
+  /** Epoch milliseconds. */
+  readonly startTime: number;
+  /** Absent when the run ended before the tool finished. */
+  readonly endTime?: number;
+  readonly isError: boolean;
+  /** Low-cardinality error class for failed tools (`tool_error`, an error `code`, `unfinished`). */
+  readonly errorType?: string;
+}
+
+/** Everything known about a closed run. Bounded by the run's output, steps and tool calls, never by its event count. */
+export interface RunRecord extends RunStart {
+  /** Epoch milliseconds. */
+  readonly endTime: number;
+  readonly stopReason: SubagentStopReason;
+  /** Provider-authored or infrastructure failure detail, capped; never assistant text. */
+  readonly diagnostic?: string;
+  /** The one rule's selection; `undefined` when the child produced no output. */
+  readonly output: readonly ContentBlock[] | undefined;
+  readonly outputSource: OutputSource;
+  /** Empty-content assistant messages the rule skipped. */
+  readonly emptyMessages: number;
+  readonly usage: UsageTotals;
+  readonly steps: readonly StepRecord[];
+  readonly toolCalls: readonly ToolCallRecord[];
+  /**
+   * What the runtime itself reported as the child's output (`subagent.finished.lastAssistantMessage`),
+   * when it reported anything: `{ output: undefined }` means the field was absent from a report.
+   * Absent when the source reports nothing (prompt turns, ACP).
+   */
+  readonly reported?: { readonly output: readonly ContentBlock[] | undefined };
+}
+
+/**
+ * Receives runs as trackers open and close them. Implementations must not throw;
+ * trackers call them synchronously and in order: `onRunStart` before the matching
+ * `onRunEnd`, a parent's `onRunStart` before its children's.
+ */
+export interface RunListener {
+  onRunStart(start: RunStart): void;
+  onRunEnd(record: RunRecord): void;
+  /** A frame or record failed validation and was skipped. `origin` names the stream or file kind. */
+  onMalformed?(origin: string, error: { readonly code: string; readonly message: string }): void;
+}

@@ -1,0 +1,147 @@
+/**
+ * Every telemetry name this project emits: span names, attribute keys,
+ * attribute values, metric names and units. Source, tests, the README tables,
+ * the Prometheus rules and the Grafana dashboard all refer to these constants;
+ * no key is spelled anywhere else in `src/`.
+ *
+ * `gen_ai.*` names follow the OpenTelemetry GenAI semantic conventions
+ * (status: Development; now maintained in the `semantic-conventions-genai`
+ * repository). The npm `incubating` constants for them are deprecated, so the
+ * ones used here are copied as plain constants. Names the conventions do not
+ * cover live under `subagent.*`.
+ *
+ * @module subagent-otel/telemetry/semconv
+ */
+
+/** Version of the GenAI conventions these names were checked against. */
+export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai v0.1.0 (Development)' as const;
+
+// ---------------------------------------------------------------- gen_ai.* attributes
+
+/** The operation; always `invoke_agent` on run spans, `chat` on step spans, `execute_tool` on tool spans. */
+export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name' as const;
+/** Run id of the delegated run. @example `run-7f3a` */
+export const ATTR_GEN_AI_AGENT_ID = 'gen_ai.agent.id' as const;
+/** Provider or label of the run (low cardinality). @example `deepseek` */
+export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name' as const;
+/** Child session id. @example `ses_01J...` */
+export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id' as const;
+/** Model provider, when the stream tells. @example `deepseek` */
+export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name' as const;
+/** Requested model, when the stream tells. @example `deepseek-chat` */
+export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model' as const;
+/** Input tokens, cached input included (dsh counts are disjoint and are added up). */
+export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens' as const;
+/** Output tokens. */
+export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens' as const;
+/** Input tokens served from the provider cache. */
+export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens' as const;
+/** Input tokens written to the provider cache. */
+export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens' as const;
+/** Output tokens spent on reasoning. */
+export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens' as const;
+/** One entry per run or step. @example `["length"]` */
+export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons' as const;
+/** The selected output as one assistant message (JSON), content policy applied. */
+export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages' as const;
+/** Tool name on `execute_tool` spans. */
+export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
+/** Tool call id on `execute_tool` spans. */
+export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' as const;
+/** Token type on `gen_ai.client.token.usage`. */
+export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type' as const;
+/** Low-cardinality error class on failed runs and tools. */
+export const ATTR_ERROR_TYPE = 'error.type' as const;
+
+export const GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT = 'invoke_agent' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
+export const GEN_AI_TOKEN_TYPE_VALUE_INPUT = 'input' as const;
+export const GEN_AI_TOKEN_TYPE_VALUE_OUTPUT = 'output' as const;
+
+// ---------------------------------------------------------------- subagent.* attributes
+
+/** Stop reason verbatim (`completed`, `max-tokens`, `aborted`, `error`, `refusal`, other); alerts and searches key on it. */
+export const ATTR_SUBAGENT_STOP_REASON = 'subagent.stop_reason' as const;
+/** The selected output: JSON of the `ContentBlock[]` exactly as in `SubagentResult.output` (content policy applies). */
+export const ATTR_SUBAGENT_OUTPUT = 'subagent.output' as const;
+/** Where the output came from: `message`, `stream` or `none`. */
+export const ATTR_SUBAGENT_OUTPUT_SOURCE = 'subagent.output.source' as const;
+/** SHA-256 (hex) of the full output JSON, before any cap; present even when capture is off. */
+export const ATTR_SUBAGENT_OUTPUT_SHA256 = 'subagent.output.sha256' as const;
+/** Characters of the full output JSON. */
+export const ATTR_SUBAGENT_OUTPUT_LENGTH = 'subagent.output.length' as const;
+/** Whether `subagent.output` was shortened by the length cap. */
+export const ATTR_SUBAGENT_OUTPUT_TRUNCATED = 'subagent.output.truncated' as const;
+/** Empty-content assistant messages the rule skipped. */
+export const ATTR_SUBAGENT_EMPTY_MESSAGES = 'subagent.empty_messages' as const;
+/** Session that delegated the run. */
+export const ATTR_SUBAGENT_PARENT_SESSION_ID = 'subagent.parent.session_id' as const;
+/** Run id (same value as `gen_ai.agent.id`, kept for searches across products). */
+export const ATTR_SUBAGENT_RUN_ID = 'subagent.run_id' as const;
+/** Provider label of the run. */
+export const ATTR_SUBAGENT_PROVIDER = 'subagent.provider' as const;
+/** Where the run was observed: `sdk`, `sdk-subagent`, `acp`, `log`. */
+export const ATTR_SUBAGENT_SOURCE = 'subagent.source' as const;
+/** When the runtime reported `lastAssistantMessage`: whether it equals ours. */
+export const ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH = 'subagent.reported_output.match' as const;
+/** Why a malformed frame was rejected (`not-json`, `invalid`, ...): metric attribute. */
+export const ATTR_SUBAGENT_FRAME_ERROR = 'subagent.frame.error' as const;
+/** Direction or file kind a malformed frame came from: metric attribute. */
+export const ATTR_SUBAGENT_FRAME_ORIGIN = 'subagent.frame.origin' as const;
+/** Which signal lost data: `traces` or `metrics`. */
+export const ATTR_SUBAGENT_TELEMETRY_SIGNAL = 'subagent.telemetry.signal' as const;
+
+export const OUTPUT_SOURCE_VALUE_MESSAGE = 'message' as const;
+export const OUTPUT_SOURCE_VALUE_STREAM = 'stream' as const;
+export const OUTPUT_SOURCE_VALUE_NONE = 'none' as const;
+
+export const STOP_REASON_VALUE_COMPLETED = 'completed' as const;
+export const STOP_REASON_VALUE_MAX_TOKENS = 'max-tokens' as const;
+export const STOP_REASON_VALUE_ABORTED = 'aborted' as const;
+export const STOP_REASON_VALUE_ERROR = 'error' as const;
+export const STOP_REASON_VALUE_REFUSAL = 'refusal' as const;
+
+export const FINISH_REASON_VALUE_STOP = 'stop' as const;
+export const FINISH_REASON_VALUE_LENGTH = 'length' as const;
+export const FINISH_REASON_VALUE_CANCELLED = 'cancelled' as const;
+export const FINISH_REASON_VALUE_ERROR = 'error' as const;
+export const FINISH_REASON_VALUE_CONTENT_FILTER = 'content_filter' as const;
+export const FINISH_REASON_VALUE_TOOL_CALLS = 'tool_call' as const;
+
+// ---------------------------------------------------------------- span names
+
+export const SPAN_NAME_INVOKE_AGENT = 'invoke_agent' as const;
+export const SPAN_NAME_CHAT = 'chat' as const;
+export const SPAN_NAME_EXECUTE_TOOL = 'execute_tool' as const;
+
+// ---------------------------------------------------------------- metrics
+
+/** Counter of finished runs by stop reason, agent name, provider and output source. Prometheus: `subagent_runs_total`. */
+export const METRIC_SUBAGENT_RUNS = 'subagent.runs' as const;
+/** Histogram of tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
+export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage' as const;
+/** Histogram of run durations in seconds (equal to the run span's duration). */
+export const METRIC_GEN_AI_INVOKE_AGENT_DURATION = 'gen_ai.invoke_agent.duration' as const;
+/** Histogram of tool call durations in seconds. */
+export const METRIC_GEN_AI_EXECUTE_TOOL_DURATION = 'gen_ai.execute_tool.duration' as const;
+/** Counter of frames that failed validation and were skipped. Prometheus: `subagent_frames_malformed_total`. */
+export const METRIC_SUBAGENT_FRAMES_MALFORMED = 'subagent.frames.malformed' as const;
+/** Counter of runs whose runtime-reported output differs from the selection. Prometheus: `subagent_output_mismatches_total`. */
+export const METRIC_SUBAGENT_OUTPUT_MISMATCHES = 'subagent.output.mismatches' as const;
+/** Counter of spans or metric batches the exporter failed to deliver. Prometheus: `subagent_telemetry_dropped_total`. */
+export const METRIC_SUBAGENT_TELEMETRY_DROPPED = 'subagent.telemetry.dropped' as const;
+
+export const UNIT_SECONDS = 's' as const;
+export const UNIT_TOKENS = '{token}' as const;
+export const UNIT_RUNS = '{run}' as const;
+export const UNIT_FRAMES = '{frame}' as const;
+
+/** Bucket advice from the GenAI conventions for `gen_ai.client.token.usage`. */
+export const TOKEN_USAGE_BUCKETS: readonly number[] = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+];
+/** Bucket advice from the GenAI conventions for duration histograms (seconds). */
+export const DURATION_BUCKETS: readonly number[] = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];

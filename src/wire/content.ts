@@ -1,0 +1,124 @@
+/**
+ * Content blocks, stream chunks and token usage of the dsh wire vocabulary
+ * (WIRE.md section 1): TypeScript types and the schemas that validate them.
+ * Unknown block and chunk types are accepted and kept verbatim (they are
+ * merge-extensible); a known type with a wrong field is rejected.
+ *
+ * @module subagent-otel/wire/content
+ */
+import { z } from 'zod';
+
+const nonNegativeInt = z.number().int().nonnegative();
+
+/** Token usage of one model call. Counts are disjoint: `inputTokens` is uncached input only. */
+export const TokenUsageSchema = z.looseObject({
+  inputTokens: nonNegativeInt,
+  outputTokens: nonNegativeInt,
+  cacheReadTokens: nonNegativeInt.optional(),
+  cacheWriteTokens: nonNegativeInt.optional(),
+  reasoningTokens: nonNegativeInt.optional(),
+});
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+export interface TextBlock { readonly type: 'text'; readonly text: string }
+export interface ReasoningBlock { readonly type: 'reasoning'; readonly text: string }
+export interface ImageBlock { readonly type: 'image'; readonly attachment: unknown }
+export interface ToolCallBlock { readonly type: 'tool-call'; readonly id: string; readonly name: string; readonly arguments: string }
+export interface ToolResultBlock {
+  readonly type: 'tool-result';
+  readonly toolCallId: string;
+  readonly content: readonly ContentBlock[];
+  readonly isError?: boolean;
+}
+/** A block of a type this version does not know; kept, and it still makes a message non-empty. */
+export interface UnknownBlock { readonly type: string; readonly [field: string]: unknown }
+
+/** One block of message content. */
+export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock | UnknownBlock;
+
+/**
+ * A schema that validates objects by their `type` field: a known type is
+ * checked against its own schema (issues keep their paths), any other type
+ * passes as an unknown variant. One lookup per value instead of trying every
+ * branch of a union.
+ */
+function byType<T>(known: Record<string, z.ZodType>): z.ZodType<T> {
+  return z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
+    const schema = Object.prototype.hasOwnProperty.call(known, value.type) ? known[value.type] : undefined;
+    if (schema === undefined) return;
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return;
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as z.core.$ZodRawIssue);
+  }) as unknown as z.ZodType<T>;
+}
+
+/** Validates one content block; unknown `type` values pass as `UnknownBlock`. */
+export const ContentBlockSchema: z.ZodType<ContentBlock> = byType<ContentBlock>({
+  text: z.looseObject({ text: z.string() }),
+  reasoning: z.looseObject({ text: z.string() }),
+  image: z.looseObject({ attachment: z.unknown() }),
+  'tool-call': z.looseObject({ id: z.string(), name: z.string(), arguments: z.string() }),
+  'tool-result': z.looseObject({
+    toolCallId: z.string(),
+    get content(): z.ZodArray<z.ZodType<ContentBlock>> {
+      return z.array(ContentBlockSchema);
+    },
+    isError: z.boolean().optional(),
+  }),
+});
+
+/** `true` for a text block. */
+export function isTextBlock(block: ContentBlock): block is TextBlock {
+  return block.type === 'text' && typeof (block as TextBlock).text === 'string';
+}
+
+export interface BlockStartChunk { readonly type: 'block-start'; readonly index: number; readonly blockType: string }
+export interface TextDeltaChunk { readonly type: 'text-delta'; readonly index: number; readonly text: string }
+export interface ReasoningDeltaChunk { readonly type: 'reasoning-delta'; readonly index: number; readonly text: string }
+export interface ToolCallDeltaChunk {
+  readonly type: 'tool-call-delta';
+  readonly index: number;
+  readonly id: string;
+  readonly name?: string;
+  readonly argumentsDelta: string;
+}
+export interface BlockEndChunk { readonly type: 'block-end'; readonly index: number; readonly block: ContentBlock }
+export interface UsageChunk { readonly type: 'usage'; readonly usage: TokenUsage }
+/** Finish kinds of one model call; unknown kinds are kept as strings. */
+export type FinishKind = 'stop' | 'tool-calls' | 'max-tokens' | 'aborted' | 'error' | (string & {});
+export interface FinishChunk {
+  readonly type: 'finish';
+  readonly reason: { readonly kind: FinishKind; readonly failure?: { readonly message: string; readonly code: string } };
+}
+/** A chunk of a type this version does not know; ignored by every consumer. */
+export interface UnknownChunk { readonly type: string; readonly [field: string]: unknown }
+
+export type KnownStreamChunk =
+  | BlockStartChunk
+  | TextDeltaChunk
+  | ReasoningDeltaChunk
+  | ToolCallDeltaChunk
+  | BlockEndChunk
+  | UsageChunk
+  | FinishChunk;
+/** One streamed chunk of a model call. */
+export type StreamChunk = KnownStreamChunk | UnknownChunk;
+
+const index = nonNegativeInt;
+const failureSchema = z.looseObject({ message: z.string(), code: z.string() });
+
+/** Validates one stream chunk; unknown `type` values pass as `UnknownChunk`. */
+export const StreamChunkSchema: z.ZodType<StreamChunk> = byType<StreamChunk>({
+  'block-start': z.looseObject({ index, blockType: z.string() }),
+  'text-delta': z.looseObject({ index, text: z.string() }),
+  'reasoning-delta': z.looseObject({ index, text: z.string() }),
+  'tool-call-delta': z.looseObject({ index, id: z.string(), name: z.string().optional(), argumentsDelta: z.string() }),
+  'block-end': z.looseObject({ index, block: ContentBlockSchema }),
+  usage: z.looseObject({ usage: TokenUsageSchema }),
+  finish: z.looseObject({ reason: z.looseObject({ kind: z.string(), failure: failureSchema.optional() }) }),
+});
+
+/** `true` for a `text-delta` chunk: the only chunk kind that feeds the streamed-text fallback. */
+export function isTextDelta(chunk: StreamChunk): chunk is TextDeltaChunk {
+  return chunk.type === 'text-delta' && typeof (chunk as TextDeltaChunk).text === 'string';
+}
