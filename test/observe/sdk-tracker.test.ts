@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import { SdkTracker } from '../../src/observe/sdk-tracker.js';
+import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
+import type { JsonRpcFrame } from '../../src/wire/jsonrpc.js';
+import type { SessionEvent } from '../../src/wire/events.js';
+import { events, finish, step, text, textDelta, toolCall, toolCallEvent, toolDelta, toolResultEvent, turnEnd, turnStart, usage } from '../helpers/events.js';
+
+class Recorder implements RunListener {
+  starts: RunStart[] = [];
+  ends: RunRecord[] = [];
+  malformed: Array<{ origin: string; code: string; message: string }> = [];
+  onRunStart(start: RunStart): void {
+    this.starts.push(start);
+  }
+  onRunEnd(record: RunRecord): void {
+    this.ends.push(record);
+  }
+  onMalformed(origin: string, error: { code: string; message: string }): void {
+    this.malformed.push({ origin, ...error });
+  }
+}
+
+const note = (method: string, params: unknown): JsonRpcFrame => ({ kind: 'notification', method, params });
+const sessionEvent = (sessionId: string, event: SessionEvent): JsonRpcFrame => note('session.event', { sessionId, event });
+
+function feed(tracker: SdkTracker, sessionId: string, evs: SessionEvent[]): void {
+  for (const e of evs) tracker.observeFrame('agent->client', sessionEvent(sessionId, e), e.time);
+}
+
+const T0 = 1_700_000_000_000;
+
+describe('SdkTracker', () => {
+  it('closes a prompt turn cut off by an empty usage-only message with the streamed text, max-tokens and summed usage', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    tracker.observeFrame('client->agent', { kind: 'request', id: 1, method: 'initialize', params: { cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' } }, T0 - 5);
+    tracker.observeFrame('client->agent', { kind: 'request', id: 2, method: 'session/prompt', params: { sessionId: 's1', contentBlocks: [text('go')] } }, T0 - 1);
+    feed(
+      tracker,
+      's1',
+      events([
+        turnStart(),
+        step('embedded', { step: 0, stream: [textDelta('Partial answer '), textDelta('before the limit')], content: [text('x')].slice(1), usage: usage(100, 30, { cacheReadTokens: 50 }) }),
+        turnEnd('max-tokens'),
+      ], 0, T0),
+    );
+    tracker.observeFrame('agent->client', { kind: 'response', id: 2, result: { messageId: 'm' } }, T0 + 100);
+    expect(rec.starts).toEqual([
+      {
+        runId: 'run-1',
+        source: 'sdk',
+        agentName: 'deepseek',
+        sessionId: 's1',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        startTime: T0 - 1,
+        provider: 'deepseek',
+        model: 'deepseek-chat',
+      },
+    ]);
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({
+      runId: 'run-1',
+      endTime: T0 + 20,
+      stopReason: 'max-tokens',
+      output: [{ type: 'text', text: 'Partial answer before the limit' }],
+      outputSource: 'stream',
+      emptyMessages: 1,
+      usage: { inputTokens: 100, outputTokens: 30, cacheReadTokens: 50, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      steps: [{ turn: 0, step: 0, startTime: T0 + 10, endTime: T0 + 20, model: 'deepseek-chat', usage: { inputTokens: 100, outputTokens: 30, cacheReadTokens: 50 } }],
+      toolCalls: [],
+    });
+    expect(rec.ends[0]?.reported).toBeUndefined();
+  });
+
+  it('nests an in-runtime subagent under the turn that started it and keeps the runtime report for comparison', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec);
+    feed(tracker, 'parent', events([turnStart(), step('chunk', { step: 0, stream: [toolDelta('call_d', '{}')], content: [toolCall('call_d', 'delegate')] }), toolCallEvent('call_d', 0, 'delegate')], 0, T0));
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'parent', childSessionId: 'child' }), T0 + 50);
+    feed(
+      tracker,
+      'child',
+      events([
+        turnStart(),
+        step('chunk', { step: 0, stream: [textDelta('Child partial answer.')], content: [text('Child partial answer.'), toolCall('c1')], usage: usage(10, 5) }),
+        toolCallEvent('c1'),
+        toolResultEvent('c1'),
+        step('chunk', { step: 1, stream: [toolDelta('c2', '{"pa'), finish('max-tokens')], content: [], usage: usage(20, 4096) }),
+        turnEnd('max-tokens'),
+      ], 0, T0 + 60),
+    );
+    tracker.observeFrame(
+      'agent->client',
+      note('subagent.finished', { provider: 'deepseek', agentId: 'child-1', parentSessionId: 'parent', childSessionId: 'child', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] }),
+      T0 + 500,
+    );
+    feed(tracker, 'parent', events([toolResultEvent('call_d', true), step('embedded', { step: 1, content: [text('The child was cut off.')] }), turnEnd('completed')], 10, T0 + 600));
+
+    expect(rec.starts.map((s) => [s.runId, s.source, s.sessionId, s.parentRunId, s.parentSessionId])).toEqual([
+      ['run-1', 'sdk', 'parent', undefined, undefined],
+      ['run-2', 'sdk-subagent', 'child', 'run-1', 'parent'],
+    ]);
+    const [child, parent] = rec.ends;
+    expect(child).toMatchObject({
+      runId: 'run-2',
+      stopReason: 'max-tokens',
+      provider: 'deepseek',
+      output: [{ type: 'text', text: 'Child partial answer.' }, { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{"path":"a.txt"}' }],
+      outputSource: 'message',
+      emptyMessages: 1,
+      usage: { inputTokens: 30, outputTokens: 4101, reported: true },
+      reported: { output: [] },
+      endTime: T0 + 500,
+    });
+    expect(child?.toolCalls).toEqual([{ callId: 'c1', name: 'read_file', startTime: T0 + 90, endTime: T0 + 100, isError: false }]);
+    expect(child?.steps.map((s) => [s.step, s.finishReason])).toEqual([[0, undefined], [1, 'max-tokens']]);
+    expect(parent).toMatchObject({ runId: 'run-1', stopReason: 'completed', output: [{ type: 'text', text: 'The child was cut off.' }] });
+    expect(parent?.toolCalls).toEqual([{ callId: 'call_d', name: 'delegate', startTime: T0 + 30, endTime: T0 + 600, isError: true, errorType: 'tool_error' }]);
+  });
+
+  it('works as an in-process onNotification callback without seeing any request', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { agentName: 'researcher' });
+    const onNotification = tracker.onNotification.bind(tracker);
+    for (const e of events([turnStart(), step('embedded', { content: [text('The answer is 42.')], usage: usage(120, 12) }), turnEnd('completed')])) {
+      onNotification({ method: 'session.event', params: { sessionId: 's9', event: e } });
+    }
+    onNotification('session.status', { sessionId: 's9', status: 'idle' });
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({ agentName: 'researcher', sessionId: 's9', stopReason: 'completed', output: [{ type: 'text', text: 'The answer is 42.' }], outputSource: 'message' });
+  });
+
+  it('closes an open run as error with the output folded so far when the stream ends', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec);
+    feed(tracker, 's1', events([turnStart(), step('chunk', { stream: [textDelta('Half')], content: [] }).slice(0, 1)].flat(), 0, T0));
+    tracker.close(T0 + 999, 'agent exited with code 3');
+    tracker.close(T0 + 2000);
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', diagnostic: 'agent exited with code 3', output: [{ type: 'text', text: 'Half' }], endTime: T0 + 999 });
+  });
+
+  it('reports a prompt answered with an error as an error run', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec);
+    tracker.observeFrame('client->agent', { kind: 'request', id: 7, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0);
+    tracker.observeFrame('agent->client', { kind: 'response', id: 7, error: { code: -32000, message: 'no provider key' } }, T0 + 3);
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', diagnostic: 'session/prompt failed: no provider key', output: undefined, outputSource: 'none' });
+  });
+
+  it('reports malformed notifications and goes on with the run', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec);
+    const [start, msg, end] = events([turnStart(), step('embedded', { content: [text('ok')] }), turnEnd('completed')], 0, T0);
+    tracker.observeFrame('agent->client', sessionEvent('s', start as SessionEvent), T0);
+    tracker.observeFrame('agent->client', note('session.event', { sessionId: 's', event: { type: 'turn/end', seq: 1, time: T0 } }), T0);
+    tracker.observeFrame('agent->client', note('session.event', { sessionId: 's', event: { type: 'future/thing', seq: 2, time: T0 } }), T0);
+    tracker.observeFrame('agent->client', sessionEvent('s', msg as SessionEvent), T0);
+    tracker.observeFrame('agent->client', sessionEvent('s', end as SessionEvent), T0);
+    expect(rec.malformed).toEqual([{ origin: 'sdk', code: 'invalid', message: 'params.event.data: expected object, received nothing (field missing)' }]);
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'completed', output: [{ type: 'text', text: 'ok' }] });
+  });
+
+  it('ignores inherited events before a session/end-seed marker', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec);
+    feed(tracker, 's', events([turnStart(), step('embedded', { content: [text('inherited')], usage: usage(5, 5) }), { type: 'session/end-seed', data: {} }, step('embedded', { content: [] }), turnEnd('max-tokens')], 0, T0));
+    expect(rec.ends[0]).toMatchObject({ output: undefined, outputSource: 'none', emptyMessages: 1, usage: { inputTokens: 0, outputTokens: 0, reported: false } });
+  });
+
+  it('never lets a throwing listener break tracking of later runs', () => {
+    let calls = 0;
+    const tracker = new SdkTracker({
+      onRunStart: () => {
+        throw new Error('listener bug');
+      },
+      onRunEnd: () => {
+        calls += 1;
+      },
+    });
+    feed(tracker, 'a', events([turnStart(), turnEnd('completed')], 0, T0));
+    feed(tracker, 'b', events([turnStart(), turnEnd('completed')], 0, T0));
+    expect(calls).toBe(2);
+  });
+});
