@@ -138,9 +138,11 @@ export class RunBuilder {
       case 'assistant/attempt': {
         const open = this.#openStep(event.data.turn, event.data.step, event.time);
         for (const chunk of event.data.stream) this.#noteChunk(open, chunk);
-        if (event.data.failure !== undefined) {
-          this.#failure = event.data.failure.message;
-          open.finishReason ??= 'error';
+        const failure = event.data.failure;
+        if (failure !== undefined) {
+          // A cancelled call's failure only restates the cancel; it is no diagnostic.
+          if (failure.code !== 'aborted') this.#failure = failure.message;
+          open.finishReason ??= failure.code === 'aborted' ? 'aborted' : 'error';
         }
         return;
       }

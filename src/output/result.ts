@@ -139,7 +139,7 @@ export function foregroundToolResult(result: SubagentResult): ForegroundToolResu
  * @returns output by the one rule (`[]` when none) and the stop reason of the
  *   suffix's last `turn/end` (`error` when there is none: an unclean end is
  *   never `completed`). A failed model call's or turn's error message becomes
- *   the diagnostic. Never throws.
+ *   the diagnostic (a cancelled call's `aborted` failure does not). Never throws.
  */
 export function readResult(events: Iterable<SessionEvent>): SubagentResult {
   const fold = new AssistantOutputFold();
@@ -152,7 +152,8 @@ export function readResult(events: Iterable<SessionEvent>): SubagentResult {
       end = event.data.reason;
       const err = (end as { error?: { message?: unknown } }).error;
       if (end.kind === 'error' && typeof err?.message === 'string') diagnostic = err.message;
-    } else if (event.type === 'assistant/attempt' && event.data.failure !== undefined) {
+    } else if (event.type === 'assistant/attempt' && event.data.failure !== undefined && event.data.failure.code !== 'aborted') {
+      // A cancelled call's failure only restates the cancel; it is no diagnostic.
       diagnostic = event.data.failure.message;
     }
   }

@@ -1,0 +1,267 @@
+/**
+ * The SDK backend: runs one delegated prompt on a dsh SDK runtime process
+ * (spawn, `initialize`, `session/prompt`), observes the runtime's
+ * notifications through the same `FrameTap` and `SdkTracker` the proxy uses,
+ * and returns the `SubagentResult`, the `subagent/end` payload and the
+ * foreground tool result of the run. Spawning, the scrubbed environment and
+ * bounded teardown belong to `child-process.ts`.
+ *
+ * Never rejects: a child that fails to start, crashes, hangs or is cancelled
+ * resolves with stop reason `error` or `aborted` and the output folded so far.
+ *
+ * @module subagent-otel/backend/sdk-backend
+ */
+import type { ContentBlock } from '../wire/content.js';
+import type { JsonRpcFrame } from '../wire/jsonrpc.js';
+import { SDK_REQUESTS } from '../wire/sdk-protocol.js';
+import {
+  foregroundToolResult,
+  subagentResult,
+  subagentRunEndInfo,
+  type ForegroundToolResult,
+  type SubagentResult,
+  type SubagentRunEndInfo,
+} from '../output/result.js';
+import type { Direction, FrameObserver } from '../observe/frame-observer.js';
+import { FrameTap } from '../observe/frame-tap.js';
+import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
+import { SdkTracker } from '../observe/sdk-tracker.js';
+import { spawnChild, type ChildHandle } from './child-process.js';
+
+/** Options of `runSdkSubagent`. */
+export interface SdkSubagentOptions {
+  /** The runtime command and its arguments. */
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** Added to the child's scrubbed environment. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string;
+  /** `initialize` params: the runtime's provider and model (required by the protocol). */
+  readonly provider: string;
+  readonly model: string;
+  readonly maxTokens?: number;
+  /** The prompt: text or content blocks. */
+  readonly prompt: string | readonly ContentBlock[];
+  /** Session id to prompt; default a fresh one. */
+  readonly sessionId?: string;
+  /** Cancels the run: `session/cancel`, then teardown; the result keeps the partial output. */
+  readonly signal?: AbortSignal;
+  /** Receives every run observed (the prompt turn and in-runtime subagents), e.g. telemetry. */
+  readonly listener?: RunListener;
+  /** `gen_ai.agent.name` of the runs. */
+  readonly agentName?: string;
+  /** W3C trace context parenting the run. */
+  readonly traceparent?: string;
+  /** Bound on waiting for the turn after a cancel, in ms. Default 2000. */
+  readonly cancelGraceMs?: number;
+  /** Bound on waiting for `initialize`, in ms. Default 10000. */
+  readonly initializeTimeoutMs?: number;
+  /** Sees every validated frame in both directions, after the tracker (progress display, tests). Must not throw. */
+  readonly onFrame?: (direction: Direction, frame: JsonRpcFrame) => void;
+  /** Handed each chunk of the runtime's stderr; default: discarded. */
+  readonly onStderr?: (chunk: Buffer) => void;
+}
+
+/** What a delegated run produced, in every shape the parent and observers use. */
+export interface SubagentOutcome {
+  readonly result: SubagentResult;
+  readonly runEnd: SubagentRunEndInfo;
+  readonly toolResult: ForegroundToolResult;
+  /** The observed run (what telemetry was given). */
+  readonly record: RunRecord;
+}
+
+let sessionCounter = 0;
+
+/** A minimal JSON-RPC client over the child's stdin, fed responses by the tap. */
+class RpcClient {
+  #nextId = 1;
+  readonly #pending = new Map<number, (frame: JsonRpcFrame & { kind: 'response' }) => void>();
+  constructor(
+    private readonly child: ChildHandle,
+    private readonly tap: FrameTap,
+  ) {}
+
+  /** Sends a request; the promise resolves with its response, or `undefined` if `until` settles first. */
+  request(method: string, params: unknown, until: Promise<unknown>): Promise<(JsonRpcFrame & { kind: 'response' }) | undefined> {
+    const id = this.#nextId++;
+    const answered = new Promise<JsonRpcFrame & { kind: 'response' }>((resolve) => this.#pending.set(id, resolve));
+    this.#send({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
+    return Promise.race([answered, until.then(() => undefined)]).finally(() => this.#pending.delete(id));
+  }
+
+  notify(method: string, params: unknown): void {
+    this.#send({ jsonrpc: '2.0', method, params });
+  }
+
+  /** Routes a response frame to its pending request. */
+  onResponse(frame: JsonRpcFrame): void {
+    if (frame.kind !== 'response' || typeof frame.id !== 'number') return;
+    this.#pending.get(frame.id)?.(frame as JsonRpcFrame & { kind: 'response' });
+  }
+
+  #send(message: object): void {
+    const bytes = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+    this.tap.push('client->agent', bytes);
+    this.child.stdin.write(bytes);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Runs one prompt on an SDK runtime process and observes it.
+ *
+ * @returns the outcome of the prompted turn. Stop reason: the runtime's turn
+ *   end mapped (`completed`, `max-tokens`, `aborted`, else `error`); `aborted`
+ *   when `signal` fired, even if the runtime had to be killed; `error` with a
+ *   diagnostic when the runtime could not start, exited or stopped answering
+ *   mid-run. Output: the one rule over what was observed. Never rejects; the
+ *   child process is always reaped before the promise resolves.
+ */
+export async function runSdkSubagent(options: SdkSubagentOptions): Promise<SubagentOutcome> {
+  sessionCounter += 1;
+  const sessionId = options.sessionId ?? `subagent-${process.pid}-${sessionCounter}`;
+  const cancelled = { value: false };
+  let record: RunRecord | undefined;
+  const userListener = options.listener;
+
+  // Intercept the prompted run: a cancel turns an observer-closed `error` into `aborted`.
+  const listener: RunListener = {
+    onRunStart: (start: RunStart) => userListener?.onRunStart(start),
+    onRunEnd: (r: RunRecord) => {
+      let final = r;
+      if (r.sessionId === sessionId && r.source === 'sdk' && record === undefined) {
+        if (cancelled.value && r.stopReason === 'error') final = { ...r, stopReason: 'aborted' };
+        record = final;
+      }
+      userListener?.onRunEnd(final);
+    },
+    onMalformed: (origin, error) => userListener?.onMalformed?.(origin, error),
+  };
+  const tracker = new SdkTracker(listener, {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
+  });
+
+  let rpc: RpcClient | undefined;
+  const observer: FrameObserver = {
+    observeFrame(direction: Direction, frame: JsonRpcFrame, time: number) {
+      tracker.observeFrame(direction, frame, time);
+      if (direction === 'agent->client') rpc?.onResponse(frame);
+      options.onFrame?.(direction, frame);
+    },
+    close: (time, diagnostic) => tracker.close(time, diagnostic),
+  };
+  const tap = new FrameTap(observer, {
+    onRejected: (direction, kind, message) => listener.onMalformed?.(`sdk ${direction}`, { code: kind, message }),
+  });
+
+  const child = spawnChild({
+    command: options.command,
+    args: options.args ?? [],
+    ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    stderr: options.onStderr ?? 'ignore',
+  });
+  rpc = new RpcClient(child, tap);
+  child.stdout.on('data', (chunk: Buffer) => tap.push('agent->client', chunk));
+  const stdoutEnded = new Promise<void>((resolve) => {
+    child.stdout.once('end', resolve);
+    child.stdout.once('close', resolve);
+  });
+
+  const exited = child.exited;
+  const aborted = new Promise<void>((resolve) => {
+    if (options.signal === undefined) return;
+    if (options.signal.aborted) resolve();
+    else options.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const stop = Promise.race([exited, aborted]);
+
+  let diagnostic: string | undefined;
+  const init = await rpc.request(
+    SDK_REQUESTS.initialize,
+    {
+      cwd: options.cwd ?? process.cwd(),
+      provider: options.provider,
+      model: options.model,
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    },
+    Promise.race([stop, delay(options.initializeTimeoutMs ?? 10_000)]),
+  );
+  if (options.signal?.aborted === true) {
+    cancelled.value = true;
+    diagnostic = 'cancelled by the parent before the prompt was sent';
+  } else if (init === undefined) diagnostic = 'the runtime did not answer initialize';
+  else if (init.error !== undefined) diagnostic = `initialize failed: ${init.error.message}`;
+
+  if (diagnostic === undefined && !cancelled.value) {
+    const blocks: readonly ContentBlock[] = typeof options.prompt === 'string' ? [{ type: 'text', text: options.prompt }] : options.prompt;
+    const prompt = rpc.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
+    const first = await Promise.race([prompt, aborted.then(() => 'aborted' as const)]);
+    if (first === 'aborted') {
+      cancelled.value = true;
+      rpc.notify(SDK_REQUESTS.cancel, { sessionId });
+      await Promise.race([prompt, delay(options.cancelGraceMs ?? 2000)]);
+    }
+  }
+  if (options.signal?.aborted === true) cancelled.value = true;
+
+  const exit = await child.dispose({
+    graceful: async () => {
+      if (child.exitInfo !== undefined) return;
+      await rpc?.request(SDK_REQUESTS.shutdown, undefined, Promise.race([exited, delay(1000)]));
+    },
+  });
+  await Promise.race([stdoutEnded, delay(500)]);
+  tap.end('agent->client');
+  const why =
+    diagnostic ??
+    (exit.error !== undefined
+      ? `runtime failed: ${exit.error}`
+      : cancelled.value
+        ? 'cancelled by the parent before the turn ended'
+        : `runtime exited (${exit.signal ?? `code ${String(exit.code)}`}) before the turn ended`);
+  tracker.close(Date.now(), why);
+
+  let run = record;
+  if (run === undefined) {
+    // No run was ever opened (the runtime never started or never got the prompt): still report one.
+    const empty = emptyRecord(sessionId, options, cancelled.value ? 'aborted' : 'error', why);
+    listener.onRunStart(empty);
+    listener.onRunEnd(empty);
+    run = record ?? empty;
+  }
+  const result = subagentResult(run.output, run.stopReason, run.diagnostic);
+  return {
+    result,
+    runEnd: subagentRunEndInfo({ runId: run.runId, provider: run.provider ?? options.provider, id: sessionId, local: false }, run.stopReason, run.output),
+    toolResult: foregroundToolResult(result),
+    record: run,
+  };
+}
+
+function emptyRecord(sessionId: string, options: SdkSubagentOptions, stopReason: string, diagnostic: string): RunRecord {
+  const now = Date.now();
+  return {
+    runId: `${sessionId}-unstarted`,
+    source: 'sdk',
+    agentName: options.agentName ?? options.provider,
+    provider: options.provider,
+    model: options.model,
+    sessionId,
+    startTime: now,
+    endTime: now,
+    stopReason,
+    diagnostic,
+    output: undefined,
+    outputSource: 'none',
+    emptyMessages: 0,
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false },
+    steps: [],
+    toolCalls: [],
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * Every command and option of the `subagent-otel` command line, declared in
+ * one place, parsed with `node:util` `parseArgs` (strict) and normalized once
+ * into typed options. Owns argv-to-options mapping and help text only: no
+ * command runs here. Errors are `UsageError`s that name the bad input and say
+ * what to do.
+ *
+ * @module subagent-otel/cli/args
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
+
+/** Options every telemetry-emitting command takes. */
+export interface TelemetryFlags {
+  /** `--out <dir>`: also write OTLP-JSON lines files there. */
+  readonly out?: string;
+  /** `--prometheus-port <port>`: serve `/metrics` on 127.0.0.1. */
+  readonly prometheusPort?: number;
+  /** `--no-content`: never record output text. */
+  readonly captureContent?: false;
+  /** `--max-content-length <n>`: cap on recorded output JSON. */
+  readonly maxContentLength?: number;
+  /** `--agent-name <name>`: `gen_ai.agent.name` of the runs. */
+  readonly agentName?: string;
+}
+
+export type Protocol = 'sdk' | 'acp' | 'auto';
+
+export type Command =
+  | { readonly name: 'help'; readonly topic?: string }
+  | { readonly name: 'version' }
+  | ({ readonly name: 'proxy'; readonly protocol: Protocol; readonly capture?: string; readonly command: string; readonly args: readonly string[] } & TelemetryFlags)
+  | ({ readonly name: 'replay'; readonly paths: readonly string[]; readonly json: boolean; readonly progress?: boolean; readonly protocol: Protocol } & TelemetryFlags)
+  | ({ readonly name: 'demo'; readonly json: boolean } & TelemetryFlags);
+
+const telemetryOptions = {
+  out: { type: 'string' },
+  'prometheus-port': { type: 'string' },
+  'no-content': { type: 'boolean' },
+  'max-content-length': { type: 'string' },
+  'agent-name': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+const TELEMETRY_HELP = `Telemetry options:
+  --out <dir>                 also write traces.jsonl and metrics.jsonl (OTLP JSON lines) to <dir>,
+                              even when an OTLP endpoint is configured
+                              (default without an endpoint: $SUBAGENT_OTEL_OUT or ./subagent-otel-out)
+  --prometheus-port <port>    serve Prometheus metrics on http://127.0.0.1:<port>/metrics
+                              (env SUBAGENT_OTEL_PROMETHEUS_PORT; suggested 9464)
+  --no-content                record no output text (hash and length only); same as
+                              OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false
+  --max-content-length <n>    cap recorded output JSON at <n> characters (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
+  --agent-name <name>         gen_ai.agent.name of the runs (default: the provider, or the protocol)
+
+Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+  OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL=http/json,
+  OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
+
+export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo', string> = {
+  main: `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
+
+Usage:
+  subagent-otel demo [options]                         run the bundled keyless scenarios and show what was observed
+  subagent-otel proxy [options] -- <command> [args...] run an agent behind a transparent stdio proxy and observe it
+  subagent-otel replay [options] <file-or-dir...>      turn captures and durable session logs into telemetry
+  subagent-otel help <command>                         help for one command
+  subagent-otel --version
+
+Every run's output is selected by one rule (last non-empty assistant message, else the
+streamed text, else nothing), so telemetry matches SubagentResult.output.`,
+  proxy: `Usage: subagent-otel proxy [options] -- <command> [args...]
+
+Put this where the parent spawns the agent runtime (or an ACP agent). The proxy starts
+<command>, forwards stdin, stdout and stderr byte for byte, forwards signals, exits with the
+child's exit code (or its signal), and emits one invoke_agent span per run. It prints nothing
+of its own on stdout or stderr. A TRACEPARENT environment variable parents its spans.
+
+Options:
+  --protocol <sdk|acp|auto>   protocol spoken on stdio (default auto: decided from the first frames)
+  --capture <file>            also record the observed lines as NDJSON for 'subagent-otel replay'
+
+${TELEMETRY_HELP}
+
+Example:
+  subagent-otel proxy --out ./telemetry -- node dist/fixtures/sdk-runtime.js`,
+  replay: `Usage: subagent-otel replay [options] <file-or-directory...>
+
+Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC) and dsh
+durable session logs (.jsonl, .jsonl.zstd), emits the same spans and metrics as live
+observation, and prints a summary. Directories are searched recursively; child session logs
+are nested under their parent's span. Exit code 0: everything read; 1: something was skipped
+(reported on stderr); 2: usage error.
+
+Options:
+  --json                      print the summary as JSON on stdout
+  --protocol <sdk|acp|auto>   protocol of NDJSON captures without a header (default auto)
+  --no-progress               no progress bar (it is shown only on a terminal anyway)
+
+${TELEMETRY_HELP}`,
+  demo: `Usage: subagent-otel demo [options]
+
+Runs the bundled keyless scripted SDK runtime and ACP agent through every scenario (once
+through the SDK backend, once through the stdio proxy, and the ACP agent through the ACP
+backend), writes telemetry to the embedded default, and prints one row per run: stop
+reason, output source, tokens and an output preview. Needs no network and no key.
+
+Options:
+  --json                      print the runs as JSON instead of a table
+
+${TELEMETRY_HELP}`,
+};
+
+function positiveInt(flag: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n > max) {
+    throw new UsageError(`${flag} takes a whole number${max < Number.MAX_SAFE_INTEGER ? ` from 0 to ${max}` : ''}, got '${value}'`);
+  }
+  return n;
+}
+
+function protocolOf(value: string | undefined): Protocol {
+  if (value === undefined) return 'auto';
+  if (value === 'sdk' || value === 'acp' || value === 'auto') return value;
+  throw new UsageError(`--protocol takes sdk, acp or auto, got '${value}'`);
+}
+
+function telemetryFlags(values: Values): TelemetryFlags {
+  const prometheusPort = positiveInt('--prometheus-port', values['prometheus-port'] as string | undefined, 65535);
+  const maxContentLength = positiveInt('--max-content-length', values['max-content-length'] as string | undefined);
+  return {
+    ...(typeof values.out === 'string' ? { out: values.out } : {}),
+    ...(prometheusPort !== undefined ? { prometheusPort } : {}),
+    ...(values['no-content'] === true ? { captureContent: false as const } : {}),
+    ...(maxContentLength !== undefined ? { maxContentLength } : {}),
+    ...(typeof values['agent-name'] === 'string' ? { agentName: values['agent-name'] } : {}),
+  };
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(
+  command: string,
+  argv: readonly string[],
+  options: ParseArgsConfig['options'],
+  allowPositionals: boolean,
+): { values: Values; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args: [...argv], options, strict: true, allowPositionals });
+    return { values: values as Values, positionals };
+  } catch (err) {
+    // parseArgs throws TypeError with code ERR_PARSE_ARGS_* for unknown options and missing values.
+    const message = err instanceof Error ? err.message : String(err);
+    throw new UsageError(`${message.replace(/\. To specify a positional argument.*$/s, '')} (see 'subagent-otel help ${command}')`);
+  }
+}
+
+/**
+ * Maps argv (without `node` and the script) to a command.
+ *
+ * @returns the command with normalized options; `help` for `--help`,
+ *   `-h`, `help [topic]` or no arguments. Everything after `--` is the
+ *   child command of `proxy`, passed through verbatim.
+ * @throws UsageError naming the bad input and the help to read.
+ */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') return { name: 'help' };
+  if (first === '--version' || first === '-v') return { name: 'version' };
+  if (first === 'help') return rest[0] !== undefined ? { name: 'help', topic: rest[0] } : { name: 'help' };
+  switch (first) {
+    case 'proxy': {
+      const dash = rest.indexOf('--');
+      const own = dash === -1 ? rest : rest.slice(0, dash);
+      const child = dash === -1 ? [] : rest.slice(dash + 1);
+      const { values, positionals } = parse('proxy', own, { ...telemetryOptions, protocol: { type: 'string' }, capture: { type: 'string' } }, true);
+      if (values.help === true) return { name: 'help', topic: 'proxy' };
+      if (positionals.length > 0) {
+        throw new UsageError(`unexpected '${positionals[0]}' before '--': put the agent command after '--', e.g. subagent-otel proxy -- ${positionals.join(' ')}`);
+      }
+      const [command, ...args] = child;
+      if (command === undefined || command === '') {
+        throw new UsageError("proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js");
+      }
+      return {
+        name: 'proxy',
+        protocol: protocolOf(values.protocol as string | undefined),
+        ...(typeof values.capture === 'string' ? { capture: values.capture } : {}),
+        command,
+        args,
+        ...telemetryFlags(values),
+      };
+    }
+    case 'replay': {
+      const { values, positionals } = parse(
+        'replay',
+        rest,
+        { ...telemetryOptions, json: { type: 'boolean' }, 'no-progress': { type: 'boolean' }, protocol: { type: 'string' } },
+        true,
+      );
+      if (values.help === true) return { name: 'help', topic: 'replay' };
+      if (positionals.length === 0) throw new UsageError('replay needs at least one file or directory, e.g. subagent-otel replay ./sessions');
+      return {
+        name: 'replay',
+        paths: positionals,
+        json: values.json === true,
+        ...(values['no-progress'] === true ? { progress: false } : {}),
+        protocol: protocolOf(values.protocol as string | undefined),
+        ...telemetryFlags(values),
+      };
+    }
+    case 'demo': {
+      const { values, positionals } = parse('demo', rest, { ...telemetryOptions, json: { type: 'boolean' } }, true);
+      if (values.help === true) return { name: 'help', topic: 'demo' };
+      if (positionals.length > 0) throw new UsageError(`demo takes no arguments, got '${positionals[0]}'`);
+      return { name: 'demo', json: values.json === true, ...telemetryFlags(values) };
+    }
+    default:
+      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay (see 'subagent-otel --help')`);
+  }
+}
+
+/** Help text for a topic. @throws UsageError for an unknown topic. */
+export function helpText(topic?: string): string {
+  if (topic === undefined) return HELP.main;
+  if (topic === 'proxy' || topic === 'replay' || topic === 'demo') return HELP[topic];
+  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay`);
+}

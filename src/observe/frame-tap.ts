@@ -1,0 +1,97 @@
+/**
+ * Turns the bytes of one JSON-RPC stdio conversation (both directions) into
+ * validated frames for a `FrameObserver`. Shared by the stdio proxy, the
+ * backends and the replay of captures, so every path observes the same way.
+ * Owns: splitting, strict UTF-8 decoding, frame classification, counting
+ * and reporting rejected lines, handing observed lines to an optional capture.
+ * Never writes to the observed streams and never throws on bad input.
+ *
+ * @module subagent-otel/observe/frame-tap
+ */
+import { decodeUtf8Line, LineSplitter } from '../wire/ndjson.js';
+import { parseFrame } from '../wire/jsonrpc.js';
+import type { Direction, FrameObserver } from './frame-observer.js';
+
+/** Why a line was not observed. */
+export type TapRejection = 'not-utf8' | 'oversized' | 'not-json' | 'not-object' | 'not-jsonrpc' | 'torn-tail';
+
+/** Options of `FrameTap`. */
+export interface FrameTapOptions {
+  /** Called for each rejected line with a one-line reason. Must not throw. */
+  readonly onRejected?: (direction: Direction, kind: TapRejection, message: string) => void;
+  /** Called with every complete line (valid or not) in arrival order, e.g. to write a capture. Must not throw. */
+  readonly onLine?: (direction: Direction, line: Uint8Array, time: number) => void;
+  /** Longest line kept, in bytes; default 16 MiB. Longer lines are counted, not buffered. */
+  readonly maxLineBytes?: number;
+  /** Clock; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Counts of what a tap saw, per direction. */
+export interface TapCounts {
+  lines: number;
+  frames: number;
+  rejected: number;
+}
+
+/**
+ * Observes a bidirectional NDJSON JSON-RPC conversation. Feed each
+ * direction's chunks in order with `push`, then `end` each direction.
+ */
+export class FrameTap {
+  readonly #observer: FrameObserver;
+  readonly #options: FrameTapOptions;
+  readonly #now: () => number;
+  readonly #splitters: Record<Direction, LineSplitter>;
+  readonly counts: Record<Direction, TapCounts> = {
+    'client->agent': { lines: 0, frames: 0, rejected: 0 },
+    'agent->client': { lines: 0, frames: 0, rejected: 0 },
+  };
+
+  constructor(observer: FrameObserver, options: FrameTapOptions = {}) {
+    this.#observer = observer;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    const splitterOptions = options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {};
+    this.#splitters = { 'client->agent': new LineSplitter(splitterOptions), 'agent->client': new LineSplitter(splitterOptions) };
+  }
+
+  /** Observes one chunk of `direction`. Never throws on any bytes; never retains `chunk`. */
+  push(direction: Direction, chunk: Uint8Array): void {
+    const time = this.#now();
+    for (const line of this.#splitters[direction].push(chunk)) {
+      if (line.kind === 'oversized') this.#reject(direction, 'oversized', `line of ${line.length} bytes exceeds the line limit; skipped`);
+      else this.observeLine(direction, line.bytes, time);
+    }
+  }
+
+  /** Ends `direction`: an unterminated last line is reported as a torn tail, never observed. */
+  end(direction: Direction): void {
+    const tail = this.#splitters[direction].end();
+    if (tail === undefined) return;
+    const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
+    this.#reject(direction, 'torn-tail', `stream ended inside a line (${length} bytes without a newline); skipped`);
+  }
+
+  /**
+   * Observes one complete line (without its newline). Used directly by replay of captures.
+   * @param time epoch ms the line was seen.
+   */
+  observeLine(direction: Direction, bytes: Uint8Array, time: number): void {
+    const counts = this.counts[direction];
+    counts.lines += 1;
+    this.#options.onLine?.(direction, bytes, time);
+    if (bytes.length === 0) return; // blank lines carry nothing and are not errors
+    const decoded = decodeUtf8Line(bytes);
+    if (!decoded.ok) return this.#reject(direction, 'not-utf8', 'line is not valid UTF-8; skipped');
+    const parsed = parseFrame(decoded.text);
+    if (!parsed.ok) return this.#reject(direction, parsed.error.code as TapRejection, parsed.error.message);
+    counts.frames += 1;
+    this.#observer.observeFrame(direction, parsed.frame, time);
+  }
+
+  #reject(direction: Direction, kind: TapRejection, message: string): void {
+    this.counts[direction].rejected += 1;
+    this.#options.onRejected?.(direction, kind, message);
+  }
+}

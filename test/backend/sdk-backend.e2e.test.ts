@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runSdkSubagent } from '../../src/backend/sdk-backend.js';
+import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
+import type { JsonRpcFrame } from '../../src/wire/jsonrpc.js';
+import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
+
+const route = { provider: 'deepseek', model: 'deepseek-chat' };
+
+function recorder(): RunListener & { ends: RunRecord[] } {
+  const ends: RunRecord[] = [];
+  return { ends, onRunStart: () => undefined, onRunEnd: (r) => ends.push(r) };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // ESRCH: no such process, which is what a reaped child gives.
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+describe('SDK backend (real runtime process)', () => {
+  it('keeps the streamed partial text of a FAKE_EMPTY_MESSAGE run in every place the output is reported', async () => {
+    const rec = recorder();
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      env: { FAKE_EMPTY_MESSAGE: '1' },
+      provider: 'deepseek',
+      model: 'deepseek-chat',
+      prompt: 'summarize the repo',
+      listener: rec,
+    });
+    const partial = [{ type: 'text', text: 'Partial answer before the limit' }];
+    expect(outcome.result).toEqual({ output: partial, stopReason: 'max-tokens' });
+    expect(outcome.runEnd.lastAssistantMessage).toEqual(partial);
+    expect(outcome.runEnd.stopReason).toBe('max-tokens');
+    expect(outcome.toolResult).toEqual({
+      isError: true,
+      content: [
+        { type: 'text', text: 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).' },
+        { type: 'text', text: 'Partial output from the subagent (it may be incomplete):\nPartial answer before the limit' },
+      ],
+    });
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({ output: partial, outputSource: 'stream', emptyMessages: 1, stopReason: 'max-tokens', provider: 'deepseek' });
+  });
+
+  it('returns a completed run with its message', async () => {
+    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
+      ...route, prompt: 'scenario:completed' });
+    expect(outcome.result).toEqual({ output: [{ type: 'text', text: 'The answer is 42.' }], stopReason: 'completed' });
+    expect(outcome.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'The answer is 42.' }] });
+  });
+
+  it('cancels a hanging turn with session/cancel and keeps the partial text', async () => {
+    const ready = join(mkdtempSync(join(tmpdir(), 'sdk-')), 'ready');
+    const controller = new AbortController();
+    const rec = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      env: { FAKE_SCENARIO: 'hang', FAKE_READY_FILE: ready },
+      prompt: 'go',
+      signal: controller.signal,
+      onFrame: abortOnFirstText(controller),
+    });
+    expect(rec.result).toEqual({ output: [{ type: 'text', text: 'Thinking about' }], stopReason: 'aborted' });
+    expect(isAlive(Number(readFileSync(ready, 'utf8')))).toBe(false);
+  });
+
+  it('reaps a runtime that ignores cancel, shutdown, EOF and SIGTERM, leaving no orphan', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sdk-'));
+    const readyFile = join(dir, 'ready');
+    const controller = new AbortController();
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      env: { FAKE_SCENARIO: 'hang', FAKE_IGNORE_CANCEL: '1', FAKE_READY_FILE: readyFile },
+      prompt: 'go',
+      signal: controller.signal,
+      cancelGraceMs: 200,
+      onStderr: () => undefined,
+      onFrame: abortOnFirstText(controller),
+    });
+    const pid = Number(readFileSync(readyFile, 'utf8'));
+    expect(outcome.result.stopReason).toBe('aborted');
+    expect(outcome.result.output).toEqual([{ type: 'text', text: 'Thinking about' }]);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('resolves with error and the partial output when the runtime crashes mid-run', async () => {
+    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
+      ...route, env: { FAKE_EXIT_AFTER_PROMPT: '3' }, prompt: 'go' });
+    expect(outcome.result.stopReason).toBe('error');
+    expect(outcome.result.diagnostic).toBe('runtime exited (code 3) before the turn ended');
+  });
+
+  it('resolves with error when the command does not exist', async () => {
+    const rec = recorder();
+    const outcome = await runSdkSubagent({ command: '/nonexistent/runtime',
+      ...route, prompt: 'go', listener: rec });
+    expect(outcome.result.stopReason).toBe('error');
+    expect(outcome.result.output).toEqual([]);
+    expect(rec.ends).toHaveLength(1);
+  });
+
+  it('gives the child a scrubbed environment', async () => {
+    process.env.SUBAGENT_TEST_SECRET = 'sk-should-not-leak';
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'sdk-env-'));
+      const script = join(dir, 'env-dump.cjs');
+      writeFileSync(script, "require('fs').writeFileSync(process.argv[2], JSON.stringify(process.env)); process.exit(0);\n");
+      await runSdkSubagent({ command: process.execPath, args: [script, join(dir, 'env.json')],
+        ...route, prompt: 'x', initializeTimeoutMs: 2000 });
+      const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Record<string, string>;
+      expect(env.SUBAGENT_TEST_SECRET).toBeUndefined();
+      expect(env.PATH).toBe(process.env.PATH);
+    } finally {
+      delete process.env.SUBAGENT_TEST_SECRET;
+    }
+    expect(execFileSync(process.execPath, ['-e', 'process.stdout.write("ok")']).toString()).toBe('ok');
+  });
+});
+
+/** An `onFrame` hook that aborts once the runtime has streamed its first text delta. */
+function abortOnFirstText(controller: AbortController) {
+  return (direction: string, frame: JsonRpcFrame): void => {
+    if (direction !== 'agent->client' || frame.kind !== 'notification' || frame.method !== 'session.event') return;
+    const chunk = (frame.params as { event?: { type?: string; data?: { chunk?: { type?: string } } } }).event;
+    if (chunk?.type === 'assistant/chunk' && chunk.data?.chunk?.type === 'text-delta') controller.abort();
+  };
+}
