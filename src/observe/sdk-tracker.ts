@@ -12,6 +12,7 @@
  *
  * @module subagent-otel/observe/sdk-tracker
  */
+import { randomUUID } from 'node:crypto';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import {
   parseInitializeParams,
@@ -35,8 +36,8 @@ export interface SdkTrackerOptions {
   /** W3C trace context that parents top-level runs (e.g. the proxy's `TRACEPARENT`). */
   readonly traceparent?: string;
   readonly tracestate?: string;
-  /** Prefix of generated run ids; default `run`. */
-  readonly runIdPrefix?: string;
+  /** Run id factory. Default `crypto.randomUUID`. */
+  readonly newRunId?: () => string;
 }
 
 interface OpenRun {
@@ -57,7 +58,6 @@ export class SdkTracker implements FrameObserver {
   readonly #options: SdkTrackerOptions;
   #provider: string | undefined;
   #model: string | undefined;
-  #runCounter = 0;
   readonly #runs = new Map<string, OpenRun>();
   /** childSessionId -> parentSessionId, from `subagent.started`. */
   readonly #children = new Map<string, string>();
@@ -210,12 +210,11 @@ export class SdkTracker implements FrameObserver {
   }
 
   #open(sessionId: string, source: RunSource, time: number): OpenRun {
-    this.#runCounter += 1;
     const parentSessionId = this.#children.get(sessionId);
     const parentRun = parentSessionId !== undefined ? this.#runs.get(parentSessionId) : undefined;
     const agentName = this.#options.agentName ?? this.#provider ?? 'dsh';
     const builder = new RunBuilder({
-      runId: `${this.#options.runIdPrefix ?? 'run'}-${this.#runCounter}`,
+      runId: (this.#options.newRunId ?? randomUUID)(),
       source,
       agentName,
       sessionId,

@@ -29,10 +29,15 @@ function feed(tracker: SdkTracker, sessionId: string, evs: SessionEvent[]): void
 
 const T0 = 1_700_000_000_000;
 
+function counter(): () => string {
+  let n = 0;
+  return () => `run-${++n}`;
+}
+
 describe('SdkTracker', () => {
   it('closes a prompt turn cut off by an empty usage-only message with the streamed text, max-tokens and summed usage', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    const tracker = new SdkTracker(rec, { newRunId: counter(), traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
     tracker.observeFrame('client->agent', { kind: 'request', id: 1, method: 'initialize', params: { cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' } }, T0 - 5);
     tracker.observeFrame('client->agent', { kind: 'request', id: 2, method: 'session/prompt', params: { sessionId: 's1', contentBlocks: [text('go')] } }, T0 - 1);
     feed(
@@ -74,7 +79,7 @@ describe('SdkTracker', () => {
 
   it('nests an in-runtime subagent under the turn that started it and keeps the runtime report for comparison', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec);
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
     feed(tracker, 'parent', events([turnStart(), step('chunk', { step: 0, stream: [toolDelta('call_d', '{}')], content: [toolCall('call_d', 'delegate')] }), toolCallEvent('call_d', 0, 'delegate')], 0, T0));
     tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'parent', childSessionId: 'child' }), T0 + 50);
     feed(
@@ -120,7 +125,7 @@ describe('SdkTracker', () => {
 
   it('works as an in-process onNotification callback without seeing any request', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec, { agentName: 'researcher' });
+    const tracker = new SdkTracker(rec, { newRunId: counter(), agentName: 'researcher' });
     const onNotification = tracker.onNotification.bind(tracker);
     for (const e of events([turnStart(), step('embedded', { content: [text('The answer is 42.')], usage: usage(120, 12) }), turnEnd('completed')])) {
       onNotification({ method: 'session.event', params: { sessionId: 's9', event: e } });
@@ -132,7 +137,7 @@ describe('SdkTracker', () => {
 
   it('closes an open run as error with the output folded so far when the stream ends', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec);
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
     feed(tracker, 's1', events([turnStart(), step('chunk', { stream: [textDelta('Half')], content: [] }).slice(0, 1)].flat(), 0, T0));
     tracker.close(T0 + 999, 'agent exited with code 3');
     tracker.close(T0 + 2000);
@@ -142,7 +147,7 @@ describe('SdkTracker', () => {
 
   it('reports a prompt answered with an error as an error run', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec);
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
     tracker.observeFrame('client->agent', { kind: 'request', id: 7, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0);
     tracker.observeFrame('agent->client', { kind: 'response', id: 7, error: { code: -32000, message: 'no provider key' } }, T0 + 3);
     expect(rec.ends[0]).toMatchObject({ stopReason: 'error', diagnostic: 'session/prompt failed: no provider key', output: undefined, outputSource: 'none' });
@@ -150,7 +155,7 @@ describe('SdkTracker', () => {
 
   it('reports malformed notifications and goes on with the run', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec);
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
     const [start, msg, end] = events([turnStart(), step('embedded', { content: [text('ok')] }), turnEnd('completed')], 0, T0);
     tracker.observeFrame('agent->client', sessionEvent('s', start as SessionEvent), T0);
     tracker.observeFrame('agent->client', note('session.event', { sessionId: 's', event: { type: 'turn/end', seq: 1, time: T0 } }), T0);
@@ -163,7 +168,7 @@ describe('SdkTracker', () => {
 
   it('ignores inherited events before a session/end-seed marker', () => {
     const rec = new Recorder();
-    const tracker = new SdkTracker(rec);
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
     feed(tracker, 's', events([turnStart(), step('embedded', { content: [text('inherited')], usage: usage(5, 5) }), { type: 'session/end-seed', data: {} }, step('embedded', { content: [] }), turnEnd('max-tokens')], 0, T0));
     expect(rec.ends[0]).toMatchObject({ output: undefined, outputSource: 'none', emptyMessages: 1, usage: { inputTokens: 0, outputTokens: 0, reported: false } });
   });

@@ -1,0 +1,60 @@
+/**
+ * Maps the shared command-line telemetry flags onto `createTelemetry`
+ * options, and installs where the OpenTelemetry diag logger writes for a
+ * command. The only place the CLI reads telemetry-related environment.
+ *
+ * @module subagent-otel/cli/telemetry-options
+ */
+import { appendFileSync } from 'node:fs';
+import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
+import type { TelemetryOptions } from '../telemetry/setup.js';
+import type { TelemetryFlags } from './args.js';
+
+/** Environment variable naming a file for the proxy's own diagnostics (it never writes to stderr). */
+export const ENV_LOG_FILE = 'SUBAGENT_OTEL_LOG_FILE';
+
+/** `createTelemetry` options for a command's flags; flags override the environment. */
+export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv): TelemetryOptions {
+  const content = {
+    ...(flags.captureContent === false ? { capture: false } : {}),
+    ...(flags.maxContentLength !== undefined ? { maxLength: flags.maxContentLength } : {}),
+  };
+  return {
+    env,
+    ...(flags.out !== undefined ? { out: flags.out } : {}),
+    ...(flags.prometheusPort !== undefined ? { prometheusPort: flags.prometheusPort } : {}),
+    ...(Object.keys(content).length > 0 ? { content } : {}),
+  };
+}
+
+function lineLogger(write: (line: string) => void): DiagLogger {
+  const at = (level: string) => (message: string, ...args: unknown[]) => {
+    const extra = args.length > 0 ? ` ${args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ')}` : '';
+    write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
+  };
+  return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('verbose') };
+}
+
+/**
+ * Routes diag messages for a command. `stderr` for commands that own their
+ * terminal (demo, replay); for the proxy, only to the file named by
+ * `SUBAGENT_OTEL_LOG_FILE` (its stderr belongs to the child), else nowhere.
+ */
+export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream = process.stderr): void {
+  if (target === 'stderr') {
+    diag.setLogger(lineLogger((line) => stderr.write(`subagent-otel: ${line.replace(/^\S+ /, '')}`)), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+    return;
+  }
+  const file = env[ENV_LOG_FILE];
+  if (file === undefined || file === '') return;
+  diag.setLogger(
+    lineLogger((line) => {
+      try {
+        appendFileSync(file, line);
+      } catch {
+        // An unwritable log file must not disturb the proxied agent; diagnostics are then lost by choice.
+      }
+    }),
+    { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true },
+  );
+}

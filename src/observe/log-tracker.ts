@@ -1,0 +1,393 @@
+/**
+ * Run tracking for dsh durable session logs (WIRE.md section 5): turns the
+ * session log files of one replay into runs, one per activation epoch, and
+ * links child sessions to their parents across files.
+ *
+ * Per file: the header names the session and its parent; every event is
+ * validated with `parseSessionEvent` (an invalid one is reported with its
+ * file and line and skipped); events before the LAST `session/end-seed` are
+ * inherited and produce nothing; after it, each `turn/start` opens an epoch
+ * that runs to the next `turn/start`, and each epoch is one run accumulated
+ * by the shared `RunBuilder` (the same accumulator live SDK observation
+ * uses), with the in-process `readResult` semantics: output by the one rule
+ * over the epoch's own events only, stop reason from the epoch's last
+ * `turn/end` (none: `error`). Files are read as a stream and epochs folded as
+ * they go: what is held is one record per finished epoch (bounded by its
+ * output, steps and tool calls), never a file's events.
+ *
+ * Runs are not reported while files are read: a child's parent run may be in
+ * a file read later. `emit()` links every child epoch to the parent
+ * session's run whose time span contains the epoch's start (else the parent's
+ * last run that started before it) and reports the runs depth first, so a
+ * parent's `onRunStart` precedes its children's and children end before
+ * their parent.
+ *
+ * Owns no output rule (`output/`), no byte-level reading (`wire/durable-log`),
+ * no telemetry and no file discovery (the replay).
+ *
+ * @module subagent-otel/observe/log-tracker
+ */
+import { createReadStream } from 'node:fs';
+import { readDurableLog, type DurableLogProblemCode } from '../wire/durable-log.js';
+import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
+import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
+import { RunBuilder } from './run-builder.js';
+import type { RunListener, RunRecord, RunStart } from './run-record.js';
+
+/** `origin` passed to `RunListener.onMalformed` for log records this tracker skips. */
+export const LOG_ORIGIN = 'log' as const;
+
+/** Agent name of log runs when neither the options nor the log name a provider. */
+export const LOG_DEFAULT_AGENT_NAME = 'dsh' as const;
+
+/**
+ * Why part of a log was not replayed: a code of the wire reader
+ * (`DurableLogProblemCode`), `invalid-event` (a record that is not a valid
+ * session event), or `duplicate-session` (a second file for a session id
+ * already read in this replay).
+ */
+export type LogProblemCode = DurableLogProblemCode | 'invalid-event' | 'duplicate-session';
+
+/**
+ * One defect of one log file. `line` is 1-based, 0 for the file as a whole.
+ * `scope` says what was lost: `file` (nothing of the file is replayed) or
+ * `record` (one record, or the rest of the file after a corrupt zstd frame;
+ * complete records before it stand). `message` does not repeat file and line.
+ */
+export interface LogProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly code: LogProblemCode;
+  readonly scope: 'file' | 'record';
+  readonly message: string;
+}
+
+/** What reading one log file gave. */
+export interface LogFileResult {
+  readonly file: string;
+  /** From the header; absent when the file has no valid header. */
+  readonly sessionId?: string;
+  readonly parentSessionId?: string;
+  /** Event records read (each member of a packed row counts), valid or not; the header excluded. */
+  readonly records: number;
+  /** Runs (epochs after the last `session/end-seed`) this file contributes. */
+  readonly runs: number;
+  /** Problems found; each was also passed to `onProblem`. */
+  readonly problems: number;
+  /** True when nothing of the file is replayed (unreadable, empty, not a log, duplicate). */
+  readonly isSkipped: boolean;
+}
+
+/** Options of {@link LogTracker}. */
+export interface LogTrackerOptions {
+  /** `gen_ai.agent.name` of every run. Default: the run's provider (from `request/context`), else `dsh`. */
+  readonly agentName?: string;
+  /** Longest log line kept, in bytes (default 16 MiB, the wire reader's). */
+  readonly maxLineBytes?: number;
+}
+
+/** Per-file hooks of {@link LogTracker.readFile}. */
+export interface ReadLogHooks {
+  /** Called for each problem, in file order. Must not throw. */
+  readonly onProblem?: (problem: LogProblem) => void;
+  /** Called with the byte count of each chunk read from disk (compressed bytes for zstd). Must not throw. */
+  readonly onBytes?: (bytes: number) => void;
+}
+
+/** A finished epoch waiting for `emit()`. */
+interface PendingRun {
+  readonly start: RunStart;
+  readonly record: RunRecord;
+}
+
+interface SessionRuns {
+  readonly sessionId: string;
+  readonly parentSessionId: string | undefined;
+  /** In start order (epochs of one file are read in order). */
+  readonly runs: PendingRun[];
+}
+
+/** File-level wire problems: nothing of the file is replayed. */
+const FILE_LEVEL_CODES: ReadonlySet<LogProblemCode> = new Set(['unreadable', 'empty-file', 'not-a-session-log', 'duplicate-session']);
+
+/**
+ * Durable session logs to runs. Call {@link LogTracker.readFile} for each
+ * file (any order, one at a time), then {@link LogTracker.emit} once to
+ * report every run to the listener. Never throws on any file content.
+ *
+ * @example
+ * const logs = new LogTracker(listener);
+ * for (const file of files) await logs.readFile(file, { onProblem: print });
+ * logs.emit();
+ */
+export class LogTracker {
+  readonly #listener: RunListener;
+  readonly #options: LogTrackerOptions;
+  readonly #sessions = new Map<string, SessionRuns>();
+  /** Session id -> the file it was read from, to refuse a second copy. */
+  readonly #files = new Map<string, string>();
+
+  constructor(listener: RunListener, options: LogTrackerOptions = {}) {
+    this.#listener = listener;
+    this.#options = options;
+  }
+
+  /**
+   * Reads one session log (plain or zstd, detected by magic bytes), folding
+   * its epochs into pending runs. Each problem goes to `hooks.onProblem`;
+   * skipped records (an invalid event, a line that is not JSON, a torn tail,
+   * a corrupt zstd frame, ...) also go to the listener's `onMalformed('log',
+   * { code, message })` with `file:line` in the message.
+   *
+   * @returns what the file gave. Never rejects: a missing or unreadable
+   *   file, an empty file, a file that is not a session log, or a second file
+   *   for an already-read session id gives `isSkipped: true` and one problem.
+   */
+  async readFile(path: string, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
+    return this.readSource(path, fileChunks(path, hooks.onBytes), hooks);
+  }
+
+  /**
+   * {@link LogTracker.readFile} over bytes from elsewhere; `name` stands for
+   * the file in problems and messages. An error thrown by iterating `source`
+   * is reported as `unreadable` (file scope before the header, else record
+   * scope: the records before it stand), never rethrown.
+   */
+  async readSource(name: string, source: AsyncIterable<Uint8Array>, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
+    const reader = new SessionFileReader(name, this.#options, (problem) => {
+      if (problem.scope === 'record') {
+        this.#guard(() => this.#listener.onMalformed?.(LOG_ORIGIN, { code: problem.code, message: `${name}:${problem.line}: ${problem.message}` }));
+      }
+      hooks.onProblem?.(problem);
+    });
+    try {
+      for await (const record of readDurableLog(source, this.#maxLineOption())) {
+        if (record.kind === 'header') {
+          const previous = this.#files.get(record.value.id);
+          if (previous !== undefined) {
+            reader.problem(0, 'duplicate-session', `session ${record.value.id} was already read from ${previous}; this copy is skipped`);
+            break;
+          }
+          this.#files.set(record.value.id, name);
+          reader.header(record.value.id, record.value['parentSession']);
+        } else if (record.kind === 'event') {
+          reader.event(record.value, record.line, record.member);
+        } else {
+          reader.problem(record.line, record.code, record.message);
+        }
+      }
+    } catch (error) {
+      // readDurableLog never throws for content: this is the source failing (missing file, EISDIR, EACCES, EIO).
+      const reason = error instanceof Error ? error.message : String(error);
+      if (reader.sessionId === undefined) reader.problem(0, 'unreadable', `cannot read the file: ${reason}`);
+      else reader.problem(0, 'unreadable', `reading stopped part-way (${reason}); the records before stand`, 'record');
+    }
+    const runs = reader.finish();
+    if (reader.sessionId !== undefined && !reader.isSkipped) {
+      this.#sessions.set(reader.sessionId, { sessionId: reader.sessionId, parentSessionId: reader.parentSessionId, runs });
+    }
+    return {
+      file: name,
+      ...(reader.sessionId !== undefined ? { sessionId: reader.sessionId } : {}),
+      ...(reader.parentSessionId !== undefined ? { parentSessionId: reader.parentSessionId } : {}),
+      records: reader.records,
+      runs: reader.isSkipped ? 0 : runs.length,
+      problems: reader.problems,
+      isSkipped: reader.isSkipped,
+    };
+  }
+
+  /**
+   * Links and reports every pending run, then forgets them. A run of a
+   * session whose header names a parent session that was read gets
+   * `parentRunId`: the parent's run whose `[startTime, endTime]` contains
+   * the child run's start, else the parent's last run that started at or
+   * before it, else none. Runs are reported depth first: roots by start time
+   * (then run id), `onRunStart` of a run, then its children the same way,
+   * then its `onRunEnd`. A link that would form a cycle is dropped.
+   * Calling it again reports only runs read since. Never throws (a throwing
+   * listener is contained, and the other runs are still reported).
+   */
+  emit(): void {
+    const runs: PendingRun[] = [];
+    for (const session of this.#sessions.values()) runs.push(...session.runs);
+    const parentOf = new Map<string, string>();
+    for (const session of this.#sessions.values()) {
+      if (session.parentSessionId === undefined) continue;
+      const parent = this.#sessions.get(session.parentSessionId);
+      if (parent === undefined) continue;
+      for (const run of session.runs) {
+        const parentRun = enclosingRun(parent.runs, run.start.startTime);
+        if (parentRun !== undefined && parentRun.start.runId !== run.start.runId) parentOf.set(run.start.runId, parentRun.start.runId);
+      }
+    }
+    this.#sessions.clear();
+
+    const children = new Map<string, PendingRun[]>();
+    const roots: PendingRun[] = [];
+    for (const run of runs) {
+      const parentId = parentOf.get(run.start.runId);
+      if (parentId === undefined) {
+        roots.push(run);
+        continue;
+      }
+      const list = children.get(parentId) ?? [];
+      list.push(run);
+      children.set(parentId, list);
+    }
+    const emitted = new Set<string>();
+    const visit = (run: PendingRun, parentRunId: string | undefined): void => {
+      emitted.add(run.start.runId);
+      const linked = parentRunId !== undefined ? { parentRunId } : {};
+      this.#guard(() => this.#listener.onRunStart({ ...run.start, ...linked }));
+      for (const child of byStart(children.get(run.start.runId) ?? [])) {
+        if (!emitted.has(child.start.runId)) visit(child, run.start.runId);
+      }
+      this.#guard(() => this.#listener.onRunEnd({ ...run.record, ...linked }));
+    };
+    for (const root of byStart(roots)) visit(root, undefined);
+    // Runs only reachable through a cycle of links (clock-skewed logs naming each other as parents): report them unlinked.
+    for (const run of byStart(runs)) if (!emitted.has(run.start.runId)) visit(run, undefined);
+  }
+
+  #maxLineOption(): { maxLineBytes?: number } {
+    return this.#options.maxLineBytes !== undefined ? { maxLineBytes: this.#options.maxLineBytes } : {};
+  }
+
+  #guard(fn: () => void): void {
+    try {
+      fn();
+    } catch {
+      // A RunListener must not throw (its contract); if one does, the other runs are still reported.
+    }
+  }
+}
+
+/**
+ * Folds one file's records into epochs. Holds the open epoch's builder and
+ * the records of finished epochs since the last `session/end-seed`.
+ */
+class SessionFileReader {
+  readonly #file: string;
+  readonly #options: LogTrackerOptions;
+  readonly #report: (problem: LogProblem) => void;
+  sessionId: string | undefined;
+  parentSessionId: string | undefined;
+  records = 0;
+  problems = 0;
+  isSkipped = false;
+  #finished: PendingRun[] = [];
+  #open: RunBuilder | undefined;
+  #epoch = 0;
+  #provider: string | undefined;
+  #model: string | undefined;
+
+  constructor(file: string, options: LogTrackerOptions, report: (problem: LogProblem) => void) {
+    this.#file = file;
+    this.#options = options;
+    this.#report = report;
+  }
+
+  header(id: string, parentSession: unknown): void {
+    this.sessionId = id;
+    if (typeof parentSession === 'string' && parentSession !== '') this.parentSessionId = parentSession;
+  }
+
+  problem(line: number, code: LogProblemCode, message: string, scope: LogProblem['scope'] = FILE_LEVEL_CODES.has(code) ? 'file' : 'record'): void {
+    if (scope === 'file') this.isSkipped = true;
+    this.problems += 1;
+    this.#report({ file: this.#file, line, code, scope, message });
+  }
+
+  event(value: Record<string, unknown>, line: number, member: number | undefined): void {
+    this.records += 1;
+    const parsed = parseSessionEvent(value);
+    if (!parsed.ok) {
+      const where = member !== undefined ? `member ${member} of the packed row` : 'the event';
+      this.problem(line, 'invalid-event', `${where} is not a valid session event (${parsed.error.message}); skipped`);
+      return;
+    }
+    const event = parsed.event;
+    if (isKnownEvent(event)) {
+      if (event.type === 'session/end-seed') {
+        // Everything so far was inherited (resume, fork, seed): no epoch before it is this session's own.
+        this.#finished = [];
+        this.#open = undefined;
+        this.#epoch = 0;
+        return;
+      }
+      if (event.type === 'request/context') {
+        // The route is session state, valid for later epochs too (it is logged only when it changes).
+        if (event.data.provider !== undefined) this.#provider = event.data.provider;
+        if (event.data.model !== undefined) this.#model = event.data.model;
+      }
+      if (event.type === 'turn/start') {
+        this.#closeEpoch();
+        this.#open = this.#openEpoch(event);
+      }
+    }
+    this.#open?.pushEvent(event);
+  }
+
+  /** Closes the last epoch. @returns the runs of the file since its last `session/end-seed`. */
+  finish(): PendingRun[] {
+    this.#closeEpoch();
+    return this.#finished;
+  }
+
+  #openEpoch(turnStart: SessionEvent): RunBuilder {
+    const sessionId = this.sessionId ?? '';
+    const start: RunStart = {
+      runId: `${sessionId}#${this.#epoch}`,
+      source: 'log',
+      agentName: this.#options.agentName ?? this.#provider ?? LOG_DEFAULT_AGENT_NAME,
+      sessionId,
+      ...(this.parentSessionId !== undefined ? { parentSessionId: this.parentSessionId } : {}),
+      startTime: turnStart.time,
+      ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
+      ...(this.#model !== undefined ? { model: this.#model } : {}),
+    };
+    this.#epoch += 1;
+    return new RunBuilder(start);
+  }
+
+  #closeEpoch(): void {
+    const builder = this.#open;
+    if (builder === undefined) return;
+    this.#open = undefined;
+    const finished = builder.finish({
+      endTime: builder.turnEndTime ?? builder.lastTime,
+      stopReason: stopReasonFromTurnEnd(builder.turnEnd),
+    });
+    // The agent name is settled at the end, when the epoch's own route is known; start and end agree on it.
+    const agentName = this.#options.agentName ?? finished.provider ?? LOG_DEFAULT_AGENT_NAME;
+    this.#finished.push({ start: { ...builder.start, agentName }, record: { ...finished, agentName } });
+  }
+}
+
+/** The parent's run containing `time`, else its last run started at or before `time`. */
+function enclosingRun(runs: readonly PendingRun[], time: number): PendingRun | undefined {
+  let before: PendingRun | undefined;
+  for (const run of runs) {
+    if (run.start.startTime <= time && time <= run.record.endTime) return run;
+    if (run.start.startTime <= time && (before === undefined || run.start.startTime >= before.start.startTime)) before = run;
+  }
+  return before;
+}
+
+function byStart(runs: readonly PendingRun[]): PendingRun[] {
+  return [...runs].sort((a, b) => a.start.startTime - b.start.startTime || (a.start.runId < b.start.runId ? -1 : a.start.runId > b.start.runId ? 1 : 0));
+}
+
+async function* fileChunks(path: string, onBytes: ((bytes: number) => void) | undefined): AsyncGenerator<Uint8Array, void, undefined> {
+  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
+  try {
+    for await (const chunk of stream) {
+      const bytes = chunk as Buffer;
+      onBytes?.(bytes.length);
+      yield bytes;
+    }
+  } finally {
+    stream.destroy();
+  }
+}
