@@ -1,46 +1,24 @@
 /**
- * `subagent-otel proxy`: wires the stdio bridge to the frame tap, the
- * protocol tracker, the optional capture file and telemetry, then reports how
- * the child ended. Owns the order of shutdown: the child's exit first, then
- * closing open runs, then the capture, then a bounded telemetry flush.
+ * `subagent-otel proxy`: spawns the agent behind the stdio bridge at once,
+ * then loads the observation (telemetry, tracker, capture) beside it and
+ * hands it every forwarded chunk. Chunks forwarded while the observation is
+ * still loading are queued (bounded) and observed in order once it is ready.
+ * Owns the order of shutdown: the child's exit, then closing open runs, the
+ * capture, and a bounded telemetry flush.
  *
  * @module subagent-otel/cli/commands/proxy
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { captureHeaderLine, captureRecordLine } from '../../wire/capture.js';
-import { AcpTracker } from '../../observe/acp-tracker.js';
-import type { Direction, FrameObserver } from '../../observe/frame-observer.js';
-import { FrameTap } from '../../observe/frame-tap.js';
-import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
-import type { RunListener } from '../../observe/run-record.js';
-import { SdkTracker } from '../../observe/sdk-tracker.js';
-import { createTelemetry } from '../../telemetry/setup.js';
+import { diag } from '@opentelemetry/api';
+import type { Direction } from '../../observe/frame-observer.js';
 import type { Command } from '../args.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
-import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
-import { diag } from '@opentelemetry/api';
+import { installDiagnostics } from '../telemetry-options.js';
+import type { ProxyObservation } from './proxy-observation.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
 
-/** Bound on flushing telemetry after the child exited, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
-export const DEFAULT_PROXY_FLUSH_MS = 5000;
-
-/** Builds the tracker for a protocol choice; `auto` decides from the first frames. */
-export function protocolObserver(
-  protocol: ProxyCommand['protocol'],
-  listener: RunListener,
-  options: { agentName?: string; traceparent?: string; tracestate?: string },
-): FrameObserver {
-  const base = {
-    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-    ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
-  };
-  const factories = {
-    sdk: () => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
-    acp: () => new AcpTracker(listener, base),
-  };
-  return protocol === 'auto' ? new ProtocolSniffer(factories) : factories[protocol]();
-}
+/** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
+export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
 
 function describeExit(exit: ProxyExit): string {
   if (exit.spawnError !== undefined) return `the agent could not be started (${exit.spawnError})`;
@@ -54,58 +32,42 @@ function describeExit(exit: ProxyExit): string {
  */
 export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
   installDiagnostics('proxy', io.env);
-  const telemetry = createTelemetry(telemetryOptions(cmd, io.env));
-  const listener = telemetry.runs;
-  const traceparent = io.env.TRACEPARENT;
-  const tracestate = io.env.TRACESTATE;
-  const observer = protocolObserver(cmd.protocol, listener, {
-    ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
-    ...(traceparent !== undefined && traceparent !== '' ? { traceparent } : {}),
-    ...(tracestate !== undefined && tracestate !== '' ? { tracestate } : {}),
-  });
+  let observation: ProxyObservation | undefined;
+  const queue: Array<[Direction, Buffer | null]> = [];
+  let queuedBytes = 0;
+  let overflowed = false;
 
-  let capture: WriteStream | undefined;
-  if (cmd.capture !== undefined) {
-    capture = createWriteStream(cmd.capture, { flags: 'w' });
-    capture.on('error', (err) => diag.error(`subagent-otel: capture file ${cmd.capture ?? ''} failed: ${err.message}; capture stopped`));
-    capture.write(`${captureHeaderLine(cmd.protocol, Date.now())}\n`);
-  }
-  const tap = new FrameTap(observer, {
-    onRejected: (direction: Direction, kind, message) => listener.onMalformed(`proxy ${direction}`, { code: kind, message }),
-    ...(capture !== undefined
-      ? {
-          onLine: (direction: Direction, line: Uint8Array, time: number) => {
-            if (capture?.writable === true) capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line)}\n`);
-          },
-        }
-      : {}),
-  });
-
-  let observerErrors = 0;
-  const exit = await runStdioProxy({
+  const exited = runStdioProxy({
     command: cmd.command,
     args: cmd.args,
     env: io.env,
-    onChunk: (direction, chunk) => tap.push(direction, chunk),
-    onEnd: (direction) => tap.end(direction),
-    onObserverError: (err) => {
-      observerErrors += 1;
-      if (observerErrors === 1) diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`);
+    onChunk: (direction, chunk) => {
+      if (observation !== undefined) return observation.push(direction, chunk);
+      if (queuedBytes + chunk.length > STARTUP_QUEUE_LIMIT_BYTES) {
+        overflowed = true;
+        return;
+      }
+      queuedBytes += chunk.length;
+      queue.push([direction, chunk]);
     },
+    onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null])),
+    onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
+
+  const { startProxyObservation } = await import('./proxy-observation.js');
+  const ready = startProxyObservation(cmd, io.env);
+  for (const [direction, chunk] of queue) {
+    if (chunk === null) ready.end(direction);
+    else ready.push(direction, chunk);
+  }
+  queue.length = 0;
+  if (overflowed) diag.warn(`subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
+  observation = ready;
+
+  const exit = await exited;
   if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
-  try {
-    tap.end('agent->client');
-    tap.end('client->agent');
-    observer.close(Date.now(), describeExit(exit));
-  } catch (err) {
-    diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (capture !== undefined) {
-    const file = capture;
-    await new Promise<void>((resolve) => file.end(() => resolve()));
-  }
-  const flushMs = Number(io.env.SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS ?? DEFAULT_PROXY_FLUSH_MS);
-  await telemetry.shutdown(Number.isFinite(flushMs) && flushMs > 0 ? flushMs : DEFAULT_PROXY_FLUSH_MS);
+  ready.end('agent->client');
+  ready.end('client->agent');
+  await ready.finish(describeExit(exit));
   return exit;
 }

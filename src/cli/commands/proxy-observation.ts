@@ -1,0 +1,99 @@
+/**
+ * The observing half of `subagent-otel proxy`: telemetry, the protocol
+ * tracker, the frame tap and the optional capture file, built together and
+ * torn down in order. Loaded after the child was spawned, so the agent never
+ * waits for the telemetry libraries to load.
+ *
+ * @module subagent-otel/cli/commands/proxy-observation
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { diag } from '@opentelemetry/api';
+import { captureHeaderLine, captureRecordLine } from '../../wire/capture.js';
+import { AcpTracker } from '../../observe/acp-tracker.js';
+import type { Direction, FrameObserver } from '../../observe/frame-observer.js';
+import { FrameTap } from '../../observe/frame-tap.js';
+import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
+import type { RunListener } from '../../observe/run-record.js';
+import { SdkTracker } from '../../observe/sdk-tracker.js';
+import { createTelemetry } from '../../telemetry/setup.js';
+import type { Command } from '../args.js';
+import { telemetryOptions } from '../telemetry-options.js';
+
+export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
+
+/** Bound on flushing telemetry after the child exited, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
+export const DEFAULT_PROXY_FLUSH_MS = 5000;
+
+/** Builds the tracker for a protocol choice; `auto` decides from the first frames. */
+export function protocolObserver(
+  protocol: ProxyCommand['protocol'],
+  listener: RunListener,
+  options: { agentName?: string; traceparent?: string; tracestate?: string },
+): FrameObserver {
+  const base = {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
+  };
+  const factories = {
+    sdk: () => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
+    acp: () => new AcpTracker(listener, base),
+  };
+  return protocol === 'auto' ? new ProtocolSniffer(factories) : factories[protocol]();
+}
+
+/** A running observation: feed it the forwarded chunks, then `finish` it once. */
+export interface ProxyObservation {
+  push(direction: Direction, chunk: Uint8Array): void;
+  end(direction: Direction): void;
+  /** Closes open runs with `diagnostic`, ends the capture, flushes telemetry within its bound. Never rejects. */
+  finish(diagnostic: string): Promise<void>;
+}
+
+/** Starts telemetry and the tracker for a proxy command. Never throws for exporter problems (they are reported through diag). */
+export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv): ProxyObservation {
+  const telemetry = createTelemetry(telemetryOptions(cmd, env));
+  const listener = telemetry.runs;
+  const traceparent = env.TRACEPARENT;
+  const tracestate = env.TRACESTATE;
+  const observer = protocolObserver(cmd.protocol, listener, {
+    ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
+    ...(traceparent !== undefined && traceparent !== '' ? { traceparent } : {}),
+    ...(tracestate !== undefined && tracestate !== '' ? { tracestate } : {}),
+  });
+
+  let capture: WriteStream | undefined;
+  if (cmd.capture !== undefined) {
+    const file = cmd.capture;
+    capture = createWriteStream(file, { flags: 'w' });
+    capture.on('error', (err) => diag.error(`subagent-otel: capture file ${file} failed: ${err.message}; capture stopped`));
+    capture.write(`${captureHeaderLine(cmd.protocol, Date.now())}\n`);
+  }
+  const tap = new FrameTap(observer, {
+    onRejected: (direction: Direction, kind, message) => listener.onMalformed(`proxy ${direction}`, { code: kind, message }),
+    ...(capture !== undefined
+      ? {
+          onLine: (direction: Direction, line: Uint8Array, time: number) => {
+            if (capture?.writable === true) capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line)}\n`);
+          },
+        }
+      : {}),
+  });
+
+  return {
+    push: (direction, chunk) => tap.push(direction, chunk),
+    end: (direction) => tap.end(direction),
+    async finish(diagnostic) {
+      try {
+        observer.close(Date.now(), diagnostic);
+      } catch (err) {
+        diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (capture !== undefined) {
+        const file = capture;
+        await new Promise<void>((resolve) => file.end(() => resolve()));
+      }
+      const flushMs = Number(env.SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS ?? DEFAULT_PROXY_FLUSH_MS);
+      await telemetry.shutdown(Number.isFinite(flushMs) && flushMs > 0 ? flushMs : DEFAULT_PROXY_FLUSH_MS);
+    },
+  };
+}

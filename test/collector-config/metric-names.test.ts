@@ -1,0 +1,262 @@
+/**
+ * One source of truth for metric and label names: every Prometheus metric
+ * name and label name that the shipped rules (`collector-config/prometheus/
+ * rules.yml`) and the Grafana dashboard (`collector-config/grafana/dashboards/
+ * subagent-runs.json`) use must be derived from a constant in
+ * `src/telemetry/semconv.ts`, or be a recording rule defined in rules.yml, or
+ * the collector's span-derived run counter defined in `otelcol.yaml`.
+ *
+ * The conversion mirrors what both exporters do (the observer's
+ * `@opentelemetry/exporter-prometheus` and the collector's prometheus exporter
+ * with the unit clearing in otelcol.yaml): every character outside
+ * `[a-zA-Z0-9_:]` becomes `_`; counters get `_total`; histograms are exposed
+ * as `_bucket`, `_sum` and `_count`; units are never appended.
+ *
+ * @module subagent-otel/test/collector-config/metric-names
+ */
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import * as semconv from '../../src/telemetry/semconv.js';
+
+const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
+const read = (rel: string): string => readFileSync(configDir + rel, 'utf8');
+
+/** Instrument kind of every METRIC_* constant; a new constant must be added here. */
+const INSTRUMENTS: Readonly<Record<string, 'counter' | 'histogram'>> = {
+  [semconv.METRIC_SUBAGENT_RUNS]: 'counter',
+  [semconv.METRIC_SUBAGENT_FRAMES_MALFORMED]: 'counter',
+  [semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES]: 'counter',
+  [semconv.METRIC_SUBAGENT_TELEMETRY_DROPPED]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE]: 'histogram',
+  [semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION]: 'histogram',
+  [semconv.METRIC_GEN_AI_EXECUTE_TOOL_DURATION]: 'histogram',
+};
+
+/** OpenTelemetry name -> Prometheus name body (dots, hyphens, ... to `_`). */
+function sanitize(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_:]/g, '_');
+}
+
+/** Every series name an instrument appears under in Prometheus. */
+function prometheusNames(name: string, kind: 'counter' | 'histogram'): string[] {
+  const base = sanitize(name);
+  return kind === 'counter' ? [`${base}_total`] : [`${base}_bucket`, `${base}_sum`, `${base}_count`];
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${what} is not a mapping`);
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new Error(`${what} is not a list`);
+  return value;
+}
+
+const semconvMetricConstants = Object.entries(semconv).filter(([key]) => key.startsWith('METRIC_'));
+const semconvAttributeKeys = Object.entries(semconv)
+  .filter(([key]) => key.startsWith('ATTR_'))
+  .map(([, value]) => String(value));
+
+/** Metric names the span-derived counter of the collector's count connector defines. */
+function countConnectorMetrics(configFile: string): string[] {
+  const cfg = record(parse(read(configFile)), configFile);
+  const connectors = record(cfg.connectors, `${configFile} connectors`);
+  const names: string[] = [];
+  for (const [id, def] of Object.entries(connectors)) {
+    if (id.split('/')[0] !== 'count') continue;
+    names.push(...Object.keys(record(record(def, id).spans, `${id}.spans`)));
+  }
+  return names;
+}
+
+const allowedMetrics = new Set<string>([
+  ...semconvMetricConstants.flatMap(([, name]) => {
+    const kind = INSTRUMENTS[String(name)];
+    return kind === undefined ? [] : prometheusNames(String(name), kind);
+  }),
+  ...countConnectorMetrics('otelcol.yaml').flatMap((name) => prometheusNames(name, 'counter')),
+]);
+const allowedLabels = new Set<string>([...semconvAttributeKeys.map(sanitize), 'job', 'instance', 'le']);
+
+/** Names found in one PromQL expression (or one Grafana `label_values(...)` query). */
+interface Names {
+  metrics: string[];
+  recorded: string[];
+  labels: string[];
+}
+
+/**
+ * Pulls metric names, recording-rule names (they contain `:`) and label names
+ * out of a PromQL expression with regular expressions: enough for the
+ * expressions this project writes (selectors, aggregations with by/on lists,
+ * functions, Grafana variables).
+ */
+function extractNames(expression: string): Names {
+  const labels: string[] = [];
+  let expr = expression.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const labelValues = /^\s*label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)\s*$/s.exec(expr);
+  if (labelValues !== null) {
+    labels.push(labelValues[2] ?? '');
+    expr = labelValues[1] ?? '';
+  }
+  expr = expr.replace(/\{([^}]*)\}/g, (_m, inner: string) => {
+    for (const m of inner.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)) labels.push(m[1] ?? '');
+    return ' ';
+  });
+  expr = expr.replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_m, inner: string) => {
+    for (const l of inner.split(',')) if (l.trim() !== '') labels.push(l.trim());
+    return ' ';
+  });
+  expr = expr.replace(/\$\{?[a-zA-Z_][a-zA-Z0-9_]*\}?/g, ' ').replace(/\[[^\]]*\]/g, ' ');
+  const idents = [...expr.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((m) => m[0]);
+  return {
+    metrics: idents.filter((i) => !i.includes(':') && (i.startsWith('subagent_') || i.startsWith('gen_ai_'))),
+    recorded: idents.filter((i) => i.includes(':')),
+    labels,
+  };
+}
+
+function rulesDocument(): Record<string, unknown> {
+  return record(parse(read('prometheus/rules.yml')), 'rules.yml');
+}
+
+function ruleList(): Record<string, unknown>[] {
+  return list(rulesDocument().groups, 'groups').flatMap((g, i) =>
+    list(record(g, `group ${i}`).rules, `group ${i} rules`).map((r, j) => record(r, `rule ${i}.${j}`)),
+  );
+}
+
+function dashboard(): Record<string, unknown> {
+  return record(JSON.parse(read('grafana/dashboards/subagent-runs.json')) as unknown, 'dashboard');
+}
+
+/** Every PromQL string in the dashboard: panel targets and query variables. */
+function dashboardQueries(): string[] {
+  const d = dashboard();
+  const out: string[] = [];
+  for (const p of list(d.panels, 'panels')) {
+    for (const t of list(record(p, 'panel').targets ?? [], 'targets')) {
+      const expr = record(t, 'target').expr;
+      if (typeof expr === 'string') out.push(expr);
+    }
+  }
+  for (const v of list(record(d.templating, 'templating').list, 'templating.list')) {
+    const variable = record(v, 'variable');
+    if (variable.type === 'query') out.push(String(record(variable.query, 'variable query').query));
+  }
+  return out;
+}
+
+function collect(expressions: readonly string[]): Names {
+  const all: Names = { metrics: [], recorded: [], labels: [] };
+  for (const e of expressions) {
+    const n = extractNames(e);
+    all.metrics.push(...n.metrics);
+    all.recorded.push(...n.recorded);
+    all.labels.push(...n.labels);
+  }
+  const uniq = (xs: string[]): string[] => [...new Set(xs)].sort();
+  return { metrics: uniq(all.metrics), recorded: uniq(all.recorded), labels: uniq(all.labels) };
+}
+
+describe('metric names in the rules and the dashboard', () => {
+  it('converts the semconv metric constants to the Prometheus names both exporters expose', () => {
+    expect(prometheusNames(semconv.METRIC_SUBAGENT_RUNS, 'counter')).toEqual(['subagent_runs_total']);
+    expect(prometheusNames(semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES, 'counter')).toEqual(['subagent_output_mismatches_total']);
+    expect(prometheusNames(semconv.METRIC_SUBAGENT_FRAMES_MALFORMED, 'counter')).toEqual(['subagent_frames_malformed_total']);
+    expect(prometheusNames(semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION, 'histogram')).toEqual([
+      'gen_ai_invoke_agent_duration_bucket',
+      'gen_ai_invoke_agent_duration_sum',
+      'gen_ai_invoke_agent_duration_count',
+    ]);
+    expect(sanitize(semconv.ATTR_SUBAGENT_STOP_REASON)).toBe('subagent_stop_reason');
+    expect(sanitize(semconv.ATTR_GEN_AI_TOKEN_TYPE)).toBe('gen_ai_token_type');
+  });
+
+  it('knows the instrument kind of every METRIC_ constant in semconv.ts', () => {
+    const unknownKinds = semconvMetricConstants.map(([, name]) => String(name)).filter((name) => INSTRUMENTS[name] === undefined);
+    expect(unknownKinds).toEqual([]);
+  });
+
+  it('finds metric, recording-rule and label names in a PromQL expression', () => {
+    expect(
+      extractNames(
+        'sum by (job, gen_ai_agent_name) (rate(subagent_runs_total{subagent_stop_reason="max-tokens", job=~"$job"}[$__rate_interval]))' +
+          ' / on (job) job_gen_ai_agent_name:subagent_runs:increase1h',
+      ),
+    ).toEqual({
+      metrics: ['subagent_runs_total'],
+      recorded: ['job_gen_ai_agent_name:subagent_runs:increase1h'],
+      labels: ['subagent_stop_reason', 'job', 'job', 'gen_ai_agent_name', 'job'],
+    });
+    expect(extractNames('label_values(subagent_runs_total{job=~"$job"}, gen_ai_agent_name)')).toEqual({
+      metrics: ['subagent_runs_total'],
+      recorded: [],
+      labels: ['gen_ai_agent_name', 'job'],
+    });
+  });
+
+  it('the span-derived run counter of the collector is named after subagent.runs', () => {
+    expect(countConnectorMetrics('otelcol.yaml')).toEqual([`${semconv.METRIC_SUBAGENT_RUNS}.from_spans`]);
+    expect(countConnectorMetrics('otelcol.agent.yaml')).toEqual([`${semconv.METRIC_SUBAGENT_RUNS}.from_spans`]);
+  });
+
+  it('the rules use only metric names the code emits', () => {
+    const names = collect(ruleList().map((r) => String(r.expr)));
+    expect(names.metrics).toEqual([
+      'subagent_frames_malformed_total',
+      'subagent_output_mismatches_total',
+      'subagent_runs_from_spans_total',
+      'subagent_runs_total',
+    ]);
+    expect(names.metrics.filter((m) => !allowedMetrics.has(m))).toEqual([]);
+  });
+
+  it('the rules use only label names derived from semconv attributes', () => {
+    const names = collect(ruleList().map((r) => String(r.expr)));
+    const templated = ruleList().flatMap((r) =>
+      Object.values(record(r.annotations ?? {}, 'annotations')).flatMap((text) =>
+        [...String(text).matchAll(/\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)/g)].map((m) => m[1] ?? ''),
+      ),
+    );
+    expect(names.labels).toEqual(['gen_ai_agent_name', 'job', 'subagent_frame_origin', 'subagent_stop_reason']);
+    expect([...names.labels, ...templated].filter((l) => !allowedLabels.has(l))).toEqual([]);
+  });
+
+  it('every recording rule the rules read is defined in rules.yml', () => {
+    const defined = new Set(ruleList().flatMap((r) => (typeof r.record === 'string' ? [r.record] : [])));
+    const used = collect(ruleList().map((r) => String(r.expr))).recorded;
+    expect(used.length).toBeGreaterThan(0);
+    expect(used.filter((r) => !defined.has(r))).toEqual([]);
+  });
+
+  it('the dashboard uses only metric names the code emits and recording rules that exist', () => {
+    const names = collect(dashboardQueries());
+    expect(names.metrics).toEqual([
+      'gen_ai_client_token_usage_sum',
+      'gen_ai_invoke_agent_duration_bucket',
+      'subagent_frames_malformed_total',
+      'subagent_output_mismatches_total',
+      'subagent_runs_from_spans_total',
+      'subagent_runs_total',
+    ]);
+    expect(names.metrics.filter((m) => !allowedMetrics.has(m))).toEqual([]);
+    const defined = new Set(ruleList().flatMap((r) => (typeof r.record === 'string' ? [r.record] : [])));
+    expect(names.recorded).toEqual([
+      'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h',
+      'job_gen_ai_agent_name:subagent_runs:increase1h',
+    ]);
+    expect(names.recorded.filter((r) => !defined.has(r))).toEqual([]);
+  });
+
+  it('the dashboard groups and filters only by label names derived from semconv attributes', () => {
+    const names = collect(dashboardQueries());
+    expect(names.labels.filter((l) => !allowedLabels.has(l))).toEqual([]);
+    expect(names.labels).toContain('subagent_output_source');
+    expect(names.labels).toContain('gen_ai_token_type');
+  });
+});
