@@ -168,11 +168,15 @@ export type PackedRowExpansion =
   | { readonly ok: true; readonly events: Record<string, unknown>[] }
   | { readonly ok: false; readonly message: string };
 
-/** Whether a parsed line carries one of the {@link PACKED_ROW_TYPES} tags. */
+/**
+ * @returns whether `value` is an object whose `type` is one of the
+ *   {@link PACKED_ROW_TYPES} (its shape is checked by {@link expandPackedRow}).
+ *   Never throws.
+ */
 export function isPackedRow(value: unknown): boolean {
   if (!isPlainObject(value)) return false;
   const type = value['type'];
-  return type === 'text-chunks' || type === 'reasoning-chunks' || type === 'tool-call-chunks';
+  return PACKED_ROW_TYPES.some((tag) => tag === type);
 }
 
 /**
