@@ -49,18 +49,37 @@ export interface ProxyObservation {
   finish(diagnostic: string): Promise<void>;
 }
 
+/** Options of `observeConversation`. */
+export interface ConversationOptions {
+  readonly protocol: ProxyCommand['protocol'];
+  readonly agentName?: string;
+  readonly traceparent?: string;
+  readonly tracestate?: string;
+  /** Receives every observed line (capture). */
+  readonly onLine?: (direction: Direction, line: Uint8Array, time: number) => void;
+}
+
+/**
+ * The observing pipeline of one stdio conversation: a protocol tracker
+ * reporting to `listener`, behind a `FrameTap` whose rejected lines are
+ * reported to the same listener. Shared by the proxy command and the demo.
+ */
+export function observeConversation(listener: RunListener, options: ConversationOptions): { tap: FrameTap; observer: FrameObserver } {
+  const observer = protocolObserver(options.protocol, listener, {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    ...(options.traceparent !== undefined && options.traceparent !== '' ? { traceparent: options.traceparent } : {}),
+    ...(options.tracestate !== undefined && options.tracestate !== '' ? { tracestate: options.tracestate } : {}),
+  });
+  const tap = new FrameTap(observer, {
+    onRejected: (direction: Direction, kind, message) => listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }),
+    ...(options.onLine !== undefined ? { onLine: options.onLine } : {}),
+  });
+  return { tap, observer };
+}
+
 /** Starts telemetry and the tracker for a proxy command. Never throws for exporter problems (they are reported through diag). */
 export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv): ProxyObservation {
   const telemetry = createTelemetry(telemetryOptions(cmd, env));
-  const listener = telemetry.runs;
-  const traceparent = env.TRACEPARENT;
-  const tracestate = env.TRACESTATE;
-  const observer = protocolObserver(cmd.protocol, listener, {
-    ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
-    ...(traceparent !== undefined && traceparent !== '' ? { traceparent } : {}),
-    ...(tracestate !== undefined && tracestate !== '' ? { tracestate } : {}),
-  });
-
   let capture: WriteStream | undefined;
   if (cmd.capture !== undefined) {
     const file = cmd.capture;
@@ -68,8 +87,11 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
     capture.on('error', (err) => diag.error(`subagent-otel: capture file ${file} failed: ${err.message}; capture stopped`));
     capture.write(`${captureHeaderLine(cmd.protocol, Date.now())}\n`);
   }
-  const tap = new FrameTap(observer, {
-    onRejected: (direction: Direction, kind, message) => listener.onMalformed(`proxy ${direction}`, { code: kind, message }),
+  const { tap, observer } = observeConversation(telemetry.runs, {
+    protocol: cmd.protocol,
+    ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
+    ...(env.TRACEPARENT !== undefined ? { traceparent: env.TRACEPARENT } : {}),
+    ...(env.TRACESTATE !== undefined ? { tracestate: env.TRACESTATE } : {}),
     ...(capture !== undefined
       ? {
           onLine: (direction: Direction, line: Uint8Array, time: number) => {

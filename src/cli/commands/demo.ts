@@ -1,0 +1,221 @@
+/**
+ * `subagent-otel demo`, the main job: runs the bundled keyless scripted SDK
+ * runtime through every scenario twice — through the SDK backend (embedded
+ * log generation) and through the stdio proxy (chunk log generation) — and
+ * the scripted ACP agent through the ACP backend, sends the telemetry to the
+ * configured destination (the embedded OTLP-JSON-lines files by default), and
+ * prints one row per observed run. Owns only orchestration and presentation:
+ * every run goes through the same backends, proxy bridge and trackers that
+ * users attach to their own agents.
+ *
+ * @module subagent-otel/cli/commands/demo
+ */
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
+import { runAcpSubagent } from '../../backend/acp-backend.js';
+import { runSdkSubagent } from '../../backend/sdk-backend.js';
+import type { RunListener, RunRecord } from '../../observe/run-record.js';
+import { createTelemetry } from '../../telemetry/setup.js';
+import type { Command } from '../args.js';
+import { runStdioProxy } from '../stdio-proxy.js';
+import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { observeConversation } from './proxy-observation.js';
+
+export type DemoCommand = Extract<Command, { name: 'demo' }>;
+
+const SDK_RUNTIME = fileURLToPath(new URL('../../fixtures/sdk-runtime.js', import.meta.url));
+const ACP_AGENT = fileURLToPath(new URL('../../fixtures/acp-agent.js', import.meta.url));
+
+/** SDK runtime scenarios the demo plays (names of `src/fixtures/sdk-runtime`). */
+export const DEMO_SDK_SCENARIOS = [
+  'completed',
+  'empty-message',
+  'multi-step-max-tokens',
+  'cancelled-attempt',
+  'reasoning-only',
+  'error',
+  'no-output',
+  'subagent',
+  'subagent-wrong-report',
+] as const;
+/** ACP agent scenarios the demo plays (names of `src/fixtures/acp-agent.ts`). */
+export const DEMO_ACP_SCENARIOS = ['end_turn', 'max-tokens', 'refusal', 'max_turn_requests', 'non-text-only', 'thoughts', 'permission'] as const;
+
+const ROUTE = { provider: 'deepseek', model: 'deepseek-chat' } as const;
+
+/** One observed run with how the demo produced it. */
+export interface DemoRow {
+  readonly via: 'sdk-backend' | 'sdk-proxy' | 'acp-backend';
+  readonly scenario: string;
+  readonly record: RunRecord;
+}
+
+/** A listener that forwards to telemetry and keeps each finished run for the table. */
+function collecting(target: RunListener, rows: DemoRow[], label: () => Pick<DemoRow, 'via' | 'scenario'>): RunListener {
+  return {
+    onRunStart: (start) => target.onRunStart(start),
+    onRunEnd: (record) => {
+      target.onRunEnd(record);
+      rows.push({ ...label(), record });
+    },
+    onMalformed: (origin, error) => target.onMalformed?.(origin, error),
+  };
+}
+
+/** Drives one runtime process through the in-process proxy bridge, one scenario per prompt. */
+async function throughProxy(listener: RunListener, scenarios: readonly string[], onScenario: (s: string) => void): Promise<void> {
+  const toChild = new PassThrough();
+  const fromChild = new PassThrough();
+  const { tap, observer } = observeConversation(listener, { protocol: 'auto' });
+  const exited = runStdioProxy({
+    command: process.execPath,
+    args: [SDK_RUNTIME],
+    env: { ...process.env, FAKE_LOG_GENERATION: 'chunk' },
+    stdin: toChild,
+    stdout: fromChild,
+    stderr: new PassThrough().resume(),
+    signals: [],
+    onChunk: (direction, chunk) => tap.push(direction, chunk),
+    onEnd: (direction) => tap.end(direction),
+  });
+  const waiting = new Map<number, () => void>();
+  let buffered = '';
+  fromChild.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (!line.startsWith('{"jsonrpc":"2.0","id":')) continue;
+      const id = (JSON.parse(line) as { id?: unknown }).id;
+      if (typeof id === 'number') waiting.get(id)?.();
+    }
+  });
+  let nextId = 0;
+  const request = (method: string, params?: unknown): Promise<void> => {
+    nextId += 1;
+    const id = nextId;
+    const answered = new Promise<void>((resolve) => waiting.set(id, resolve));
+    toChild.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) })}\n`);
+    return Promise.race([answered, exited.then(() => undefined)]);
+  };
+  await request('initialize', { cwd: process.cwd(), ...ROUTE });
+  for (const scenario of scenarios) {
+    onScenario(scenario);
+    await request('session/prompt', { sessionId: `proxy-${scenario}`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+  }
+  await request('shutdown');
+  toChild.end();
+  const exit = await exited;
+  observer.close(Date.now(), `the runtime exited with code ${String(exit.code)}`);
+}
+
+/** Aborts once an SDK runtime has streamed its first text delta (the demo's cancellation). */
+function abortOnFirstText(controller: AbortController) {
+  return (direction: string, frame: JsonRpcFrame): void => {
+    if (direction !== 'agent->client' || frame.kind !== 'notification' || frame.method !== 'session.event') return;
+    const event = (frame.params as { event?: { type?: string; data?: { chunk?: { type?: string } } } }).event;
+    if (event?.type === 'assistant/chunk' && event.data?.chunk?.type === 'text-delta') controller.abort();
+  };
+}
+
+function preview(record: RunRecord, width: number): string {
+  if (record.output === undefined) return '(no output)';
+  const text = record.output
+    .map((b) => (b.type === 'text' || b.type === 'reasoning' ? String((b as { text: string }).text) : `[${b.type}]`))
+    .join(' ')
+    .replace(/\s+/g, ' ');
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+function sameOutput(record: RunRecord): boolean | undefined {
+  if (record.reported === undefined) return undefined;
+  return JSON.stringify(record.reported.output ?? null) === JSON.stringify(record.output ?? null);
+}
+
+/** Renders the demo's table: one row per run. Pure. */
+export function formatDemoTable(rows: readonly DemoRow[]): string {
+  const header = ['via', 'scenario', 'stop reason', 'source', 'tokens in/out', 'output (selected by the one rule)'];
+  const body = rows.map((r) => [
+    r.via,
+    r.record.source === 'sdk-subagent' ? `${r.scenario} (child)` : r.scenario,
+    r.record.stopReason,
+    r.record.outputSource,
+    r.record.usage.reported ? `${r.record.usage.inputTokens + r.record.usage.cacheReadTokens + r.record.usage.cacheWriteTokens}/${r.record.usage.outputTokens}` : '-',
+    `${preview(r.record, 44)}${sameOutput(r.record) === false ? '  ⚠ runtime reported a different output' : ''}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+/**
+ * Runs the demo. @returns the exit code: 0 when every scenario ran (runs
+ * that stop early are part of the demo), 1 when a scripted peer could not be
+ * started. Prints the table (or JSON) on stdout, progress on stderr.
+ */
+export async function runDemo(
+  cmd: DemoCommand,
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
+): Promise<number> {
+  installDiagnostics('stderr', io.env, io.stderr);
+  const telemetry = createTelemetry(telemetryOptions(cmd, io.env));
+  const rows: DemoRow[] = [];
+  let label: Pick<DemoRow, 'via' | 'scenario'> = { via: 'sdk-backend', scenario: '' };
+  const listener = collecting(telemetry.runs, rows, () => label);
+  const agentName = cmd.agentName !== undefined ? { agentName: cmd.agentName } : {};
+  const progress = (what: string): void => void io.stderr.write(`demo: ${what}\n`);
+
+  progress(`SDK backend: ${DEMO_SDK_SCENARIOS.length + 1} scenarios on the scripted runtime (embedded log generation)`);
+  for (const scenario of DEMO_SDK_SCENARIOS) {
+    label = { via: 'sdk-backend', scenario };
+    await runSdkSubagent({ command: process.execPath, args: [SDK_RUNTIME], ...ROUTE, ...agentName, prompt: `scenario:${scenario}`, listener });
+  }
+  label = { via: 'sdk-backend', scenario: 'cancelled by parent' };
+  const controller = new AbortController();
+  await runSdkSubagent({
+    command: process.execPath,
+    args: [SDK_RUNTIME],
+    ...ROUTE,
+    ...agentName,
+    prompt: 'scenario:hang',
+    listener,
+    signal: controller.signal,
+    onFrame: abortOnFirstText(controller),
+  });
+
+  progress(`stdio proxy: ${DEMO_SDK_SCENARIOS.length} scenarios on one runtime process (chunk log generation)`);
+  await throughProxy(listener, DEMO_SDK_SCENARIOS, (scenario) => {
+    label = { via: 'sdk-proxy', scenario };
+  });
+
+  progress(`ACP backend: ${DEMO_ACP_SCENARIOS.length} scenarios on the scripted ACP agent`);
+  for (const scenario of DEMO_ACP_SCENARIOS) {
+    label = { via: 'acp-backend', scenario };
+    await runAcpSubagent({ command: process.execPath, args: [ACP_AGENT], ...agentName, prompt: `scenario:${scenario}`, listener });
+  }
+
+  const report = await telemetry.shutdown();
+  const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
+  const mismatches = rows.filter((r) => sameOutput(r.record) === false).length;
+  if (cmd.json) {
+    io.stdout.write(`${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report }, null, 2)}\n`);
+    return 0;
+  }
+  io.stdout.write(`\n${formatDemoTable(rows)}\n\n`);
+  io.stdout.write(`${rows.length} runs observed: ${truncated} cut off at max-tokens (truncation rate ${((100 * truncated) / Math.max(rows.length, 1)).toFixed(0)}%), ${mismatches} where the runtime reported a different output than the rule selects.\n`);
+  io.stdout.write('Runs cut off at max-tokens still report their partial text: the last non-empty message, else the streamed text.\n\n');
+  io.stdout.write('Telemetry written to:\n');
+  for (const d of telemetry.describeDestinations()) io.stdout.write(`  ${d}\n`);
+  if (report.timedOut || report.errors.length > 0) io.stdout.write(`  (export problems: ${report.errors.join('; ') || 'flush timed out'})\n`);
+  io.stdout.write(
+    [
+      '',
+      'Send it to a collector: start the stack in collector-config/ (docker compose up) and either',
+      '  - set OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json and run again, or',
+      '  - let the collector ingest the files above with its otlpjsonfile receiver (see collector-config/README.md).',
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}
