@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { helpText, parseCommandLine } from '../../src/cli/args.js';
+import { UsageError } from '../../src/cli/errors.js';
+
+describe('parseCommandLine', () => {
+  it.each<[string, string[], unknown]>([
+    ['no arguments', [], { name: 'help' }],
+    ['--help', ['--help'], { name: 'help' }],
+    ['help with a topic', ['help', 'proxy'], { name: 'help', topic: 'proxy' }],
+    ['--version', ['--version'], { name: 'version' }],
+    ['proxy with defaults', ['proxy', '--', 'node', 'rt.js', '--flag'], { name: 'proxy', protocol: 'auto', command: 'node', args: ['rt.js', '--flag'] }],
+    [
+      'proxy with every option',
+      ['proxy', '--out', 'o', '--protocol', 'acp', '--capture', 'c.ndjson', '--prometheus-port', '9464', '--no-content', '--max-content-length', '100', '--agent-name', 'coder', '--', 'agent'],
+      { name: 'proxy', protocol: 'acp', capture: 'c.ndjson', command: 'agent', args: [], out: 'o', prometheusPort: 9464, captureContent: false, maxContentLength: 100, agentName: 'coder' },
+    ],
+    ['child arguments that look like our options', ['proxy', '--', 'agent', '--out', 'x', '--help'], { name: 'proxy', protocol: 'auto', command: 'agent', args: ['--out', 'x', '--help'] }],
+    ['proxy --help', ['proxy', '--help'], { name: 'help', topic: 'proxy' }],
+    ['replay with files', ['replay', 'a.jsonl', 'dir', '--json'], { name: 'replay', paths: ['a.jsonl', 'dir'], json: true, protocol: 'auto' }],
+    ['replay without progress', ['replay', '--no-progress', 'x'], { name: 'replay', paths: ['x'], json: false, progress: false, protocol: 'auto' }],
+    ['demo', ['demo'], { name: 'demo', json: false }],
+    ['demo --out', ['demo', '--out', 'tele'], { name: 'demo', json: false, out: 'tele' }],
+  ])('maps %s', (_name, argv, expected) => {
+    expect(parseCommandLine(argv)).toEqual(expected);
+  });
+
+  it.each<[string, string[], string]>([
+    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay (see 'subagent-otel --help')"],
+    ['proxy without a command', ['proxy', '--out', 'x'], "proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js"],
+    ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
+    ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],
+    ['a bad port', ['proxy', '--prometheus-port', '70000', '--', 'a'], "--prometheus-port takes a whole number from 0 to 65535, got '70000'"],
+    ['a bad protocol', ['proxy', '--protocol', 'grpc', '--', 'a'], "--protocol takes sdk, acp or auto, got 'grpc'"],
+    ['replay without paths', ['replay'], 'replay needs at least one file or directory, e.g. subagent-otel replay ./sessions'],
+    ['a missing option value', ['replay', '--out'], "Option '--out <value>' argument missing (see 'subagent-otel help replay')"],
+  ])('rejects %s with a usage error that says what to do', (_name, argv, message) => {
+    expect(() => parseCommandLine(argv)).toThrow(new UsageError(message));
+  });
+});
+
+describe('helpText', () => {
+  it('has a page per command and rejects unknown topics', () => {
+    expect(helpText('proxy')).toMatch(/^Usage: subagent-otel proxy \[options\] -- <command> \[args\.\.\.\]/);
+    expect(helpText('replay')).toMatch(/^Usage: subagent-otel replay/);
+    expect(helpText('demo')).toMatch(/^Usage: subagent-otel demo/);
+    expect(() => helpText('nope')).toThrow(UsageError);
+  });
+});

@@ -1,0 +1,28 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
+import { attributes, readSpans, runCli } from '../helpers/cli.js';
+
+describe('subagent-otel demo (the main job)', () => {
+  it('prints one row per run and leaves telemetry files that match the rows', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'demo-')), 'otel');
+    const r = await runCli(['demo', '--out', out], '', { OTEL_EXPORTER_OTLP_ENDPOINT: '', SUBAGENT_OTEL_OUT: '' });
+    const stdout = r.stdout.toString('utf8');
+    expect(r.code, r.stderr.toString()).toBe(0);
+    expect(stdout).toMatch(/sdk-backend +empty-message +max-tokens +stream +200\/64 +Partial answer before the limit/);
+    expect(stdout).toMatch(/sdk-proxy +multi-step-max-tokens +max-tokens +message +360\/94 +I will look that up\. \[tool-call\]/);
+    expect(stdout).toMatch(/sdk-backend +subagent-wrong-report \(child\) +max-tokens +message .*⚠ runtime reported a different output/);
+    expect(stdout).toMatch(/acp-backend +max-tokens +max-tokens +stream .*I found the config file\. Reading it now\./);
+    expect(stdout).toContain('30 runs observed: 9 cut off at max-tokens (truncation rate 30%), 2 where the runtime reported a different output than the rule selects.');
+    expect(stdout).toContain(`traces: file ${join(out, 'traces.jsonl')}`);
+
+    const runs = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
+    expect(runs).toHaveLength(30);
+    const truncated = runs.filter((s) => attributes(s)[ATTR_SUBAGENT_STOP_REASON] === 'max-tokens');
+    expect(truncated).toHaveLength(9);
+    expect(truncated.map((s) => attributes(s)[ATTR_SUBAGENT_OUTPUT])).toContain('[{"type":"text","text":"Partial answer before the limit"}]');
+    expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8')).toContain('"subagent.runs"');
+  });
+});
