@@ -53,6 +53,8 @@ export interface AcpTrackerOptions {
   readonly agentName?: string;
   /** W3C `traceparent` for runs whose `session/prompt` carries none in `_meta` (e.g. the `TRACEPARENT` environment variable). */
   readonly traceparent?: string;
+  /** W3C `tracestate` that goes with `traceparent` (used only when that fallback is). */
+  readonly tracestate?: string;
   /** Clock for calls that carry no time ({@link AcpTracker.endOpenRuns}). Default `Date.now`. */
   readonly now?: () => number;
   /** Run id factory. Default `crypto.randomUUID`. */
@@ -162,14 +164,17 @@ export class AcpTracker implements FrameObserver {
     if (previous !== undefined) {
       this.#finish(previous, time, 'error', 'a new prompt started on the session before this turn ended');
     }
-    const traceparent = _meta?.traceparent ?? this.#options.traceparent;
+    // Trace context travels as a pair: the prompt's own, else the configured one.
+    const fromMeta = _meta?.traceparent !== undefined;
+    const traceparent = fromMeta ? _meta?.traceparent : this.#options.traceparent;
+    const tracestate = fromMeta ? _meta?.tracestate : this.#options.traceparent !== undefined ? this.#options.tracestate : undefined;
     const start: RunStart = {
       runId: this.#newRunId(),
       source: 'acp',
       agentName: this.#options.agentName ?? this.#agentInfoName ?? ACP_DEFAULT_AGENT_NAME,
       sessionId,
       ...(traceparent !== undefined ? { traceparent } : {}),
-      ...(_meta?.traceparent !== undefined && _meta.tracestate !== undefined ? { tracestate: _meta.tracestate } : {}),
+      ...(tracestate !== undefined ? { tracestate } : {}),
       startTime: time,
     };
     const run: OpenRun = { builder: new RunBuilder(start), sessionId, promptId: id };

@@ -42,6 +42,11 @@ export interface RunStart {
   readonly tracestate?: string;
   /** Epoch milliseconds. */
   readonly startTime: number;
+  /**
+   * The run executes inside the process its parent span already stands for
+   * (an in-runtime subagent): its span is INTERNAL rather than CLIENT.
+   */
+  readonly inProcess?: boolean;
   /** Model provider, when known at start. */
   readonly provider?: string;
   /** Requested model, when known at start. */

@@ -223,6 +223,7 @@ export class SdkTracker implements FrameObserver {
       ...(parentRun === undefined && this.#options.traceparent !== undefined ? { traceparent: this.#options.traceparent } : {}),
       ...(parentRun === undefined && this.#options.tracestate !== undefined ? { tracestate: this.#options.tracestate } : {}),
       startTime: time,
+      ...(source === 'sdk-subagent' ? { inProcess: true } : {}),
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
       ...(this.#model !== undefined ? { model: this.#model } : {}),
     });

@@ -13,8 +13,18 @@
  * @module subagent-otel/telemetry/semconv
  */
 
-/** Version of the GenAI conventions these names were checked against. */
-export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai v0.1.0 (Development)' as const;
+/**
+ * Which GenAI conventions these names were checked against: the model files
+ * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `gen-ai-output-messages.json`)
+ * of the `semantic-conventions-genai` repository's main branch, status
+ * Development. No release of that repository is pinned yet.
+ */
+export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai main, 2026-11 (Development)' as const;
+
+/** Instrumentation scope name of every tracer and meter this project creates. */
+export const INSTRUMENTATION_SCOPE_NAME = 'subagent-otel' as const;
+/** `service.name` when neither `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` nor an option names one. */
+export const DEFAULT_SERVICE_NAME = 'subagent-otel' as const;
 
 // ---------------------------------------------------------------- gen_ai.* attributes
 
@@ -32,17 +42,24 @@ export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name' as const;
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model' as const;
 /** Input tokens, cached input included (dsh counts are disjoint and are added up). */
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens' as const;
-/** Output tokens. */
+/** Output tokens (reasoning tokens included, as the provider reports them). */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens' as const;
-/** Input tokens served from the provider cache. */
+/** Input tokens served from the provider cache (counted inside `gen_ai.usage.input_tokens` too). */
 export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens' as const;
-/** Input tokens written to the provider cache. */
+/** Input tokens written to the provider cache (counted inside `gen_ai.usage.input_tokens` too). */
 export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens' as const;
 /** Output tokens spent on reasoning. */
 export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens' as const;
 /** One entry per run or step. @example `["length"]` */
 export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons' as const;
-/** The selected output as one assistant message (JSON), content policy applied. */
+/**
+ * The selected output as one assistant message, JSON text of
+ * `[{ role: 'assistant', parts: [...], finish_reason }]` (content policy applied).
+ * The conventions now mark the per-message `finish_reason` deprecated in favour
+ * of `gen_ai.response.finish_reasons`; it is still allowed and kept because
+ * the contract asks for it.
+ * @example `[{"role":"assistant","parts":[{"type":"text","content":"Done."}],"finish_reason":"stop"}]`
+ */
 export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages' as const;
 /** Tool name on `execute_tool` spans. */
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
@@ -58,6 +75,17 @@ export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat' as const;
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
 export const GEN_AI_TOKEN_TYPE_VALUE_INPUT = 'input' as const;
 export const GEN_AI_TOKEN_TYPE_VALUE_OUTPUT = 'output' as const;
+
+/** `role` of the one message in `gen_ai.output.messages`. */
+export const GEN_AI_ROLE_VALUE_ASSISTANT = 'assistant' as const;
+/** Part `type` for a `text` block: `{ type: 'text', content }`. */
+export const GEN_AI_PART_TYPE_VALUE_TEXT = 'text' as const;
+/** Part `type` for a `reasoning` block: `{ type: 'reasoning', content }`. */
+export const GEN_AI_PART_TYPE_VALUE_REASONING = 'reasoning' as const;
+/** Part `type` for a `tool-call` block: `{ type: 'tool_call', id, name, arguments }` (arguments: the raw JSON text). */
+export const GEN_AI_PART_TYPE_VALUE_TOOL_CALL = 'tool_call' as const;
+/** Part `type` for a `tool-result` block: `{ type: 'tool_call_response', id, response }` (response: the block's content). */
+export const GEN_AI_PART_TYPE_VALUE_TOOL_CALL_RESPONSE = 'tool_call_response' as const;
 
 // ---------------------------------------------------------------- subagent.* attributes
 
@@ -91,6 +119,17 @@ export const ATTR_SUBAGENT_FRAME_ERROR = 'subagent.frame.error' as const;
 export const ATTR_SUBAGENT_FRAME_ORIGIN = 'subagent.frame.origin' as const;
 /** Which signal lost data: `traces` or `metrics`. */
 export const ATTR_SUBAGENT_TELEMETRY_SIGNAL = 'subagent.telemetry.signal' as const;
+/** Which destination lost data: `otlp`, `file` or `console`. */
+export const ATTR_SUBAGENT_TELEMETRY_EXPORTER = 'subagent.telemetry.exporter' as const;
+
+export const TELEMETRY_SIGNAL_VALUE_TRACES = 'traces' as const;
+export const TELEMETRY_SIGNAL_VALUE_METRICS = 'metrics' as const;
+export const TELEMETRY_EXPORTER_VALUE_OTLP = 'otlp' as const;
+export const TELEMETRY_EXPORTER_VALUE_FILE = 'file' as const;
+export const TELEMETRY_EXPORTER_VALUE_CONSOLE = 'console' as const;
+
+/** `error.type` of a failed tool call whose record names no error class. */
+export const ERROR_TYPE_VALUE_TOOL_ERROR = 'tool_error' as const;
 
 export const OUTPUT_SOURCE_VALUE_MESSAGE = 'message' as const;
 export const OUTPUT_SOURCE_VALUE_STREAM = 'stream' as const;
@@ -107,6 +146,7 @@ export const FINISH_REASON_VALUE_LENGTH = 'length' as const;
 export const FINISH_REASON_VALUE_CANCELLED = 'cancelled' as const;
 export const FINISH_REASON_VALUE_ERROR = 'error' as const;
 export const FINISH_REASON_VALUE_CONTENT_FILTER = 'content_filter' as const;
+/** Conventions value for a model call that ended to call tools (dsh finish kind `tool-calls`). */
 export const FINISH_REASON_VALUE_TOOL_CALLS = 'tool_call' as const;
 
 // ---------------------------------------------------------------- span names
@@ -121,21 +161,23 @@ export const SPAN_NAME_EXECUTE_TOOL = 'execute_tool' as const;
 export const METRIC_SUBAGENT_RUNS = 'subagent.runs' as const;
 /** Histogram of tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage' as const;
-/** Histogram of run durations in seconds (equal to the run span's duration). */
+/** Histogram of run durations in seconds (equal to the run span's duration). Prometheus: `gen_ai_invoke_agent_duration`. */
 export const METRIC_GEN_AI_INVOKE_AGENT_DURATION = 'gen_ai.invoke_agent.duration' as const;
-/** Histogram of tool call durations in seconds. */
+/** Histogram of tool call durations in seconds (equal to the tool span's duration). Prometheus: `gen_ai_execute_tool_duration`. */
 export const METRIC_GEN_AI_EXECUTE_TOOL_DURATION = 'gen_ai.execute_tool.duration' as const;
-/** Counter of frames that failed validation and were skipped. Prometheus: `subagent_frames_malformed_total`. */
+/** Counter of frames that failed validation and were skipped, by origin and error code. Prometheus: `subagent_frames_malformed_total`. */
 export const METRIC_SUBAGENT_FRAMES_MALFORMED = 'subagent.frames.malformed' as const;
 /** Counter of runs whose runtime-reported output differs from the selection. Prometheus: `subagent_output_mismatches_total`. */
 export const METRIC_SUBAGENT_OUTPUT_MISMATCHES = 'subagent.output.mismatches' as const;
-/** Counter of spans or metric batches the exporter failed to deliver. Prometheus: `subagent_telemetry_dropped_total`. */
+/** Counter of spans or metric batches an exporter failed to deliver, by signal and exporter. Prometheus: `subagent_telemetry_dropped_total`. */
 export const METRIC_SUBAGENT_TELEMETRY_DROPPED = 'subagent.telemetry.dropped' as const;
 
 export const UNIT_SECONDS = 's' as const;
 export const UNIT_TOKENS = '{token}' as const;
 export const UNIT_RUNS = '{run}' as const;
 export const UNIT_FRAMES = '{frame}' as const;
+/** Spans or metric batches. */
+export const UNIT_ITEMS = '{item}' as const;
 
 /** Bucket advice from the GenAI conventions for `gen_ai.client.token.usage`. */
 export const TOKEN_USAGE_BUCKETS: readonly number[] = [

@@ -1,0 +1,496 @@
+/**
+ * Turns runs into telemetry: a `RunListener` that opens the `invoke_agent`
+ * span when a tracker opens a run and, when it closes, records the run's
+ * attributes, one `chat` child span per step, one `execute_tool` child span
+ * per tool call, and the run metrics. It never selects output (the
+ * `RunRecord` carries the one rule's selection), never reads configuration
+ * (tracer, meter and content policy are handed in), and never throws into the
+ * tracker that calls it: a failure is reported once through the diag logger.
+ *
+ * @module subagent-otel/telemetry/run-telemetry
+ */
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  ValueType,
+  defaultTextMapGetter,
+  trace,
+  type Attributes,
+  type Context,
+  type Counter,
+  type Histogram,
+  type HrTime,
+  type Meter,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
+import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } from '../observe/run-record.js';
+import type { ContentBlock } from '../wire/content.js';
+import { outputAttributes, type ContentPolicy } from './content-policy.js';
+import { describeError, OnceReporter } from './report-once.js';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_TOKEN_TYPE,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+  ATTR_SUBAGENT_EMPTY_MESSAGES,
+  ATTR_SUBAGENT_FRAME_ERROR,
+  ATTR_SUBAGENT_FRAME_ORIGIN,
+  ATTR_SUBAGENT_OUTPUT_SOURCE,
+  ATTR_SUBAGENT_PARENT_SESSION_ID,
+  ATTR_SUBAGENT_PROVIDER,
+  ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH,
+  ATTR_SUBAGENT_RUN_ID,
+  ATTR_SUBAGENT_SOURCE,
+  ATTR_SUBAGENT_STOP_REASON,
+  ATTR_SUBAGENT_TELEMETRY_EXPORTER,
+  ATTR_SUBAGENT_TELEMETRY_SIGNAL,
+  DURATION_BUCKETS,
+  ERROR_TYPE_VALUE_TOOL_ERROR,
+  FINISH_REASON_VALUE_CANCELLED,
+  FINISH_REASON_VALUE_CONTENT_FILTER,
+  FINISH_REASON_VALUE_ERROR,
+  FINISH_REASON_VALUE_LENGTH,
+  FINISH_REASON_VALUE_STOP,
+  FINISH_REASON_VALUE_TOOL_CALLS,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_TOKEN_TYPE_VALUE_INPUT,
+  GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
+  METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+  METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
+  METRIC_GEN_AI_INVOKE_AGENT_DURATION,
+  METRIC_SUBAGENT_FRAMES_MALFORMED,
+  METRIC_SUBAGENT_OUTPUT_MISMATCHES,
+  METRIC_SUBAGENT_RUNS,
+  METRIC_SUBAGENT_TELEMETRY_DROPPED,
+  SPAN_NAME_CHAT,
+  SPAN_NAME_EXECUTE_TOOL,
+  SPAN_NAME_INVOKE_AGENT,
+  STOP_REASON_VALUE_ABORTED,
+  STOP_REASON_VALUE_COMPLETED,
+  STOP_REASON_VALUE_ERROR,
+  STOP_REASON_VALUE_MAX_TOKENS,
+  STOP_REASON_VALUE_REFUSAL,
+  TOKEN_USAGE_BUCKETS,
+  UNIT_FRAMES,
+  UNIT_ITEMS,
+  UNIT_RUNS,
+  UNIT_SECONDS,
+  UNIT_TOKENS,
+} from './semconv.js';
+
+/** What a `RunTelemetry` writes through. */
+export interface RunTelemetryOptions {
+  readonly tracer: Tracer;
+  readonly meter: Meter;
+  readonly content: ContentPolicy;
+}
+
+/** Which signal an exporter failed to deliver. */
+export type TelemetrySignal = 'traces' | 'metrics';
+
+/**
+ * The conventions' finish reason for a run's stop reason.
+ * @returns `stop` for `completed`, `length` for `max-tokens`, `cancelled` for
+ *   `aborted`, `error` for `error`, `content_filter` for `refusal`; any other
+ *   stop reason verbatim.
+ */
+export function finishReasonOfStopReason(stopReason: string): string {
+  switch (stopReason) {
+    case STOP_REASON_VALUE_COMPLETED:
+      return FINISH_REASON_VALUE_STOP;
+    case STOP_REASON_VALUE_MAX_TOKENS:
+      return FINISH_REASON_VALUE_LENGTH;
+    case STOP_REASON_VALUE_ABORTED:
+      return FINISH_REASON_VALUE_CANCELLED;
+    case STOP_REASON_VALUE_ERROR:
+      return FINISH_REASON_VALUE_ERROR;
+    case STOP_REASON_VALUE_REFUSAL:
+      return FINISH_REASON_VALUE_CONTENT_FILTER;
+    default:
+      return stopReason;
+  }
+}
+
+/**
+ * The conventions' finish reason for a model call's dsh finish kind.
+ * @returns `stop`, `tool_call`, `length`, `cancelled`, `error` for `stop`,
+ *   `tool-calls`, `max-tokens`, `aborted`, `error`; any other kind verbatim.
+ */
+export function finishReasonOfStepFinish(kind: string): string {
+  switch (kind) {
+    case 'stop':
+      return FINISH_REASON_VALUE_STOP;
+    case 'tool-calls':
+      return FINISH_REASON_VALUE_TOOL_CALLS;
+    case 'max-tokens':
+      return FINISH_REASON_VALUE_LENGTH;
+    case 'aborted':
+      return FINISH_REASON_VALUE_CANCELLED;
+    case 'error':
+      return FINISH_REASON_VALUE_ERROR;
+    default:
+      return kind;
+  }
+}
+
+/** JSON with object keys sorted, so two equal outputs compare equal whatever their key order. */
+function canonicalJson(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+  });
+}
+
+/**
+ * Whether the runtime-reported output equals the selection: both absent, or
+ * the same JSON (object key order ignored). A reported `[]` against no
+ * selection is a mismatch: the runtime should have left the field out.
+ */
+export function reportedOutputMatches(
+  reported: readonly ContentBlock[] | undefined,
+  selected: readonly ContentBlock[] | undefined,
+): boolean {
+  return canonicalJson(reported) === canonicalJson(selected);
+}
+
+/**
+ * Token attributes in the conventions' accounting. dsh counts are disjoint
+ * (WIRE.md section 1), so input adds cache reads and writes, and output adds
+ * reasoning tokens; the cache and reasoning attributes repeat their parts.
+ */
+function usageAttributes(usage: {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens?: number;
+  readonly cacheWriteTokens?: number;
+  readonly reasoningTokens?: number;
+}): Attributes {
+  const cacheRead = usage.cacheReadTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  const reasoning = usage.reasoningTokens ?? 0;
+  const attributes: Attributes = {
+    [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: usage.inputTokens + cacheRead + cacheWrite,
+    [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: usage.outputTokens + reasoning,
+  };
+  if (cacheRead > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = cacheRead;
+  if (cacheWrite > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = cacheWrite;
+  if (reasoning > 0) attributes[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = reasoning;
+  return attributes;
+}
+
+/** Sets `key` only when `value` is a non-empty string. */
+function putString(attributes: Attributes, key: string, value: string | undefined): void {
+  if (value !== undefined && value !== '') attributes[key] = value;
+}
+
+/** Identity attributes of a run, as far as `start` knows them. */
+function identityAttributes(start: RunStart): Attributes {
+  const attributes: Attributes = {
+    [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+    [ATTR_GEN_AI_AGENT_ID]: start.runId,
+    [ATTR_GEN_AI_AGENT_NAME]: start.agentName,
+    [ATTR_SUBAGENT_RUN_ID]: start.runId,
+    [ATTR_SUBAGENT_SOURCE]: start.source,
+  };
+  putString(attributes, ATTR_GEN_AI_CONVERSATION_ID, start.sessionId);
+  putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, start.provider);
+  putString(attributes, ATTR_SUBAGENT_PROVIDER, start.provider);
+  putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, start.model);
+  putString(attributes, ATTR_SUBAGENT_PARENT_SESSION_ID, start.parentSessionId);
+  return attributes;
+}
+
+/** CLIENT for a run in another process (proxy, SDK backend, ACP), INTERNAL for a run inside the process of its parent span. */
+function spanKindOf(start: RunStart): SpanKind {
+  return start.inProcess === true ? SpanKind.INTERNAL : SpanKind.CLIENT;
+}
+
+function hrTimeOf(epochMillis: number): HrTime {
+  // Never hand the SDK a bare number: it reads numbers below the process's
+  // time origin as performance offsets, which would misplace replayed runs.
+  return millisToHrTime(epochMillis);
+}
+
+interface OpenRun {
+  readonly span: Span;
+  readonly startTime: number;
+}
+
+/** How many closed runs keep their span context for late children. */
+const CLOSED_RUN_MEMORY = 1024;
+
+/**
+ * The telemetry sink for runs. Spans and metrics as DESIGN.md's telemetry
+ * contract specifies; every method returns normally whatever happens inside.
+ *
+ * @example
+ * const runs = new RunTelemetry({ tracer, meter, content: resolveContentPolicy(undefined, process.env) });
+ * tracker.listen(runs);
+ */
+export class RunTelemetry implements RunListener {
+  readonly #tracer: Tracer;
+  readonly #content: ContentPolicy;
+  readonly #open = new Map<string, OpenRun>();
+  readonly #closed = new Map<string, SpanContext>();
+  readonly #propagator = new W3CTraceContextPropagator();
+  readonly #reports = new OnceReporter();
+  readonly #runs: Counter;
+  readonly #tokenUsage: Histogram;
+  readonly #agentDuration: Histogram;
+  readonly #toolDuration: Histogram;
+  readonly #mismatches: Counter;
+  readonly #malformed: Counter;
+  readonly #dropped: Counter;
+
+  constructor(options: RunTelemetryOptions) {
+    this.#tracer = options.tracer;
+    this.#content = options.content;
+    const meter = options.meter;
+    this.#runs = meter.createCounter(METRIC_SUBAGENT_RUNS, {
+      unit: UNIT_RUNS,
+      description: 'Finished delegated runs by stop reason, agent name, provider and output source.',
+      valueType: ValueType.INT,
+    });
+    this.#tokenUsage = meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
+      unit: UNIT_TOKENS,
+      description: 'Number of input and output tokens used per run.',
+      valueType: ValueType.INT,
+      advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
+    });
+    this.#agentDuration = meter.createHistogram(METRIC_GEN_AI_INVOKE_AGENT_DURATION, {
+      unit: UNIT_SECONDS,
+      description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
+      valueType: ValueType.DOUBLE,
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    });
+    this.#toolDuration = meter.createHistogram(METRIC_GEN_AI_EXECUTE_TOOL_DURATION, {
+      unit: UNIT_SECONDS,
+      description: 'Duration of a tool call inside a delegated run (equal to its execute_tool span).',
+      valueType: ValueType.DOUBLE,
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    });
+    this.#mismatches = meter.createCounter(METRIC_SUBAGENT_OUTPUT_MISMATCHES, {
+      unit: UNIT_RUNS,
+      description: 'Runs whose runtime-reported output differs from the selected output.',
+      valueType: ValueType.INT,
+    });
+    this.#malformed = meter.createCounter(METRIC_SUBAGENT_FRAMES_MALFORMED, {
+      unit: UNIT_FRAMES,
+      description: 'Frames or records that failed validation and were skipped.',
+      valueType: ValueType.INT,
+    });
+    this.#dropped = meter.createCounter(METRIC_SUBAGENT_TELEMETRY_DROPPED, {
+      unit: UNIT_ITEMS,
+      description: 'Spans or metric batches an exporter failed to deliver.',
+      valueType: ValueType.INT,
+    });
+  }
+
+  /**
+   * Starts the run's `invoke_agent` span at `start.startTime`. Its parent is
+   * the span of `start.parentRunId` when that run is open (or closed
+   * recently), else the W3C `traceparent`/`tracestate` handed in, else none.
+   * A second start for an open run id is ignored. Never throws.
+   */
+  onRunStart(start: RunStart): void {
+    this.#guard('onRunStart', () => {
+      if (this.#open.has(start.runId)) return;
+      this.#open.set(start.runId, this.#startRun(start));
+    });
+  }
+
+  /**
+   * Completes the run: sets every attribute of the contract on its span
+   * (starting it now at `record.startTime` when no `onRunStart` came), adds
+   * the `chat` and `execute_tool` child spans, sets ERROR status and
+   * `error.type` (the stop reason) for every run that did not complete, ends
+   * the span at `record.endTime`, and records the run metrics. Never throws.
+   */
+  onRunEnd(record: RunRecord): void {
+    this.#guard('onRunEnd', () => {
+      const open = this.#open.get(record.runId) ?? this.#startRun(record);
+      this.#open.delete(record.runId);
+      this.#rememberClosed(record.runId, open.span.spanContext());
+      this.#endRun(record, open);
+    });
+  }
+
+  /** Counts one malformed frame by its origin and error code. Never throws. */
+  onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
+    this.#guard('onMalformed', () => {
+      this.#malformed.add(1, { [ATTR_SUBAGENT_FRAME_ORIGIN]: origin, [ATTR_SUBAGENT_FRAME_ERROR]: error.code });
+    });
+  }
+
+  /**
+   * Counts telemetry an exporter failed to deliver (`count` spans, or metric
+   * batches) into `subagent.telemetry.dropped`. Called by the exporter setup;
+   * never throws.
+   */
+  recordDropped(signal: TelemetrySignal, exporter: string, count: number): void {
+    this.#guard('recordDropped', () => {
+      if (count > 0) this.#dropped.add(count, { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: signal, [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: exporter });
+    });
+  }
+
+  #guard(method: string, body: () => void): void {
+    try {
+      body();
+    } catch (error) {
+      try {
+        this.#reports.report('error', `${method}:${describeError(error)}`, `RunTelemetry.${method} failed and was skipped: ${describeError(error)}`);
+      } catch {
+        // Reporting itself failed (exotic error object): nothing more can be done without throwing into the tracker.
+      }
+    }
+  }
+
+  #parentContext(start: RunStart): Context {
+    if (start.parentRunId !== undefined) {
+      const parent = this.#open.get(start.parentRunId)?.span.spanContext() ?? this.#closed.get(start.parentRunId);
+      if (parent !== undefined) return trace.setSpanContext(ROOT_CONTEXT, parent);
+    }
+    if (start.traceparent !== undefined) {
+      const carrier: Record<string, string> = { traceparent: start.traceparent };
+      if (start.tracestate !== undefined) carrier['tracestate'] = start.tracestate;
+      const extracted = this.#propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+      if (trace.getSpanContext(extracted) !== undefined) return extracted;
+      this.#reports.report('warn', 'traceparent-invalid', `run ${start.runId}: traceparent is not a valid W3C trace context; the run span starts a new trace`);
+    }
+    return ROOT_CONTEXT;
+  }
+
+  #startRun(start: RunStart): OpenRun {
+    const name = start.agentName !== '' ? `${SPAN_NAME_INVOKE_AGENT} ${start.agentName}` : SPAN_NAME_INVOKE_AGENT;
+    const span = this.#tracer.startSpan(
+      name,
+      { kind: spanKindOf(start), startTime: hrTimeOf(start.startTime), attributes: identityAttributes(start) },
+      this.#parentContext(start),
+    );
+    return { span, startTime: start.startTime };
+  }
+
+  #rememberClosed(runId: string, spanContext: SpanContext): void {
+    this.#closed.delete(runId);
+    this.#closed.set(runId, spanContext);
+    if (this.#closed.size > CLOSED_RUN_MEMORY) {
+      const oldest = this.#closed.keys().next();
+      if (oldest.done !== true) this.#closed.delete(oldest.value);
+    }
+  }
+
+  #endRun(record: RunRecord, open: OpenRun): void {
+    const { span } = open;
+    const completed = record.stopReason === STOP_REASON_VALUE_COMPLETED;
+    const finishReason = finishReasonOfStopReason(record.stopReason);
+    const attributes: Attributes = {
+      ...identityAttributes(record),
+      [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [finishReason],
+      [ATTR_SUBAGENT_STOP_REASON]: record.stopReason,
+      [ATTR_SUBAGENT_EMPTY_MESSAGES]: record.emptyMessages,
+    };
+    if (record.usage.reported) Object.assign(attributes, usageAttributes(record.usage));
+    let mismatch = false;
+    try {
+      Object.assign(attributes, outputAttributes(record.output, record.outputSource, this.#content, finishReason));
+      if (record.reported !== undefined) {
+        const match = reportedOutputMatches(record.reported.output, record.output);
+        attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH] = match;
+        mismatch = !match;
+      }
+    } catch (error) {
+      // An output that cannot be serialized (never from a validated frame) loses its output
+      // attributes, not the run: the span still ends with everything else.
+      this.#reports.report('error', `output:${describeError(error)}`, `run ${record.runId}: output attributes skipped: ${describeError(error)}`);
+    }
+    if (!completed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
+    span.setAttributes(attributes);
+    if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: `stop reason: ${record.stopReason}` });
+
+    const runContext = trace.setSpan(ROOT_CONTEXT, span);
+    for (const step of record.steps) this.#stepSpan(step, record, runContext);
+    for (const call of record.toolCalls) this.#toolSpan(call, record, runContext);
+    span.end(hrTimeOf(record.endTime));
+
+    this.#recordRunMetrics(record, open.startTime, mismatch);
+  }
+
+  #stepSpan(step: StepRecord, record: RunRecord, parent: Context): void {
+    const model = step.model ?? record.model;
+    const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT };
+    putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
+    putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, model);
+    if (step.usage !== undefined) Object.assign(attributes, usageAttributes(step.usage));
+    if (step.finishReason !== undefined) attributes[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] = [finishReasonOfStepFinish(step.finishReason)];
+    const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
+    if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
+    const name = model !== undefined && model !== '' ? `${SPAN_NAME_CHAT} ${model}` : SPAN_NAME_CHAT;
+    const span = this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(step.startTime), attributes }, parent);
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: `finish reason: ${String(step.finishReason)}` });
+    span.end(hrTimeOf(step.endTime));
+  }
+
+  #toolSpan(call: ToolCallRecord, record: RunRecord, parent: Context): void {
+    const endTime = call.endTime ?? record.endTime;
+    const attributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+      [ATTR_GEN_AI_TOOL_NAME]: call.name,
+      [ATTR_GEN_AI_TOOL_CALL_ID]: call.callId,
+    };
+    const metricAttributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+      [ATTR_GEN_AI_TOOL_NAME]: call.name,
+    };
+    const errorType = call.isError ? (call.errorType !== undefined && call.errorType !== '' ? call.errorType : ERROR_TYPE_VALUE_TOOL_ERROR) : undefined;
+    if (errorType !== undefined) {
+      attributes[ATTR_ERROR_TYPE] = errorType;
+      metricAttributes[ATTR_ERROR_TYPE] = errorType;
+    }
+    const span = this.#tracer.startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(call.startTime), attributes }, parent);
+    if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
+    span.end(hrTimeOf(endTime));
+    this.#toolDuration.record(Math.max(0, endTime - call.startTime) / 1000, metricAttributes);
+  }
+
+  #recordRunMetrics(record: RunRecord, startTime: number, mismatch: boolean): void {
+    const completed = record.stopReason === STOP_REASON_VALUE_COMPLETED;
+    const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
+    putString(agent, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
+
+    this.#runs.add(1, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason, [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource });
+
+    const operation: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT };
+    putString(operation, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
+    putString(operation, ATTR_GEN_AI_REQUEST_MODEL, record.model);
+
+    const duration: Attributes = { ...operation, [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
+    if (!completed) duration[ATTR_ERROR_TYPE] = record.stopReason;
+    this.#agentDuration.record(Math.max(0, record.endTime - startTime) / 1000, duration);
+
+    if (record.usage.reported) {
+      const usage = usageAttributes(record.usage);
+      this.#tokenUsage.record(usage[ATTR_GEN_AI_USAGE_INPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
+      this.#tokenUsage.record(usage[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
+    }
+    if (mismatch) this.#mismatches.add(1, agent);
+  }
+}
