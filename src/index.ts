@@ -29,6 +29,7 @@ export * from './telemetry/semconv.js';
 export { createTelemetry, type Telemetry, type TelemetryOptions, type TelemetryShutdownReport } from './telemetry/setup.js';
 export { RunTelemetry } from './telemetry/run-telemetry.js';
 export { resolveContentPolicy, type ContentPolicy } from './telemetry/content-policy.js';
-export { runSdkSubagent, type SdkSubagentOptions, type SubagentOutcome } from './backend/sdk-backend.js';
+export { runSdkSubagent, type SdkSubagentOptions } from './backend/sdk-backend.js';
+export { outcomeOf, type SubagentOutcome } from './backend/outcome.js';
 export { runAcpSubagent, type AcpSubagentOptions } from './backend/acp-backend.js';
 export { spawnChild, scrubbedEnv, type ChildHandle, type ExitInfo } from './backend/child-process.js';

@@ -27,20 +27,13 @@ import {
 import { randomUUID } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
 import { ACP_AGENT_METHODS, ACP_CLIENT_METHODS, parseAcpNewSessionResult } from '../wire/acp-protocol.js';
-import {
-  foregroundToolResult,
-  subagentResult,
-  subagentRunEndInfo,
-  type ForegroundToolResult,
-  type SubagentResult,
-  type SubagentRunEndInfo,
-} from '../output/result.js';
 import type { SubagentStopReason } from '../output/stop-reason.js';
 import { ACP_DEFAULT_AGENT_NAME, ACP_ORIGIN, AcpTracker } from '../observe/acp-tracker.js';
 import { FrameTap } from '../observe/frame-tap.js';
 import { RunBuilder } from '../observe/run-builder.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { spawnChild, type ChildHandle, type DisposeOptions, type ExitInfo, type SpawnChildOptions } from './child-process.js';
+import { outcomeOf, type SubagentOutcome } from './outcome.js';
 
 /** `clientInfo` sent in `initialize`. */
 export const ACP_CLIENT_INFO = { name: 'subagent-otel', version: '0.1.0' } as const;
@@ -87,17 +80,8 @@ export interface AcpSubagentOptions {
   readonly teardown?: Pick<DisposeOptions, 'eofMs' | 'termMs' | 'killMs'>;
 }
 
-/** What one delegated ACP turn produced; every field describes the same run. */
-export interface AcpSubagentOutcome {
-  /** What the parent receives. */
-  readonly result: SubagentResult;
-  /** The `subagent/end` payload. */
-  readonly runEnd: SubagentRunEndInfo;
-  /** The foreground delegation tool result. */
-  readonly toolResult: ForegroundToolResult;
-  /** The run as observed (the record the listener received). */
-  readonly record: RunRecord;
-}
+/** What one delegated ACP turn produced (the same shape as every backend's). */
+export type AcpSubagentOutcome = SubagentOutcome;
 
 /** How long to wait for the rest of the agent's output once it exited. */
 const DRAIN_AFTER_EXIT_MS = 1000;
@@ -247,13 +231,7 @@ class AcpRun {
    */
   outcome(diagnostic: string, stopReason: SubagentStopReason = 'error'): AcpSubagentOutcome {
     const record = this.#record ?? this.#unstartedRecord(stopReason, diagnostic);
-    const result = subagentResult(record.output, record.stopReason, record.diagnostic);
-    const runEnd = subagentRunEndInfo(
-      { runId: record.runId, provider: record.agentName, id: record.sessionId ?? '', local: false },
-      record.stopReason,
-      record.output,
-    );
-    return { result, runEnd, toolResult: foregroundToolResult(result), record };
+    return outcomeOf(record, { provider: record.agentName, id: record.sessionId ?? '' });
   }
 
   #unstartedRecord(stopReason: SubagentStopReason, diagnostic: string): RunRecord {

@@ -14,19 +14,12 @@
 import type { ContentBlock } from '../wire/content.js';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import { SDK_REQUESTS } from '../wire/sdk-protocol.js';
-import {
-  foregroundToolResult,
-  subagentResult,
-  subagentRunEndInfo,
-  type ForegroundToolResult,
-  type SubagentResult,
-  type SubagentRunEndInfo,
-} from '../output/result.js';
 import type { Direction, FrameObserver } from '../observe/frame-observer.js';
 import { FrameTap } from '../observe/frame-tap.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
 import { spawnChild, type ChildHandle } from './child-process.js';
+import { outcomeOf, type SubagentOutcome } from './outcome.js';
 
 /** Options of `runSdkSubagent`. */
 export interface SdkSubagentOptions {
@@ -60,15 +53,6 @@ export interface SdkSubagentOptions {
   readonly onFrame?: (direction: Direction, frame: JsonRpcFrame) => void;
   /** Handed each chunk of the runtime's stderr; default: discarded. */
   readonly onStderr?: (chunk: Buffer) => void;
-}
-
-/** What a delegated run produced, in every shape the parent and observers use. */
-export interface SubagentOutcome {
-  readonly result: SubagentResult;
-  readonly runEnd: SubagentRunEndInfo;
-  readonly toolResult: ForegroundToolResult;
-  /** The observed run (what telemetry was given). */
-  readonly record: RunRecord;
 }
 
 let sessionCounter = 0;
@@ -235,13 +219,7 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
     listener.onRunEnd(empty);
     run = record ?? empty;
   }
-  const result = subagentResult(run.output, run.stopReason, run.diagnostic);
-  return {
-    result,
-    runEnd: subagentRunEndInfo({ runId: run.runId, provider: run.provider ?? options.provider, id: sessionId, local: false }, run.stopReason, run.output),
-    toolResult: foregroundToolResult(result),
-    record: run,
-  };
+  return outcomeOf(run, { provider: run.provider ?? options.provider, id: sessionId });
 }
 
 function emptyRecord(sessionId: string, options: SdkSubagentOptions, stopReason: string, diagnostic: string): RunRecord {
