@@ -20,6 +20,13 @@ describe('parseCommandLine', () => {
     ['replay without progress', ['replay', '--no-progress', 'x'], { name: 'replay', paths: ['x'], json: false, progress: false, protocol: 'auto' }],
     ['demo', ['demo'], { name: 'demo', json: false }],
     ['demo --out', ['demo', '--out', 'tele'], { name: 'demo', json: false, out: 'tele' }],
+    [
+      'proxy --prometheus-host with a port',
+      ['proxy', '--prometheus-port', '9464', '--prometheus-host', '0.0.0.0', '--', 'agent'],
+      { name: 'proxy', protocol: 'auto', command: 'agent', args: [], prometheusPort: 9464, prometheusHost: '0.0.0.0' },
+    ],
+    ['replay --prometheus-host with an IPv6 address', ['replay', '--prometheus-host', '::1', 'x'], { name: 'replay', paths: ['x'], json: false, protocol: 'auto', prometheusHost: '::1' }],
+    ['demo --prometheus-host=<host>', ['demo', '--prometheus-host=172.17.0.1'], { name: 'demo', json: false, prometheusHost: '172.17.0.1' }],
   ])('maps %s', (_name, argv, expected) => {
     expect(parseCommandLine(argv)).toEqual(expected);
   });
@@ -30,6 +37,9 @@ describe('parseCommandLine', () => {
     ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
     ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],
     ['a bad port', ['proxy', '--prometheus-port', '70000', '--', 'a'], "--prometheus-port takes a whole number from 0 to 65535, got '70000'"],
+    ['an empty Prometheus host', ['proxy', '--prometheus-host', '', '--', 'a'], "--prometheus-host takes a host name or IP address such as 127.0.0.1, got ''"],
+    ['a Prometheus host with a space', ['demo', '--prometheus-host', '0.0.0.0 9464'], "--prometheus-host takes a host name or IP address such as 127.0.0.1, got '0.0.0.0 9464'"],
+    ['a missing Prometheus host', ['demo', '--prometheus-host'], "Option '--prometheus-host <value>' argument missing (see 'subagent-otel help demo')"],
     ['a bad protocol', ['proxy', '--protocol', 'grpc', '--', 'a'], "--protocol takes sdk, acp or auto, got 'grpc'"],
     ['replay without paths', ['replay'], 'replay needs at least one file or directory, e.g. subagent-otel replay ./sessions'],
     ['a missing option value', ['replay', '--out'], "Option '--out <value>' argument missing (see 'subagent-otel help replay')"],
@@ -44,5 +54,9 @@ describe('helpText', () => {
     expect(helpText('replay')).toMatch(/^Usage: subagent-otel replay/);
     expect(helpText('demo')).toMatch(/^Usage: subagent-otel demo/);
     expect(() => helpText('nope')).toThrow(UsageError);
+  });
+
+  it.each(['proxy', 'replay', 'demo'])('documents --prometheus-host, its variable and its default on the %s page', (topic) => {
+    expect(helpText(topic)).toContain('--prometheus-host <host>    listen address of that endpoint (env SUBAGENT_OTEL_PROMETHEUS_HOST;\n                              default 127.0.0.1)');
   });
 });

@@ -1,0 +1,429 @@
+/**
+ * `subagent-otel replay` without the command line: turns captured streams
+ * and durable session logs into the same runs live observation produces, and
+ * sums them up.
+ *
+ * Each file's format is told from its first line (`input-files`):
+ * - durable session logs go to the `LogTracker` (one run per epoch; children
+ *   linked to their parents across all files; reported after every file is
+ *   read, parents first);
+ * - captures written by `proxy --capture` are fed record by record, with
+ *   their recorded direction and time, through `FrameTap.observeLine` into
+ *   the tracker the live proxy would use (the header's protocol, else the
+ *   `ProtocolSniffer`), so replay and live observation share one path;
+ * - raw NDJSON JSON-RPC (a stream saved without our header) is fed the same
+ *   way as agent-to-client and client-to-agent frames told apart by shape
+ *   (requests and notifications the client sends vs. what the agent sends,
+ *   see {@link directionOfRawFrame}); raw captures carry no times, so line k
+ *   (0-based) gets the synthetic time `file mtime + k` ms.
+ *
+ * Every defect is reported with its file and line, and the rest goes on:
+ * a bad record is skipped, a torn tail keeps the complete records before it,
+ * an unreadable, empty, binary or unrecognized file is skipped whole. Owns
+ * the orchestration and the summary; no output rule, no telemetry.
+ *
+ * @module subagent-otel/replay/replay
+ */
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
+import { parseFrame, type JsonRpcFrame } from '../wire/jsonrpc.js';
+import { decodeUtf8Line } from '../wire/ndjson.js';
+import { AcpTracker } from '../observe/acp-tracker.js';
+import type { Direction, FrameObserver } from '../observe/frame-observer.js';
+import { FrameTap } from '../observe/frame-tap.js';
+import { LogTracker } from '../observe/log-tracker.js';
+import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
+import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
+import { SdkTracker } from '../observe/sdk-tracker.js';
+import { expandPaths, fileChunks, readLines, sniffFile, type InputFormat } from './input-files.js';
+
+/** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
+export const CAPTURE_ORIGIN = 'capture' as const;
+
+/** Diagnostic of runs still open when a capture ends. */
+export const CAPTURE_ENDED_DIAGNOSTIC = 'the capture ends before the run finished';
+
+/**
+ * One defect, at its file and 1-based line (0: the file as a whole).
+ * `scope` says what was lost: `file` (nothing of the file was replayed) or
+ * `record` (one record, or the rest of the file after an undecodable part;
+ * complete records before it stand). `message` does not repeat file and line.
+ */
+export interface ReplayProblem {
+  readonly file: string;
+  readonly line: number;
+  readonly code: string;
+  readonly scope: 'file' | 'record';
+  readonly message: string;
+}
+
+/** Progress of a replay, reported as bytes are read. */
+export interface ReplayProgress {
+  readonly filesDone: number;
+  readonly filesTotal: number;
+  /** Bytes read from disk so far (compressed bytes for zstd files). */
+  readonly bytesDone: number;
+  readonly bytesTotal: number;
+  /** The file being read, when one is. */
+  readonly file?: string;
+}
+
+/** Options of {@link replayPaths}. */
+export interface ReplayOptions {
+  /** Protocol of raw NDJSON files (captures without our header). Default `auto`: decided by the `ProtocolSniffer`. */
+  readonly protocol?: Protocol | 'auto';
+  /** `gen_ai.agent.name` of every run. Default: each tracker's own (provider, agent info, `dsh`/`acp`). */
+  readonly agentName?: string;
+  /** Directories never entered while expanding directories (e.g. the telemetry output directory). */
+  readonly exclude?: readonly string[];
+  /** Called at each file's start and end and after each chunk read. Must not throw. */
+  readonly onProgress?: (progress: ReplayProgress) => void;
+  /** Called for each problem as it is found. Must not throw. */
+  readonly onProblem?: (problem: ReplayProblem) => void;
+}
+
+/** What one input file gave. */
+export interface FileSummary {
+  readonly path: string;
+  /** Absent when the format could not be told (missing, empty, binary, unrecognized). */
+  readonly format?: InputFormat;
+  /** Protocol the capture was observed as, for captures and raw NDJSON that decided one. */
+  readonly protocol?: Protocol;
+  /** Records read: log events (packed members counted one by one), capture records or NDJSON lines. */
+  readonly records: number;
+  readonly runs: number;
+  readonly problems: number;
+  /** True when nothing of the file was replayed. */
+  readonly isSkipped: boolean;
+}
+
+/** Runs of one stop reason. */
+export interface StopReasonSummary {
+  readonly stopReason: string;
+  readonly runs: number;
+  /** `runs` / all runs, 0..1. */
+  readonly share: number;
+  /** Input tokens as `gen_ai.usage.input_tokens` counts them: uncached input plus cache reads and writes. */
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** The result of a replay. */
+export interface ReplaySummary {
+  /** One entry per input file, in replay order, then one per path that gave no file. */
+  readonly files: readonly FileSummary[];
+  readonly runs: number;
+  /** By stop reason, most runs first (ties by name). */
+  readonly stopReasons: readonly StopReasonSummary[];
+  /** `max-tokens` runs / all runs; 0 when there were no runs. */
+  readonly truncationRate: number;
+  /** Runs whose runtime-reported output differs from the selected output. */
+  readonly mismatches: number;
+  readonly problems: number;
+  /** Files of which nothing was replayed, and records (or file tails) skipped in files that were. */
+  readonly skipped: { readonly files: number; readonly records: number };
+}
+
+/**
+ * Replays every file under `paths` into `listener`, in order, and sums up
+ * the runs it reported. Runs of captures are reported while their file is
+ * read; runs of session logs after the last file (so that a child's parent
+ * can be in any file).
+ *
+ * @returns the summary. Never rejects for any input (missing, unreadable,
+ *   empty, binary, damaged files are problems); a listener that throws is
+ *   contained (the `RunListener` contract forbids it).
+ */
+export async function replayPaths(paths: readonly string[], listener: RunListener, options: ReplayOptions = {}): Promise<ReplaySummary> {
+  const stats = new SummaryListener(listener);
+  const problems: ReplayProblem[] = [];
+  const skipped = { files: 0, records: 0 };
+  const report = (problem: ReplayProblem): void => {
+    problems.push(problem);
+    if (problem.scope === 'record') skipped.records += 1;
+    options.onProblem?.(problem);
+  };
+  const files: FileSummary[] = [];
+
+  const expanded = await expandPaths(paths, options.exclude !== undefined ? { exclude: options.exclude } : {});
+  const bytesTotal = expanded.files.reduce((sum, file) => sum + file.size, 0);
+  let bytesBefore = 0;
+  let bytesDone = 0;
+  const progress = (filesDone: number, file?: string): void =>
+    options.onProgress?.({ filesDone, filesTotal: expanded.files.length, bytesDone, bytesTotal, ...(file !== undefined ? { file } : {}) });
+  const onBytes = (file: string, filesDone: number) => (bytes: number) => {
+    bytesDone += bytes;
+    progress(filesDone, file);
+  };
+
+  const logs = new LogTracker(stats, options.agentName !== undefined ? { agentName: options.agentName } : {});
+
+  for (const [index, { path, size }] of expanded.files.entries()) {
+    progress(index, path);
+    let problemCount = 0;
+    const fileProblem = (problem: ReplayProblem): void => {
+      problemCount += 1;
+      report(problem);
+    };
+    const sniffed = await sniffFile(path);
+    if (!sniffed.ok) {
+      fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
+      skipped.files += 1;
+      files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
+    } else if (sniffed.format === 'log') {
+      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index) });
+      if (result.isSkipped) skipped.files += 1;
+      files.push({ path, format: 'log', records: result.records, runs: result.runs, problems: problemCount, isSkipped: result.isSkipped });
+    } else {
+      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index));
+      if (result.isSkipped) skipped.files += 1;
+      files.push({ ...result, problems: problemCount });
+    }
+    bytesBefore += size;
+    bytesDone = bytesBefore;
+    progress(index + 1);
+  }
+
+  logs.emit();
+  for (const problem of expanded.problems) {
+    report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
+    skipped.files += 1;
+    files.push({ path: problem.path, records: 0, runs: 0, problems: 1, isSkipped: true });
+  }
+  return stats.summary(files, problems.length, skipped);
+}
+
+/**
+ * Tells which way a frame of a raw NDJSON capture travelled, since such a
+ * file does not say: a response answers a request of the other side, so its
+ * direction is the opposite of the request with its id seen earlier; a
+ * request or notification is client-to-agent when its method is one a client
+ * sends (`initialize`, `session/*` requests, `shutdown`, ...), else
+ * agent-to-client. Never throws.
+ */
+export function directionOfRawFrame(frame: JsonRpcFrame, requestDirections: Map<string, Direction>): Direction {
+  if (frame.kind === 'response') {
+    const key = JSON.stringify(frame.id);
+    const requested = requestDirections.get(key);
+    requestDirections.delete(key);
+    if (requested === undefined) return 'agent->client';
+    return requested === 'client->agent' ? 'agent->client' : 'client->agent';
+  }
+  const direction: Direction = CLIENT_METHODS.has(frame.method) ? 'client->agent' : 'agent->client';
+  if (frame.kind === 'request') requestDirections.set(JSON.stringify(frame.id), direction);
+  return direction;
+}
+
+/** Methods only a client (parent, editor) sends to an agent runtime, of both protocols. */
+const CLIENT_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'authenticate',
+  'session/new',
+  'session/load',
+  'session/prompt',
+  'session/cancel',
+  'session/set_mode',
+  'shutdown',
+]);
+
+/** Replays one capture or raw NDJSON file through a `FrameTap` into the trackers. */
+async function replayStream(
+  path: string,
+  format: 'capture' | 'ndjson',
+  stats: SummaryListener,
+  options: ReplayOptions,
+  report: (problem: ReplayProblem) => void,
+  onBytes: (bytes: number) => void,
+): Promise<Omit<FileSummary, 'problems'>> {
+  let line = 0;
+  let records = 0;
+  const runsBefore = stats.runs;
+  const problem = (code: string, message: string, at = line, scope: ReplayProblem['scope'] = 'record'): void =>
+    report({ file: path, line: at, code, scope, message });
+  // Trackers' own validation failures (bad params) are skipped frames of this file at the current line.
+  const listener: RunListener = {
+    onRunStart: (start) => stats.onRunStart(start),
+    onRunEnd: (record) => stats.onRunEnd(record),
+    onMalformed: (origin, error) => {
+      problem(error.code, error.message);
+      stats.onMalformed(origin, { code: error.code, message: `${path}:${line}: ${error.message}` });
+    },
+  };
+  const malformed = (code: string, message: string, at = line): void => {
+    problem(code, message, at);
+    stats.onMalformed(CAPTURE_ORIGIN, { code, message: `${path}:${at}: ${message}` });
+  };
+
+  const runIdPrefix = `replay-${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 12)}`;
+  let protocol: Protocol | 'auto' = format === 'ndjson' ? (options.protocol ?? 'auto') : 'auto';
+  let observing: ReturnType<typeof observerFor> | undefined;
+  let tap: FrameTap | undefined;
+  const startObserving = (): FrameTap => {
+    observing = observerFor(protocol, listener, runIdPrefix, options.agentName);
+    tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
+    return tap;
+  };
+
+  let baseTime = Date.now();
+  if (format === 'ndjson') {
+    try {
+      baseTime = (await stat(path)).mtimeMs;
+    } catch {
+      // The file vanished between sniffing and reading: reading it reports that below.
+    }
+  }
+  const requestDirections = new Map<string, Direction>();
+  let lastTime = baseTime;
+  let isSkipped = false;
+
+  for await (const item of readLines(fileChunks(path, onBytes))) {
+    line = item.line;
+    if (item.kind === 'problem') {
+      if (item.code === 'unreadable' && records === 0) {
+        problem(item.code, item.message, 0, 'file');
+        isSkipped = true;
+      } else {
+        malformed(item.code, item.message, item.line);
+      }
+      continue;
+    }
+    if (format === 'capture' && item.line === 1) {
+      const header = parseCaptureHeader(parseJsonLine(item.bytes));
+      if (!header.ok) {
+        problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, 1);
+      } else {
+        if (header.header.protocol === 'sdk' || header.header.protocol === 'acp') protocol = header.header.protocol;
+        lastTime = header.header.startedAt;
+      }
+      continue;
+    }
+    records += 1;
+    const activeTap = tap ?? startObserving();
+    if (format === 'capture') {
+      const record = parseCaptureRecord(parseJsonLine(item.bytes));
+      if (!record.ok) {
+        malformed(record.error.code, `not a capture record (${record.error.message}); skipped`);
+        continue;
+      }
+      lastTime = record.time;
+      activeTap.observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
+      continue;
+    }
+    // Raw NDJSON: synthetic time, direction told from the frame (FrameTap parses the line again and reports what fails).
+    const time = baseTime + (item.line - 1);
+    lastTime = time;
+    activeTap.observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
+  }
+  observing?.observer.close(lastTime, CAPTURE_ENDED_DIAGNOSTIC);
+  const decided = observing?.protocol();
+  return { path, format, ...(decided !== undefined ? { protocol: decided } : {}), records, runs: stats.runs - runsBefore, isSkipped };
+}
+
+function rawDirection(bytes: Uint8Array, requestDirections: Map<string, Direction>): Direction {
+  const decoded = decodeUtf8Line(bytes);
+  if (!decoded.ok) return 'agent->client';
+  const parsed = parseFrame(decoded.text);
+  return parsed.ok ? directionOfRawFrame(parsed.frame, requestDirections) : 'agent->client';
+}
+
+/**
+ * The tracker the live proxy would use for `protocol` (`auto`: the
+ * `ProtocolSniffer`), and a getter of the protocol decided so far. Run ids
+ * are `<prefix>-<n>`, unique per file.
+ */
+function observerFor(
+  protocol: Protocol | 'auto',
+  listener: RunListener,
+  prefix: string,
+  agentName: string | undefined,
+): { readonly observer: FrameObserver; readonly protocol: () => Protocol | undefined } {
+  let count = 0;
+  const options = { ...(agentName !== undefined ? { agentName } : {}), newRunId: () => `${prefix}-${(count += 1)}` };
+  const factories = { sdk: (): FrameObserver => new SdkTracker(listener, options), acp: (): FrameObserver => new AcpTracker(listener, options) };
+  if (protocol !== 'auto') return { observer: factories[protocol](), protocol: () => protocol };
+  const sniffer = new ProtocolSniffer(factories);
+  return { observer: sniffer, protocol: () => sniffer.protocol };
+}
+
+function parseJsonLine(bytes: Uint8Array): unknown {
+  const decoded = decodeUtf8Line(bytes);
+  if (!decoded.ok) return undefined;
+  try {
+    return JSON.parse(decoded.text) as unknown;
+  } catch {
+    // SyntaxError: the validators then report "expected an object".
+    return undefined;
+  }
+}
+
+/**
+ * Whether the runtime reported an output for `record` that differs from the
+ * selected one (JSON equality, object key order ignored; a reported `[]`
+ * against no selection differs, since the runtime should have left the
+ * field out). @returns `false` when the runtime reported nothing.
+ */
+export function isOutputMismatch(record: RunRecord): boolean {
+  // Parsed JSON on both sides: deep equality is JSON equality with key order ignored.
+  return record.reported !== undefined && !isDeepStrictEqual(record.reported.output, record.output);
+}
+
+/** Forwards runs to the caller's listener and counts them for the summary. */
+class SummaryListener implements RunListener {
+  readonly #target: RunListener;
+  readonly #byReason = new Map<string, { runs: number; inputTokens: number; outputTokens: number }>();
+  runs = 0;
+  #mismatches = 0;
+
+  constructor(target: RunListener) {
+    this.#target = target;
+  }
+
+  onRunStart(start: RunStart): void {
+    guard(() => this.#target.onRunStart(start));
+  }
+
+  onRunEnd(record: RunRecord): void {
+    this.runs += 1;
+    const entry = this.#byReason.get(record.stopReason) ?? { runs: 0, inputTokens: 0, outputTokens: 0 };
+    entry.runs += 1;
+    if (record.usage.reported) {
+      entry.inputTokens += record.usage.inputTokens + record.usage.cacheReadTokens + record.usage.cacheWriteTokens;
+      entry.outputTokens += record.usage.outputTokens;
+    }
+    this.#byReason.set(record.stopReason, entry);
+    if (isOutputMismatch(record)) this.#mismatches += 1;
+    guard(() => this.#target.onRunEnd(record));
+  }
+
+  onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
+    guard(() => this.#target.onMalformed?.(origin, error));
+  }
+
+  summary(files: readonly FileSummary[], problems: number, skipped: { files: number; records: number }): ReplaySummary {
+    const total = this.runs;
+    const stopReasons = [...this.#byReason.entries()]
+      .map(([stopReason, e]) => ({ stopReason, runs: e.runs, share: total === 0 ? 0 : e.runs / total, inputTokens: e.inputTokens, outputTokens: e.outputTokens }))
+      .sort((a, b) => b.runs - a.runs || (a.stopReason < b.stopReason ? -1 : a.stopReason > b.stopReason ? 1 : 0));
+    const truncated = this.#byReason.get('max-tokens')?.runs ?? 0;
+    return {
+      files,
+      runs: total,
+      stopReasons,
+      truncationRate: total === 0 ? 0 : truncated / total,
+      mismatches: this.#mismatches,
+      problems,
+      skipped: { ...skipped },
+    };
+  }
+}
+
+function guard(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // A RunListener must not throw (its contract); if one does, the replay goes on with the other runs.
+  }
+}
