@@ -14,8 +14,14 @@ import { UsageError } from './errors.js';
 export interface TelemetryFlags {
   /** `--out <dir>`: also write OTLP-JSON lines files there. */
   readonly out?: string;
-  /** `--prometheus-port <port>`: serve `/metrics` on 127.0.0.1. */
+  /** `--prometheus-port <port>`: serve `/metrics` on 127.0.0.1 (or `--prometheus-host`). */
   readonly prometheusPort?: number;
+  /**
+   * `--prometheus-host <host>`: listen address of the `/metrics` endpoint.
+   * Absent when not given; the environment (`SUBAGENT_OTEL_PROMETHEUS_HOST`)
+   * and the default (`127.0.0.1`) are applied in `telemetry-options.ts`.
+   */
+  readonly prometheusHost?: string;
   /** `--no-content`: never record output text. */
   readonly captureContent?: false;
   /** `--max-content-length <n>`: cap on recorded output JSON. */
@@ -36,6 +42,7 @@ export type Command =
 const telemetryOptions = {
   out: { type: 'string' },
   'prometheus-port': { type: 'string' },
+  'prometheus-host': { type: 'string' },
   'no-content': { type: 'boolean' },
   'max-content-length': { type: 'string' },
   'agent-name': { type: 'string' },
@@ -46,8 +53,10 @@ const TELEMETRY_HELP = `Telemetry options:
   --out <dir>                 also write traces.jsonl and metrics.jsonl (OTLP JSON lines) to <dir>,
                               even when an OTLP endpoint is configured
                               (default without an endpoint: $SUBAGENT_OTEL_OUT or ./subagent-otel-out)
-  --prometheus-port <port>    serve Prometheus metrics on http://127.0.0.1:<port>/metrics
+  --prometheus-port <port>    serve Prometheus metrics on http://<host>:<port>/metrics
                               (env SUBAGENT_OTEL_PROMETHEUS_PORT; suggested 9464)
+  --prometheus-host <host>    listen address of that endpoint (env SUBAGENT_OTEL_PROMETHEUS_HOST;
+                              default 127.0.0.1); e.g. the Docker bridge address for a container
   --no-content                record no output text (hash and length only); same as
                               OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false
   --max-content-length <n>    cap recorded output JSON at <n> characters (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
@@ -120,6 +129,12 @@ function positiveInt(flag: string, value: string | undefined, max = Number.MAX_S
   return n;
 }
 
+function hostOf(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === '' || /\s/.test(value)) throw new UsageError(`${flag} takes a host name or IP address such as 127.0.0.1, got '${value}'`);
+  return value;
+}
+
 function protocolOf(value: string | undefined): Protocol {
   if (value === undefined) return 'auto';
   if (value === 'sdk' || value === 'acp' || value === 'auto') return value;
@@ -128,10 +143,12 @@ function protocolOf(value: string | undefined): Protocol {
 
 function telemetryFlags(values: Values): TelemetryFlags {
   const prometheusPort = positiveInt('--prometheus-port', values['prometheus-port'] as string | undefined, 65535);
+  const prometheusHost = hostOf('--prometheus-host', values['prometheus-host'] as string | undefined);
   const maxContentLength = positiveInt('--max-content-length', values['max-content-length'] as string | undefined);
   return {
     ...(typeof values.out === 'string' ? { out: values.out } : {}),
     ...(prometheusPort !== undefined ? { prometheusPort } : {}),
+    ...(prometheusHost !== undefined ? { prometheusHost } : {}),
     ...(values['no-content'] === true ? { captureContent: false as const } : {}),
     ...(maxContentLength !== undefined ? { maxContentLength } : {}),
     ...(typeof values['agent-name'] === 'string' ? { agentName: values['agent-name'] } : {}),

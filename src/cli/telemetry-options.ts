@@ -13,8 +13,22 @@ import type { TelemetryFlags } from './args.js';
 /** Environment variable naming a file for the proxy's own diagnostics (it never writes to stderr). */
 export const ENV_LOG_FILE = 'SUBAGENT_OTEL_LOG_FILE';
 
-/** `createTelemetry` options for a command's flags; flags override the environment. */
+/**
+ * Environment variable naming the listen address of the Prometheus endpoint
+ * (CLI: `--prometheus-host`). Unset or blank: `127.0.0.1`, loopback only.
+ */
+export const ENV_PROMETHEUS_HOST = 'SUBAGENT_OTEL_PROMETHEUS_HOST';
+
+/**
+ * `createTelemetry` options for a command's flags; flags override the
+ * environment. `prometheusHost` is `--prometheus-host`, else a non-blank
+ * `SUBAGENT_OTEL_PROMETHEUS_HOST` (trimmed), else absent (setup then listens
+ * on `127.0.0.1`). Other environment is left for `createTelemetry` to read
+ * from the returned `env`. Never throws; never mutates `flags` or `env`.
+ */
 export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv): TelemetryOptions {
+  const envHost = env[ENV_PROMETHEUS_HOST]?.trim();
+  const prometheusHost = flags.prometheusHost ?? (envHost !== undefined && envHost !== '' ? envHost : undefined);
   const content = {
     ...(flags.captureContent === false ? { capture: false } : {}),
     ...(flags.maxContentLength !== undefined ? { maxLength: flags.maxContentLength } : {}),
@@ -23,6 +37,7 @@ export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv):
     env,
     ...(flags.out !== undefined ? { out: flags.out } : {}),
     ...(flags.prometheusPort !== undefined ? { prometheusPort: flags.prometheusPort } : {}),
+    ...(prometheusHost !== undefined ? { prometheusHost } : {}),
     ...(Object.keys(content).length > 0 ? { content } : {}),
   };
 }

@@ -56,9 +56,11 @@ export class FrameTap {
     this.#splitters = { 'client->agent': new LineSplitter(splitterOptions), 'agent->client': new LineSplitter(splitterOptions) };
   }
 
-  /** Observes one chunk of `direction`. Never throws on any bytes; never retains `chunk`. */
-  push(direction: Direction, chunk: Uint8Array): void {
-    const time = this.#now();
+  /**
+   * Observes one chunk of `direction`. Never throws on any bytes; never retains `chunk`.
+   * @param time epoch ms the chunk arrived; default now (a queued chunk passes its arrival time).
+   */
+  push(direction: Direction, chunk: Uint8Array, time: number = this.#now()): void {
     for (const line of this.#splitters[direction].push(chunk)) {
       if (line.kind === 'oversized') this.#reject(direction, 'oversized', `line of ${line.length} bytes exceeds the line limit; skipped`);
       else this.observeLine(direction, line.bytes, time);

@@ -19,15 +19,17 @@
  * @module subagent-otel/output/assistant-output
  */
 import { isTextDelta, type ContentBlock, type StreamChunk } from '../wire/content.js';
-import { isKnownEvent, type SessionEvent } from '../wire/events.js';
+import type { KnownSessionEvent, SessionEvent } from '../wire/events.js';
 
 /** Where a selection came from: a complete message, the streamed-text fallback, or nothing. */
 export type OutputSource = 'message' | 'stream' | 'none';
 
 /**
  * The incremental form of the rule. Constant work per event (a streamed
- * chunk list is walked once); keeps only the candidate message and the
- * accumulated text, never the event history.
+ * chunk list is walked at most once); keeps only the candidate message and
+ * the accumulated text, never the event history. Once a non-empty message
+ * was seen, streamed text can never be selected again, so it is no longer
+ * accumulated (or even walked): memory stays bounded by the output.
  *
  * @example
  * const fold = new AssistantOutputFold();
@@ -44,20 +46,25 @@ export class AssistantOutputFold {
    * ignored. Never throws on a validated event; never retains the event.
    */
   push(event: SessionEvent): void {
-    if (!isKnownEvent(event)) return;
-    switch (event.type) {
+    // An event of an unknown type matches no case below, so the cast never lets one through.
+    const known = event as KnownSessionEvent;
+    switch (known.type) {
       case 'assistant/message': {
-        const { message, stream } = event.data;
-        if (stream !== undefined) this.#pushStream(stream);
-        if (message.content.length > 0) this.#message = message.content;
-        else this.#emptyMessages += 1;
+        const { message, stream } = known.data;
+        if (stream !== undefined && this.#message === undefined) this.#pushStream(stream);
+        if (message.content.length > 0) {
+          this.#message = message.content;
+          this.#text = ''; // never selected again: a non-empty message beats any text, earlier or later
+        } else {
+          this.#emptyMessages += 1;
+        }
         return;
       }
       case 'assistant/attempt':
-        this.#pushStream(event.data.stream);
+        if (this.#message === undefined) this.#pushStream(known.data.stream);
         return;
       case 'assistant/chunk':
-        if (isTextDelta(event.data.chunk)) this.#text += event.data.chunk.text;
+        if (this.#message === undefined && isTextDelta(known.data.chunk)) this.#text += known.data.chunk.text;
         return;
       default:
         return;
@@ -66,7 +73,7 @@ export class AssistantOutputFold {
 
   /** Appends raw streamed text from a chunk-only transport (ACP `agent_message_chunk` text). */
   pushText(text: string): void {
-    this.#text += text;
+    if (this.#message === undefined) this.#text += text;
   }
 
   /**

@@ -132,6 +132,27 @@ export function foregroundToolResult(result: SubagentResult): ForegroundToolResu
   return { isError: true, content };
 }
 
+function canonicalJson(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+  });
+}
+
+/**
+ * Whether a runtime-reported output (`lastAssistantMessage`) equals the
+ * rule's selection: both absent, or the same JSON with object key order
+ * ignored. A reported `[]` against no selection is a mismatch: the runtime
+ * should have left the field out. Pure; never throws on JSON values.
+ */
+export function reportedOutputMatches(
+  reported: readonly ContentBlock[] | undefined,
+  selected: readonly ContentBlock[] | undefined,
+): boolean {
+  return canonicalJson(reported) === canonicalJson(selected);
+}
+
 /**
  * The in-process `readResult`: the result of a finished child read from the
  * event suffix of its run (the events after its boundary).

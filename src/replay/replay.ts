@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
+import { reportedOutputMatches } from '../output/result.js';
 import { parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
 import { parseFrame, type JsonRpcFrame } from '../wire/jsonrpc.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
@@ -366,8 +366,7 @@ function parseJsonLine(bytes: Uint8Array): unknown {
  * field out). @returns `false` when the runtime reported nothing.
  */
 export function isOutputMismatch(record: RunRecord): boolean {
-  // Parsed JSON on both sides: deep equality is JSON equality with key order ignored.
-  return record.reported !== undefined && !isDeepStrictEqual(record.reported.output, record.output);
+  return record.reported !== undefined && !reportedOutputMatches(record.reported.output, record.output);
 }
 
 /** Forwards runs to the caller's listener and counts them for the summary. */

@@ -29,6 +29,7 @@ import {
 import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } from '../observe/run-record.js';
 import type { ContentBlock } from '../wire/content.js';
+import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, type ContentPolicy } from './content-policy.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
@@ -152,26 +153,6 @@ export function finishReasonOfStepFinish(kind: string): string {
 }
 
 /** JSON with object keys sorted, so two equal outputs compare equal whatever their key order. */
-function canonicalJson(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
-  });
-}
-
-/**
- * Whether the runtime-reported output equals the selection: both absent, or
- * the same JSON (object key order ignored). A reported `[]` against no
- * selection is a mismatch: the runtime should have left the field out.
- */
-export function reportedOutputMatches(
-  reported: readonly ContentBlock[] | undefined,
-  selected: readonly ContentBlock[] | undefined,
-): boolean {
-  return canonicalJson(reported) === canonicalJson(selected);
-}
-
 /**
  * Token attributes in the conventions' accounting. dsh counts are disjoint
  * (WIRE.md section 1), so input adds cache reads and writes, and output adds

@@ -154,6 +154,121 @@ const dataSchemas = {
 
 type KnownType = keyof typeof dataSchemas;
 
+/** A non-negative safe integer: exactly what `nat` accepts. */
+function isNat(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/** A value a zod object schema takes as its input (an object, not null, not an array). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Optional counts of `TokenUsage`: absent, or what `nat` accepts. */
+function isOptionalNat(value: unknown): boolean {
+  return value === undefined || isNat(value);
+}
+
+/** A `TokenUsage` the schema accepts (checked without zod). */
+function isPlainUsage(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    isNat(value.inputTokens) &&
+    isNat(value.outputTokens) &&
+    isOptionalNat(value.cacheReadTokens) &&
+    isOptionalNat(value.cacheWriteTokens) &&
+    isOptionalNat(value.reasoningTokens)
+  );
+}
+
+/** A text, reasoning or tool-call block the schema accepts; other blocks are left to the schema. */
+function isPlainBlock(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  switch (value.type) {
+    case 'text':
+    case 'reasoning':
+      return typeof value.text === 'string';
+    case 'tool-call':
+      return typeof value.id === 'string' && typeof value.name === 'string' && typeof value.arguments === 'string';
+    default:
+      return false;
+  }
+}
+
+/** A stream chunk the schema accepts, for the common kinds; other chunks are left to the schema. */
+function isPlainChunk(chunk: unknown): boolean {
+  if (!isRecord(chunk)) return false;
+  switch (chunk.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      return isNat(chunk.index) && typeof chunk.text === 'string';
+    case 'block-start':
+      return isNat(chunk.index) && typeof chunk.blockType === 'string';
+    case 'tool-call-delta':
+      return (
+        isNat(chunk.index) &&
+        typeof chunk.id === 'string' &&
+        typeof chunk.argumentsDelta === 'string' &&
+        (chunk.name === undefined || typeof chunk.name === 'string')
+      );
+    case 'block-end':
+      return isNat(chunk.index) && isPlainBlock(chunk.block);
+    case 'usage':
+      return isPlainUsage(chunk.usage);
+    case 'finish':
+      return isRecord(chunk.reason) && typeof chunk.reason.kind === 'string' && chunk.reason.failure === undefined;
+    default:
+      return false;
+  }
+}
+
+/** Every element passes `check`. */
+function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (!check(item)) return false;
+  return true;
+}
+
+/**
+ * The shapes that make up nearly every event of a live stream or a log
+ * (chunk deltas, assistant messages of text, reasoning and tool-call blocks,
+ * step and turn boundaries), checked without zod, which costs several times
+ * the `JSON.parse` of the line on the proxy path. A sufficient condition
+ * only: `true` means the payload schema accepts the data; `false` means "ask
+ * the schema", which then decides and names any problem. So the fast path
+ * never accepts what the schema rejects and never changes an error message.
+ */
+function isPlainValidData(type: KnownType, data: unknown): boolean {
+  if (!isRecord(data)) return false;
+  switch (type) {
+    case 'assistant/chunk':
+      return isNat(data.turn) && isNat(data.step) && isPlainChunk(data.chunk);
+    case 'assistant/message': {
+      const message = data.message;
+      return (
+        isNat(data.turn) &&
+        isNat(data.step) &&
+        isRecord(message) &&
+        typeof message.id === 'string' &&
+        message.role === 'assistant' &&
+        isArrayOf(message.content, isPlainBlock) &&
+        (data.usage === undefined || isPlainUsage(data.usage)) &&
+        (data.stream === undefined || isArrayOf(data.stream, isPlainChunk)) &&
+        (data.interrupted === undefined || data.interrupted === true)
+      );
+    }
+    case 'assistant/attempt':
+      return isNat(data.turn) && isNat(data.step) && isArrayOf(data.stream, isPlainChunk) && data.failure === undefined;
+    case 'step/start':
+    case 'step/end':
+      return isNat(data.turn) && isNat(data.step);
+    case 'turn/start':
+      return isNat(data.turn);
+    default:
+      return false;
+  }
+}
+
 /** `true` when this version reads events of `type`. */
 export function isKnownEventType(type: string): type is KnownType {
   return Object.prototype.hasOwnProperty.call(dataSchemas, type);
@@ -198,6 +313,7 @@ export function parseSessionEvent(value: unknown, basePath = ''): EventParseResu
   }
   const type = record.type;
   if (!isKnownEventType(type)) return { ok: true, event: value as UnknownSessionEvent, known: false };
+  if (isPlainValidData(type, record.data)) return { ok: true, event: value as KnownSessionEvent, known: true };
   const parsed = dataSchemas[type].safeParse(record.data);
   if (!parsed.success) {
     return { ok: false, error: wireErrorFromIssues(parsed.error.issues, record.data, at('data')) };

@@ -29,7 +29,8 @@ import {
   STOP_REASON_VALUE_COMPLETED,
 } from '../../src/telemetry/semconv.js';
 import { METRICS_FILE_NAME, TRACES_FILE_NAME } from '../../src/telemetry/otlp-json-file-exporter.js';
-import { DEFAULT_PROMETHEUS_PORT, ENV_PROMETHEUS_PORT, PROMETHEUS_PATH } from '../../src/telemetry/prometheus-endpoint.js';
+import { DEFAULT_PROMETHEUS_HOST, DEFAULT_PROMETHEUS_PORT, ENV_PROMETHEUS_PORT, PROMETHEUS_PATH } from '../../src/telemetry/prometheus-endpoint.js';
+import { ENV_PROMETHEUS_HOST } from '../../src/cli/telemetry-options.js';
 import { DEFAULT_OUT_DIR, ENV_OUT_DIR } from '../../src/telemetry/setup.js';
 
 const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
@@ -70,6 +71,9 @@ interface Endpoints {
     prometheusPortOption: string;
     prometheusPortEnv: string;
     prometheusPort: number;
+    prometheusHostOption: string;
+    prometheusHostEnv: string;
+    prometheusHostDefault: string;
     prometheusPath: string;
     outDirEnv: string;
     outDirDefault: string;
@@ -122,6 +126,8 @@ describe('endpoints.json', () => {
     expect(ep.observer.prometheusPort).toBe(DEFAULT_PROMETHEUS_PORT);
     expect(ep.observer.prometheusPath).toBe(PROMETHEUS_PATH);
     expect(ep.observer.prometheusPortEnv).toBe(ENV_PROMETHEUS_PORT);
+    expect(ep.observer.prometheusHostEnv).toBe(ENV_PROMETHEUS_HOST);
+    expect(ep.observer.prometheusHostDefault).toBe(DEFAULT_PROMETHEUS_HOST);
     expect(ep.observer.outDirEnv).toBe(ENV_OUT_DIR);
     expect(ep.observer.outDirDefault).toBe(DEFAULT_OUT_DIR);
     expect([ep.observer.traceFile, ep.observer.metricFile]).toEqual([TRACES_FILE_NAME, METRICS_FILE_NAME]);
@@ -133,6 +139,9 @@ describe('endpoints.json', () => {
       otlpProtocol: 'http/json',
       prometheusPortOption: '--prometheus-port',
       prometheusPort: 9464,
+      prometheusHostOption: '--prometheus-host',
+      prometheusHostEnv: 'SUBAGENT_OTEL_PROMETHEUS_HOST',
+      prometheusHostDefault: '127.0.0.1',
       prometheusPath: '/metrics',
     });
   });
@@ -523,6 +532,9 @@ describe('collector-config/README.md', () => {
     expect(readme).toContain(`OTEL_EXPORTER_OTLP_PROTOCOL=${ep.observer.otlpProtocol}`);
     expect(readme).toContain(`${ep.observer.prometheusPortOption} ${ep.observer.prometheusPort}`);
     expect(readme).toContain(`${ep.observer.prometheusPortEnv}=${ep.observer.prometheusPort}`);
+    expect(readme).toContain(`${ep.observer.prometheusHostOption} <host>`);
+    expect(readme).toContain(`${ep.observer.prometheusHostEnv}=<host>`);
+    expect(readme).toContain(`http://${ep.observer.prometheusHostDefault}:${ep.observer.prometheusPort}${ep.observer.prometheusPath}`);
     expect(readme).toContain(`${ep.observer.outDirEnv}=`);
   });
 

@@ -18,7 +18,8 @@ import {
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, RunStart } from '../../src/observe/run-record.js';
 import type { ContentPolicy } from '../../src/telemetry/content-policy.js';
-import { RunTelemetry, finishReasonOfStopReason, reportedOutputMatches } from '../../src/telemetry/run-telemetry.js';
+import { RunTelemetry, finishReasonOfStopReason } from '../../src/telemetry/run-telemetry.js';
+import { reportedOutputMatches } from '../../src/output/result.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,

@@ -19,7 +19,9 @@ import type { RunListener, RunRecord } from '../../observe/run-record.js';
 import { createTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { runStdioProxy } from '../stdio-proxy.js';
+import { formatRunTable } from '../summary.js';
 import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { isOutputMismatch } from '../../replay/replay.js';
 import { observeConversation } from './proxy-observation.js';
 
 export type DemoCommand = Extract<Command, { name: 'demo' }>;
@@ -119,34 +121,20 @@ function abortOnFirstText(controller: AbortController) {
   };
 }
 
-function preview(record: RunRecord, width: number): string {
-  if (record.output === undefined) return '(no output)';
-  const text = record.output
-    .map((b) => (b.type === 'text' || b.type === 'reasoning' ? String((b as { text: string }).text) : `[${b.type}]`))
-    .join(' ')
-    .replace(/\s+/g, ' ');
-  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
-}
-
-function sameOutput(record: RunRecord): boolean | undefined {
-  if (record.reported === undefined) return undefined;
-  return JSON.stringify(record.reported.output ?? null) === JSON.stringify(record.output ?? null);
-}
-
-/** Renders the demo's table: one row per run. Pure. */
+/** Renders the demo's table: one row per run, led by how it was produced. Pure. */
 export function formatDemoTable(rows: readonly DemoRow[]): string {
-  const header = ['via', 'scenario', 'stop reason', 'source', 'tokens in/out', 'output (selected by the one rule)'];
-  const body = rows.map((r) => [
-    r.via,
-    r.record.source === 'sdk-subagent' ? `${r.scenario} (child)` : r.scenario,
-    r.record.stopReason,
-    r.record.outputSource,
-    r.record.usage.reported ? `${r.record.usage.inputTokens + r.record.usage.cacheReadTokens + r.record.usage.cacheWriteTokens}/${r.record.usage.outputTokens}` : '-',
-    `${preview(r.record, 44)}${sameOutput(r.record) === false ? '  ⚠ runtime reported a different output' : ''}`,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
-  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ');
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  return formatRunTable(
+    rows.map((r) => r.record),
+    {
+      leading: {
+        headers: ['via', 'scenario'],
+        cells: (record, index) => {
+          const row = rows[index];
+          return [row?.via ?? '', record.source === 'sdk-subagent' ? `${row?.scenario ?? ''} (child)` : (row?.scenario ?? '')];
+        },
+      },
+    },
+  );
 }
 
 /**
@@ -197,7 +185,7 @@ export async function runDemo(
 
   const report = await telemetry.shutdown();
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
-  const mismatches = rows.filter((r) => sameOutput(r.record) === false).length;
+  const mismatches = rows.filter((r) => isOutputMismatch(r.record)).length;
   if (cmd.json) {
     io.stdout.write(`${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report }, null, 2)}\n`);
     return 0;

@@ -43,7 +43,7 @@ export function protocolObserver(
 
 /** A running observation: feed it the forwarded chunks, then `finish` it once. */
 export interface ProxyObservation {
-  push(direction: Direction, chunk: Uint8Array): void;
+  push(direction: Direction, chunk: Uint8Array, time?: number): void;
   end(direction: Direction): void;
   /** Closes open runs with `diagnostic`, ends the capture, flushes telemetry within its bound. Never rejects. */
   finish(diagnostic: string): Promise<void>;
@@ -102,7 +102,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
   });
 
   return {
-    push: (direction, chunk) => tap.push(direction, chunk),
+    push: (direction, chunk, time) => tap.push(direction, chunk, time),
     end: (direction) => tap.end(direction),
     async finish(diagnostic) {
       try {

@@ -33,7 +33,7 @@ function describeExit(exit: ProxyExit): string {
 export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
   installDiagnostics('proxy', io.env);
   let observation: ProxyObservation | undefined;
-  const queue: Array<[Direction, Buffer | null]> = [];
+  const queue: Array<[Direction, Buffer | null, number]> = [];
   let queuedBytes = 0;
   let overflowed = false;
 
@@ -48,17 +48,17 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
         return;
       }
       queuedBytes += chunk.length;
-      queue.push([direction, chunk]);
+      queue.push([direction, chunk, Date.now()]);
     },
-    onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null])),
+    onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null, Date.now()])),
     onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io.env);
-  for (const [direction, chunk] of queue) {
+  for (const [direction, chunk, time] of queue) {
     if (chunk === null) ready.end(direction);
-    else ready.push(direction, chunk);
+    else ready.push(direction, chunk, time);
   }
   queue.length = 0;
   if (overflowed) diag.warn(`subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
