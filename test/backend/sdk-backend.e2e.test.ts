@@ -7,6 +7,8 @@ import { runSdkSubagent } from '../../src/backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
 import type { JsonRpcFrame } from '../../src/wire/jsonrpc.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
+import { telemetryHarness } from '../helpers/telemetry-harness.js';
+import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
 
 const route = { provider: 'deepseek', model: 'deepseek-chat' };
 
@@ -28,6 +30,14 @@ function isAlive(pid: number): boolean {
 describe('SDK backend (real runtime process)', () => {
   it('keeps the streamed partial text of a FAKE_EMPTY_MESSAGE run in every place the output is reported', async () => {
     const rec = recorder();
+    const harness = telemetryHarness();
+    const both: RunListener = {
+      onRunStart: (s) => harness.runs.onRunStart(s),
+      onRunEnd: (r) => {
+        rec.onRunEnd(r);
+        harness.runs.onRunEnd(r);
+      },
+    };
     const outcome = await runSdkSubagent({
       command: process.execPath,
       args: [FIXTURE_SDK_RUNTIME],
@@ -36,7 +46,7 @@ describe('SDK backend (real runtime process)', () => {
       provider: 'deepseek',
       model: 'deepseek-chat',
       prompt: 'summarize the repo',
-      listener: rec,
+      listener: both,
     });
     const partial = [{ type: 'text', text: 'Partial answer before the limit' }];
     expect(outcome.result).toEqual({ output: partial, stopReason: 'max-tokens' });
@@ -51,6 +61,9 @@ describe('SDK backend (real runtime process)', () => {
     });
     expect(rec.ends).toHaveLength(1);
     expect(rec.ends[0]).toMatchObject({ output: partial, outputSource: 'stream', emptyMessages: 1, stopReason: 'max-tokens', provider: 'deepseek' });
+    const [span] = harness.runSpans();
+    expect(span?.attributes[ATTR_SUBAGENT_OUTPUT]).toBe('[{"type":"text","text":"Partial answer before the limit"}]');
+    expect(span?.attributes[ATTR_SUBAGENT_STOP_REASON]).toBe('max-tokens');
   });
 
   it('returns a completed run with its message', async () => {
