@@ -97,6 +97,26 @@ export function recordNames(window) {
 }
 
 /**
+ * The increments of every series matched by `selector` within the window
+ * `w`, per series: `increase()` for a series that already had a sample a
+ * window ago, and the whole current value for a series born inside the window
+ * (the counters start at zero, so a first sample of N means N increments;
+ * `increase()` needs two samples and cannot see that first step). The two arms
+ * never hold the same series. Used in place of `increase(selector[w])`.
+ * @param {string} selector a series selector such as `subagent_runs_total{subagent_stop_reason="max-tokens"}`
+ * @param {string} w a Prometheus duration
+ * @param {string} indent prefix of every line after the first
+ * @returns {string} a PromQL instant-vector expression over several lines; never throws
+ */
+function inWindow(selector, w, indent) {
+  return [
+    `(increase(${selector}[${w}]) and ${selector} offset ${w})`,
+    `${indent}or`,
+    `${indent}(${selector} unless ${selector} offset ${w})`,
+  ].join('\n');
+}
+
+/**
  * Renders the complete rules file.
  * @param {Partial<typeof PRODUCTION_SETTINGS>} [overrides] fields to change
  *   from `PRODUCTION_SETTINGS` (the live test shortens the windows).
@@ -142,25 +162,41 @@ groups:
       # Runs finished in the last ${w}, per service and agent. The observer's own
       # counter wins; a service that sends traces only is counted from its run
       # spans by the collector's count connector (subagent_runs_from_spans_total).
+      # Per series: increase() when the series existed a window ago; its whole
+      # value when it was born inside the window (the first export after a
+      # collector start, a new service or agent), which increase() cannot see.
       - record: ${names.runs}
         expr: |-
-          ${by} (increase(subagent_runs_total[${w}]))
+          ${by} (
+            ${inWindow('subagent_runs_total', w, '            ')}
+          )
           or
-          ${by} (increase(subagent_runs_from_spans_total[${w}]))
-      # Runs that stopped at max-tokens, from the same source as the line above
-      # (0 when a service had runs but none hit the limit).
+          ${by} (
+            ${inWindow('subagent_runs_from_spans_total', w, '            ')}
+          )
+      # Runs that stopped at max-tokens, from the same source and counted the
+      # same way as the line above (0 when a service had runs but none hit the
+      # limit).
       - record: ${names.maxTokens}
         expr: |-
           (
-            ${by} (increase(subagent_runs_total{${mt}}[${w}]))
+            ${by} (
+              ${inWindow(`subagent_runs_total{${mt}}`, w, '              ')}
+            )
             or
-            0 * ${by} (increase(subagent_runs_total[${w}]))
+            0 * ${by} (
+              ${inWindow('subagent_runs_total', w, '              ')}
+            )
           )
           or
           (
-            ${by} (increase(subagent_runs_from_spans_total{${mt}}[${w}]))
+            ${by} (
+              ${inWindow(`subagent_runs_from_spans_total{${mt}}`, w, '              ')}
+            )
             or
-            0 * ${by} (increase(subagent_runs_from_spans_total[${w}]))
+            0 * ${by} (
+              ${inWindow('subagent_runs_from_spans_total', w, '              ')}
+            )
           )
       # The max-tokens truncation rate: runs that stopped at max-tokens over all
       # runs, per service and agent (NaN, so never alerting, without runs).

@@ -28,7 +28,7 @@
  * @module subagent-otel/observe/log-tracker
  */
 import { createReadStream } from 'node:fs';
-import { readDurableLog, type DurableLogProblemCode } from '../wire/durable-log.js';
+import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
 import { RunBuilder } from './run-builder.js';
@@ -161,23 +161,26 @@ export class LogTracker {
       hooks.onProblem?.(problem);
     });
     try {
-      for await (const record of readDurableLog(source, this.#maxLineOption())) {
-        if (record.kind === 'header') {
-          const previous = this.#files.get(record.value.id);
-          if (previous !== undefined) {
-            reader.problem(0, 'duplicate-session', `session ${record.value.id} was already read from ${previous}; this copy is skipped`);
-            break;
+      // Batches, not single records: the records of a slice are handled synchronously.
+      batches: for await (const batch of readDurableLogBatches(source, this.#maxLineOption())) {
+        for (const record of batch) {
+          if (record.kind === 'header') {
+            const previous = this.#files.get(record.value.id);
+            if (previous !== undefined) {
+              reader.problem(0, 'duplicate-session', `session ${record.value.id} was already read from ${previous}; this copy is skipped`);
+              break batches;
+            }
+            this.#files.set(record.value.id, name);
+            reader.header(record.value.id, record.value['parentSession']);
+          } else if (record.kind === 'event') {
+            reader.event(record.value, record.line, record.member);
+          } else {
+            reader.problem(record.line, record.code, record.message);
           }
-          this.#files.set(record.value.id, name);
-          reader.header(record.value.id, record.value['parentSession']);
-        } else if (record.kind === 'event') {
-          reader.event(record.value, record.line, record.member);
-        } else {
-          reader.problem(record.line, record.code, record.message);
         }
       }
     } catch (error) {
-      // readDurableLog never throws for content: this is the source failing (missing file, EISDIR, EACCES, EIO).
+      // readDurableLogBatches never throws for content: this is the source failing (missing file, EISDIR, EACCES, EIO).
       const reason = error instanceof Error ? error.message : String(error);
       if (reader.sessionId === undefined) reader.problem(0, 'unreadable', `cannot read the file: ${reason}`);
       else reader.problem(0, 'unreadable', `reading stopped part-way (${reason}); the records before stand`, 'record');

@@ -69,6 +69,8 @@ export class RunBuilder {
   #usage = emptyUsage();
   #steps: OpenStep[] = [];
   #stepIndex = new Map<string, OpenStep>();
+  /** The step `#openStep` returned last (it is also in `#stepIndex`). */
+  #lastStep: OpenStep | undefined;
   #tools: OpenTool[] = [];
   #toolIndex = new Map<string, OpenTool>();
   #turnEnd: TurnEndReason | undefined;
@@ -260,6 +262,9 @@ export class RunBuilder {
   }
 
   #openStep(turn: number, step: number, time: number): OpenStep {
+    // Consecutive events nearly always belong to the same step: skip building the key for them.
+    const last = this.#lastStep;
+    if (last !== undefined && last.turn === turn && last.step === step) return last;
     const key = stepKey(turn, step);
     let open = this.#stepIndex.get(key);
     if (open === undefined) {
@@ -267,6 +272,7 @@ export class RunBuilder {
       this.#steps.push(open);
       this.#stepIndex.set(key, open);
     }
+    this.#lastStep = open;
     return open;
   }
 

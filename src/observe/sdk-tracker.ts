@@ -45,6 +45,8 @@ interface OpenRun {
   readonly source: RunSource;
   /** Set once the turn has ended; prompt turns close right away, subagents wait for `subagent.finished`. */
   turnEnded: boolean;
+  /** The `session/prompt` request whose arrival opened the run, if one did; only its answer may close the run. */
+  promptId?: string | number;
 }
 
 /**
@@ -125,7 +127,7 @@ export class SdkTracker implements FrameObserver {
     if (!parsed.ok) return this.#malformed(parsed.error);
     const sessionId = parsed.value.sessionId;
     this.#prompts.set(id, sessionId);
-    if (!this.#runs.has(sessionId)) this.#open(sessionId, 'sdk', time);
+    if (!this.#runs.has(sessionId)) this.#open(sessionId, 'sdk', time).promptId = id;
   }
 
   #onResponse(id: string | number, error: { readonly message: string } | undefined, time: number): void {
@@ -134,6 +136,9 @@ export class SdkTracker implements FrameObserver {
     this.#prompts.delete(id);
     const run = this.#runs.get(sessionId);
     if (run === undefined || run.source !== 'sdk') return;
+    // A prompt queued on a busy session can arrive after the previous turn ended but before that
+    // turn's answer: the run it opened belongs to it, not to the answer of the previous prompt.
+    if (run.promptId !== undefined && run.promptId !== id) return;
     // The runtime answers a prompt after its turn ended; a run still open here ended uncleanly.
     this.#runs.delete(sessionId);
     this.#emitEnd(run, {
@@ -175,7 +180,7 @@ export class SdkTracker implements FrameObserver {
       // Everything before the seed marker was inherited: restart the run's accumulation from here.
       const fresh = new RunBuilder(run.builder.start);
       fresh.setRoute(this.#provider, this.#model);
-      run = { builder: fresh, source: run.source, turnEnded: false };
+      run = { builder: fresh, source: run.source, turnEnded: false, ...(run.promptId !== undefined ? { promptId: run.promptId } : {}) };
       this.#runs.set(sessionId, run);
       return;
     }

@@ -5,13 +5,15 @@
  * the format the OpenTelemetry Collector's `otlpjsonfile` receiver reads, and
  * the embedded default destination when no collector is configured.
  *
- * Each line is written with one append call, so a crash leaves complete
- * lines. Lines are written in export order. Owns serialization and writing
+ * Each line is written with one `write(2)` call on a file opened for
+ * appending, so a crash leaves complete lines and the lines of several
+ * writers sharing one file (proxies with the same output directory) never
+ * interleave. Lines are written in export order. Owns serialization and writing
  * only; which exporters run is `setup.ts`'s decision.
  *
  * @module subagent-otel/telemetry/otlp-json-file-exporter
  */
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { JsonMetricsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -25,31 +27,54 @@ export const METRICS_FILE_NAME = 'metrics.jsonl';
 
 const NEWLINE = Buffer.from('\n');
 
+/**
+ * Lines accepted but not yet written, per writer. Past this an export fails
+ * at once (the SDK counts it as dropped) instead of growing memory without
+ * bound when the disk is slower than the runs.
+ */
+export const MAX_PENDING_LINES = 4096;
+/** Bytes of lines accepted but not yet written, per writer; same rule as {@link MAX_PENDING_LINES}. */
+export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
+/** Most bytes handed to the sink in one write (at least one whole line is always written). */
+const MAX_GROUP_BYTES = 8 * 1024 * 1024;
+
 /** Where lines go. */
 export interface LineSink {
   /** Human-readable destination (a file path, `stderr`). */
   readonly description: string;
-  /** Writes one complete line (the newline included) with a single write; rejects when it could not. */
-  append(line: Uint8Array): Promise<void>;
+  /** Writes one or more complete lines (each with its newline) with a single write; rejects when it could not. */
+  append(lines: Uint8Array): Promise<void>;
 }
 
 /**
  * A sink appending to the file at `path`, creating its directory on the first
- * write (not before: nothing is created when nothing is exported). Each line
- * is one `appendFile` call. A failed directory creation is retried on the next
- * write.
+ * write (not before: nothing is created when nothing is exported). Each
+ * append (whole lines) is one write call on the file opened in append mode:
+ * not `appendFile`, which splits data over 512 KiB into several writes that
+ * another appender's line can land between. A failed directory creation is
+ * retried on the next write.
  */
 export function fileLineSink(path: string): LineSink {
   let ready: Promise<unknown> | undefined;
   return {
     description: path,
-    async append(line) {
+    async append(lines) {
       ready ??= mkdir(dirname(path), { recursive: true }).catch((error: unknown) => {
         ready = undefined;
         throw error;
       });
       await ready;
-      await appendFile(path, line);
+      const file = await open(path, 'a');
+      try {
+        // A regular file takes the whole buffer in one write; the loop only guards a short write (disk full, a signal).
+        let offset = 0;
+        while (offset < lines.length) {
+          const { bytesWritten } = await file.write(lines, offset, lines.length - offset);
+          offset += bytesWritten;
+        }
+      } finally {
+        await file.close();
+      }
     },
   };
 }
@@ -70,10 +95,18 @@ export function streamLineSink(stream: NodeJS.WritableStream, description: strin
   };
 }
 
-/** Serializes and appends in order; shared by the span and metric exporters. */
+/**
+ * Serializes and appends in order; shared by the span and metric exporters.
+ * Group commit: lines accepted while a write is in flight are written
+ * together by the next write (whole lines only, up to 8 MiB), so the file
+ * keeps up with bursts of runs. The backlog is bounded by
+ * {@link MAX_PENDING_LINES} and {@link MAX_PENDING_BYTES}.
+ */
 class LineWriter {
   readonly #sink: LineSink;
-  #tail: Promise<void> = Promise.resolve();
+  #pending: Array<{ readonly line: Buffer; readonly report: (result: ExportResult) => void }> = [];
+  #pendingBytes = 0;
+  #draining: Promise<void> | undefined;
   #isShutdown = false;
 
   constructor(sink: LineSink) {
@@ -89,7 +122,7 @@ class LineWriter {
       try {
         done(result);
       } catch {
-        // The SDK's result callback does not throw; a throwing one must not break the write chain.
+        // The SDK's result callback does not throw; a throwing one must not break the write loop.
       }
     };
     if (this.#isShutdown) {
@@ -105,23 +138,46 @@ class LineWriter {
       report({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
       return;
     }
-    this.#tail = this.#tail.then(
-      () =>
-        this.#sink.append(line).then(
-          () => report({ code: ExportResultCode.SUCCESS }),
-          (error: unknown) => report({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
-        ),
-    );
+    if (this.#pending.length >= MAX_PENDING_LINES || this.#pendingBytes + line.length > MAX_PENDING_BYTES) {
+      report({ code: ExportResultCode.FAILED, error: new Error(`${this.#sink.description}: write backlog full, line dropped`) });
+      return;
+    }
+    this.#pending.push({ line, report });
+    this.#pendingBytes += line.length;
+    this.#draining ??= this.#drain();
+  }
+
+  /** Writes pending lines, a group per write, until none are left; never rejects. */
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      let bytes = 0;
+      let count = 0;
+      while (count < this.#pending.length && (count === 0 || bytes + (this.#pending[count]?.line.length ?? 0) <= MAX_GROUP_BYTES)) {
+        bytes += this.#pending[count]?.line.length ?? 0;
+        count += 1;
+      }
+      const group = this.#pending.splice(0, count);
+      this.#pendingBytes -= bytes;
+      let result: ExportResult;
+      try {
+        await this.#sink.append(group.length === 1 ? group[0]!.line : Buffer.concat(group.map((item) => item.line), bytes));
+        result = { code: ExportResultCode.SUCCESS };
+      } catch (error) {
+        result = { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
+      }
+      for (const item of group) item.report(result);
+    }
+    this.#draining = undefined;
   }
 
   /** Resolves when every accepted line is written or has failed; never rejects. */
   flush(): Promise<void> {
-    return this.#tail;
+    return this.#draining ?? Promise.resolve();
   }
 
   shutdown(): Promise<void> {
     this.#isShutdown = true;
-    return this.#tail;
+    return this.flush();
   }
 }
 

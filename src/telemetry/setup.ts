@@ -3,8 +3,10 @@
  * environment, read once here: resource (`OTEL_SERVICE_NAME`,
  * `OTEL_RESOURCE_ATTRIBUTES`), OTLP/HTTP export (`OTEL_EXPORTER_OTLP_*`),
  * exporter selection (`OTEL_TRACES_EXPORTER`, `OTEL_METRICS_EXPORTER`), the
- * embedded OTLP-JSON-lines default (`SUBAGENT_OTEL_OUT`), the content policy,
- * and the optional Prometheus endpoint (`SUBAGENT_OTEL_PROMETHEUS_PORT`).
+ * embedded OTLP-JSON-lines default (`SUBAGENT_OTEL_OUT`), the metric
+ * temporality of pushed metrics (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`,
+ * default delta), the content policy, and the optional Prometheus endpoint
+ * (`SUBAGENT_OTEL_PROMETHEUS_PORT`, always cumulative).
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
  *
  * Never throws into the host after construction: export failures are counted
@@ -19,7 +21,13 @@ import { resolve as resolvePath } from 'node:path';
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, parseKeyPairsIntoRecord, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { AggregationTemporalityPreference, OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import {
+  AggregationTemporalityPreference,
+  CumulativeTemporalitySelector,
+  DeltaTemporalitySelector,
+  LowMemoryTemporalitySelector,
+  OTLPMetricExporter,
+} from '@opentelemetry/exporter-metrics-otlp-http';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
@@ -35,6 +43,7 @@ import {
 import {
   MeterProvider,
   PeriodicExportingMetricReader,
+  type AggregationTemporalitySelector,
   type IMetricReader,
   type InstrumentType,
   type PushMetricExporter,
@@ -169,6 +178,12 @@ export interface TelemetryPlan {
   readonly prometheus?: { readonly port: number; readonly host: string };
   readonly batch: { readonly maxQueueSize: number; readonly maxExportBatchSize: number; readonly scheduledDelayMillis: number; readonly exportTimeoutMillis: number };
   readonly metricExport: { readonly intervalMillis: number; readonly timeoutMillis: number };
+  /**
+   * Temporality preference of every pushed metric stream (OTLP/HTTP, the
+   * OTLP-JSON-lines file, `console`): `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`,
+   * DELTA when unset or empty (docs/decisions/0009-delta-metrics-by-default.md).
+   * The Prometheus endpoint is pulled and always cumulative.
+   */
   readonly temporality: AggregationTemporalityPreference;
 }
 
@@ -279,19 +294,50 @@ function signalPlan(env: Environment, signal: 'TRACES' | 'METRICS', out: string 
   return plan;
 }
 
+/** Environment variable of the metric temporality preference (OpenTelemetry OTLP exporter specification). */
+const ENV_METRICS_TEMPORALITY = 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE';
+
+/**
+ * Reads `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` (case and
+ * surrounding blanks ignored).
+ * @returns `cumulative`, `delta` or `lowmemory` as given; DELTA when unset or
+ *   empty (this project's default, unlike the SDK's cumulative: there is one
+ *   short-lived observer process per delegated run, and a collector can add
+ *   up the deltas of many processes, never their cumulative values); DELTA,
+ *   with a warning reported once, for any other value. Never throws.
+ */
 function temporalityOf(env: Environment): AggregationTemporalityPreference {
-  const raw = (env['OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE'] ?? '').trim().toLowerCase();
+  const raw = (env[ENV_METRICS_TEMPORALITY] ?? '').trim().toLowerCase();
   switch (raw) {
     case '':
-    case 'cumulative':
-      return AggregationTemporalityPreference.CUMULATIVE;
     case 'delta':
       return AggregationTemporalityPreference.DELTA;
+    case 'cumulative':
+      return AggregationTemporalityPreference.CUMULATIVE;
     case 'lowmemory':
       return AggregationTemporalityPreference.LOWMEMORY;
     default:
-      reports.report('warn', `temporality:${raw}`, `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=${JSON.stringify(raw)} is not cumulative, delta or lowmemory; using cumulative`);
-      return AggregationTemporalityPreference.CUMULATIVE;
+      reports.report('warn', `temporality:${raw}`, `${ENV_METRICS_TEMPORALITY}=${JSON.stringify(raw)} is not cumulative, delta or lowmemory; using delta`);
+      return AggregationTemporalityPreference.DELTA;
+  }
+}
+
+/**
+ * The per-instrument temporality for a preference, the same table the OTLP
+ * metric exporter applies to its own `temporalityPreference`: DELTA gives
+ * delta counters and histograms (up-down counters stay cumulative),
+ * LOWMEMORY delta synchronous counters and histograms only, CUMULATIVE
+ * cumulative everything. Used for the exporters that have no preference of
+ * their own (file, console), so every pushed stream agrees.
+ */
+function temporalitySelectorOf(preference: AggregationTemporalityPreference): AggregationTemporalitySelector {
+  switch (preference) {
+    case AggregationTemporalityPreference.DELTA:
+      return DeltaTemporalitySelector;
+    case AggregationTemporalityPreference.LOWMEMORY:
+      return LowMemoryTemporalitySelector;
+    default:
+      return CumulativeTemporalitySelector;
   }
 }
 
@@ -379,10 +425,12 @@ type DropListener = (signal: TelemetrySignal, exporter: ExporterKind, count: num
 
 /** Passes spans through and counts what the inner exporter failed to deliver. Never throws. */
 class CountingSpanExporter implements SpanExporter {
-  handed = 0;
+  /** Spans whose export finished, delivered or failed (failures are counted as they settle). */
+  settled = 0;
   readonly #inner: SpanExporter;
   readonly #kind: ExporterKind;
   readonly #onDrop: DropListener;
+  #isClosed = false;
 
   constructor(inner: SpanExporter, kind: ExporterKind, onDrop: DropListener) {
     this.#inner = inner;
@@ -390,10 +438,25 @@ class CountingSpanExporter implements SpanExporter {
     this.#onDrop = onDrop;
   }
 
+  /**
+   * Closes the books at shutdown: every span that ended but whose export was
+   * never confirmed (still queued, dropped by a full queue, or in flight to a
+   * collector that has not answered) is counted as dropped now, because the
+   * process may exit before it settles. Results arriving later are not counted again.
+   */
+  closeAccounts(ended: number): void {
+    if (this.#isClosed) return;
+    this.#isClosed = true;
+    const unconfirmed = ended - this.settled;
+    if (unconfirmed > 0) this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, unconfirmed, new Error('spans not confirmed delivered by shutdown'));
+  }
+
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    this.handed += spans.length;
     const settle = (result: ExportResult): void => {
-      if (result.code !== ExportResultCode.SUCCESS) this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, spans.length, result.error);
+      if (!this.#isClosed) {
+        this.settled += spans.length;
+        if (result.code !== ExportResultCode.SUCCESS) this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, spans.length, result.error);
+      }
       resultCallback(result);
     };
     try {
@@ -412,7 +475,12 @@ class CountingSpanExporter implements SpanExporter {
   }
 }
 
-/** Passes metric batches through and counts failed ones. Keeps the inner exporter's temporality and aggregation choices. Never throws. */
+/**
+ * Passes metric batches through and counts failed ones. Keeps the inner
+ * exporter's aggregation choice, and its temporality choice unless
+ * `temporality` is given (then that selector decides, whatever the inner
+ * exporter says). Never throws.
+ */
 class CountingMetricExporter implements PushMetricExporter {
   readonly #inner: PushMetricExporter;
   readonly #kind: ExporterKind;
@@ -420,12 +488,13 @@ class CountingMetricExporter implements PushMetricExporter {
   readonly selectAggregationTemporality?: PushMetricExporter['selectAggregationTemporality'];
   readonly selectAggregation?: PushMetricExporter['selectAggregation'];
 
-  constructor(inner: PushMetricExporter, kind: ExporterKind, onDrop: DropListener) {
+  constructor(inner: PushMetricExporter, kind: ExporterKind, onDrop: DropListener, temporality?: AggregationTemporalitySelector) {
     this.#inner = inner;
     this.#kind = kind;
     this.#onDrop = onDrop;
-    const temporality = inner.selectAggregationTemporality;
-    if (temporality !== undefined) this.selectAggregationTemporality = (type: InstrumentType) => temporality.call(inner, type);
+    const own = inner.selectAggregationTemporality;
+    if (temporality !== undefined) this.selectAggregationTemporality = temporality;
+    else if (own !== undefined) this.selectAggregationTemporality = (type: InstrumentType) => own.call(inner, type);
     const aggregation = inner.selectAggregation;
     if (aggregation !== undefined) this.selectAggregation = (type: InstrumentType) => aggregation.call(inner, type);
   }
@@ -475,6 +544,21 @@ async function within(work: () => Promise<unknown>, ms: number): Promise<Outcome
   }
 }
 
+/**
+ * Starts every task at once and waits for all of them to settle.
+ * @returns resolves when all fulfilled; rejects with the first failure, but
+ *   only after every task settled. Never rejects early.
+ */
+async function settleEach(tasks: ReadonlyArray<() => Promise<unknown>>): Promise<void> {
+  const results = await Promise.allSettled(
+    tasks.map(async (task) => {
+      await task();
+    }),
+  );
+  const failure = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
+}
+
 const MAX_REPORTED_ERRORS = 32;
 
 /**
@@ -490,7 +574,10 @@ const MAX_REPORTED_ERRORS = 32;
  * `BatchSpanProcessor` (`OTEL_BSP_MAX_QUEUE_SIZE`, default 2048); file and
  * console spans are written as each run ends (`SimpleSpanProcessor`), so a
  * crash keeps every finished run. Metrics are exported every
- * `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and once more at shutdown.
+ * `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and once more at shutdown,
+ * with delta temporality unless `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`
+ * says otherwise (OTLP, file and console alike); the Prometheus endpoint
+ * serves cumulative values.
  * Every run is traced (`OTEL_TRACES_SAMPLER` is not read; a handed-in
  * unsampled `traceparent` is still honoured, parent-based).
  *
@@ -519,7 +606,8 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
 
   // ---- traces
   const ended = new EndedSpanCounter();
-  const batched: CountingSpanExporter[] = [];
+  /** Every span pipeline's counting exporter: each is accounted at shutdown. */
+  const counted: CountingSpanExporter[] = [];
   const spanProcessors: SpanProcessor[] = [ended];
   let traceFileDir = plan.traces.fileDir;
   if (plan.traces.otlp !== undefined) {
@@ -529,7 +617,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
         TELEMETRY_EXPORTER_VALUE_OTLP,
         onDrop,
       );
-      batched.push(exporter);
+      counted.push(exporter);
       spanProcessors.push(new BatchSpanProcessor(exporter, { ...plan.batch }));
       destinations.push(`traces: OTLP/HTTP JSON ${displayUrl(plan.traces.otlp.url)}`);
     } catch (error) {
@@ -540,13 +628,17 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   }
   if (traceFileDir !== undefined) {
     const exporter = createTraceFileExporter(traceFileDir);
-    spanProcessors.push(new SimpleSpanProcessor(new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_FILE, onDrop)));
+    const fileExporter = new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_FILE, onDrop);
+    counted.push(fileExporter);
+    spanProcessors.push(new SimpleSpanProcessor(fileExporter));
     destinations.push(`traces: file ${exporter.description}`);
     outDir = traceFileDir;
   }
   if (plan.traces.console) {
     const exporter = new OtlpJsonLinesSpanExporter(streamLineSink(options.consoleStream ?? process.stderr, 'stderr'));
-    spanProcessors.push(new SimpleSpanProcessor(new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_CONSOLE, onDrop)));
+    const consoleExporter = new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_CONSOLE, onDrop);
+    counted.push(consoleExporter);
+    spanProcessors.push(new SimpleSpanProcessor(consoleExporter));
     destinations.push(`traces: console (OTLP-JSON lines on ${exporter.description})`);
   }
   if (spanProcessors.length === 1) destinations.push('traces: none');
@@ -562,9 +654,14 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
 
   // ---- metrics
   const readers: IMetricReader[] = [];
+  // One temporality for every pushed stream: the wrapper gives each push
+  // exporter the selector of the preference (the file and console exporters
+  // have none of their own; the OTLP exporter is also built with the same
+  // preference). The Prometheus reader is no push exporter and stays cumulative.
+  const pushTemporality = temporalitySelectorOf(plan.temporality);
   const periodic = (exporter: PushMetricExporter, kind: ExporterKind): PeriodicExportingMetricReader =>
     new PeriodicExportingMetricReader({
-      exporter: new CountingMetricExporter(exporter, kind, onDrop),
+      exporter: new CountingMetricExporter(exporter, kind, onDrop, pushTemporality),
       exportIntervalMillis: plan.metricExport.intervalMillis,
       exportTimeoutMillis: plan.metricExport.timeoutMillis,
     });
@@ -619,7 +716,10 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     const deadline = Date.now() + timeoutMs;
     let timedOut = false;
     const traceBudget = Math.floor(timeoutMs * 0.6);
-    const traced = await within(() => tracerProvider.shutdown(), traceBudget);
+    // Each pipeline is flushed on its own: the provider's shutdown rejects as
+    // soon as one exporter fails (a collector answering 500), and returning
+    // then would exit before the other pipelines (the file) finished writing.
+    const traced = await within(() => settleEach(spanProcessors.map((processor) => () => processor.shutdown())), traceBudget);
     if (traced.status === 'timeout') {
       timedOut = true;
       note(`traces: shutdown did not finish within ${traceBudget} ms`);
@@ -627,13 +727,13 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       // A failed final export rejects the shutdown too; the drop line already says so.
       note(`traces: shutdown failed: ${describeError(traced.error)}`);
     }
-    for (const pipeline of batched) {
-      const lost = ended.count - pipeline.handed;
-      if (lost > 0) onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, TELEMETRY_EXPORTER_VALUE_OTLP, lost, new Error('spans still queued at shutdown'));
-      pipeline.handed = ended.count;
-    }
+    for (const pipeline of counted) pipeline.closeAccounts(ended.count);
     const metricBudget = Math.max(0, deadline - Date.now());
-    const metered = await within(() => meterProvider.shutdown({ timeoutMillis: Math.max(1, metricBudget) }), metricBudget);
+    // Readers on their own for the same reason (the provider's shutdown is a Promise.all).
+    const metered = await within(
+      () => settleEach(readers.map((reader) => () => reader.shutdown({ timeoutMillis: Math.max(1, metricBudget) }))),
+      metricBudget,
+    );
     if (metered.status === 'timeout') {
       timedOut = true;
       note(`metrics: shutdown did not finish within ${metricBudget} ms`);

@@ -44,7 +44,7 @@ describe('rules.yml and its source', () => {
 
   it('short windows change only durations and recording-rule names, never the expressions', () => {
     const short = renderRules({ truncationWindow: '10s', truncationWarningFor: '3s', truncationCriticalFor: '2s' });
-    expect(short).toContain('sum by (job, gen_ai_agent_name) (increase(subagent_runs_total[10s]))');
+    expect(short).toContain('(increase(subagent_runs_total[10s]) and subagent_runs_total offset 10s)');
     expect(short).toContain('job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio10s > 0.25');
     expect(short).toContain('for: 3s');
     const normalize = (text: string): string =>
@@ -104,7 +104,7 @@ describe('promtool and amtool on the shipped files', () => {
   it('promtool check rules rejects a rule whose expression does not parse', () => {
     const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-rules-'));
     try {
-      const broken = renderRules().replace('sum by (job, gen_ai_agent_name) (increase(subagent_runs_total[1h]))', 'sum by (job (');
+      const broken = renderRules().replace('(increase(subagent_runs_total[1h]) and subagent_runs_total offset 1h)', 'sum by (job (');
       writeFileSync(join(dir, 'rules.yml'), broken);
       const r = runTool(promtool(), ['check', 'rules', 'rules.yml'], dir);
       expect(r.status).toBe(1);

@@ -94,7 +94,7 @@ const COLLECTOR_CONFIGS = ['otelcol.yaml', 'otelcol.agent.yaml', 'otelcol.gatewa
 /** Component types of the contrib distribution that these configs may use. */
 const KNOWN_TYPES = {
   receivers: ['otlp', 'otlpjsonfile'],
-  processors: ['memory_limiter', 'batch', 'transform', 'tail_sampling'],
+  processors: ['memory_limiter', 'batch', 'transform', 'tail_sampling', 'deltatocumulative'],
   exporters: ['otlp', 'prometheus', 'loadbalancing'],
   connectors: ['count'],
   extensions: ['health_check'],

@@ -1,14 +1,15 @@
 /**
  * createTelemetry end to end with the real SDK: a real OTLP/HTTP round trip
  * to a receiver on 127.0.0.1, the embedded OTLP-JSON-lines default, content
- * capture off, secrets in the environment, a dead collector, and the
- * environment-to-plan mapping.
+ * capture off, secrets in the environment, a dead collector, the metric
+ * temporality of each destination, and the environment-to-plan mapping.
  */
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AggregationTemporalityPreference } from '@opentelemetry/exporter-metrics-otlp-http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { createTelemetry, planTelemetry, parseResourceAttributes } from '../../src/telemetry/setup.js';
@@ -23,9 +24,11 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   ATTR_SUBAGENT_TELEMETRY_EXPORTER,
   ATTR_SUBAGENT_TELEMETRY_SIGNAL,
+  METRIC_GEN_AI_INVOKE_AGENT_DURATION,
   METRIC_SUBAGENT_RUNS,
   METRIC_SUBAGENT_TELEMETRY_DROPPED,
 } from '../../src/telemetry/semconv.js';
+import { freePort } from '../helpers/prometheus.js';
 
 const T0 = 1_700_000_000_000;
 const OUTPUT_TEXT = 'the partial answer about penguins';
@@ -118,7 +121,13 @@ interface TraceRequest {
 }
 interface MetricRequest {
   resourceMetrics: {
-    scopeMetrics: { metrics: { name: string; sum?: { dataPoints: { attributes: OtlpAttribute[]; asInt?: number | string }[] } }[] }[];
+    scopeMetrics: {
+      metrics: {
+        name: string;
+        sum?: { aggregationTemporality?: number; isMonotonic?: boolean; dataPoints: { attributes: OtlpAttribute[]; asInt?: number | string }[] };
+        histogram?: { aggregationTemporality?: number; dataPoints: unknown[] };
+      }[];
+    }[];
   }[];
 }
 
@@ -133,6 +142,17 @@ function sumPoints(requests: MetricRequest[], name: string): { attributes: Recor
     .filter((m) => m.name === name);
   const last = withMetric.at(-1);
   return (last?.sum?.dataPoints ?? []).map((p) => ({ attributes: attributeMap(p.attributes), value: Number(p.asInt) }));
+}
+
+/** Every exported instance of metric `name`, in export order: its OTLP `aggregationTemporality` (1 delta, 2 cumulative) and its point values. */
+function exportsOf(requests: MetricRequest[], name: string): { temporality: number | undefined; values: number[] }[] {
+  return requests
+    .flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics)))
+    .filter((m) => m.name === name)
+    .map((m) => ({
+      temporality: m.sum?.aggregationTemporality ?? m.histogram?.aggregationTemporality,
+      values: (m.sum?.dataPoints ?? []).map((p) => Number(p.asInt)),
+    }));
 }
 
 function readLines<T>(path: string): T[] {
@@ -269,6 +289,59 @@ describe('createTelemetry embedded default', () => {
   });
 });
 
+describe('createTelemetry metric temporality', () => {
+  it('exports subagent.runs as a monotonic delta sum over OTLP and to the file when the preference is unset', async () => {
+    const { endpoint, received } = await startReceiver();
+    const out = tempDir();
+    const telemetry = createTelemetry({ out, env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } });
+    telemetry.runs.onRunEnd(record());
+    await telemetry.shutdown(5000);
+
+    const otlp = received.filter((r) => r.path === '/v1/metrics').map((r) => JSON.parse(r.body) as MetricRequest);
+    const runs = otlp.flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics))).find((m) => m.name === METRIC_SUBAGENT_RUNS);
+    expect(runs?.sum?.aggregationTemporality).toBe(1);
+    expect(runs?.sum?.isMonotonic).toBe(true);
+    expect(exportsOf(otlp, METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([{ temporality: 1, values: [] }]);
+    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 1, values: [1] }]);
+  });
+
+  it('exports cumulative sums over OTLP and to the file when the environment asks for cumulative', async () => {
+    const { endpoint, received } = await startReceiver();
+    const out = tempDir();
+    const telemetry = createTelemetry({
+      out,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'cumulative' },
+    });
+    telemetry.runs.onRunEnd(record());
+    await telemetry.shutdown(5000);
+
+    const otlp = received.filter((r) => r.path === '/v1/metrics').map((r) => JSON.parse(r.body) as MetricRequest);
+    expect(exportsOf(otlp, METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 2, values: [1] }]);
+    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 2, values: [1] }]);
+  });
+
+  it('writes each export interval its own runs to the file, while the Prometheus endpoint keeps counting from the start', async () => {
+    const out = tempDir();
+    const port = await freePort();
+    const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out }, prometheusPort: port });
+    cleanups.push(() => telemetry.shutdown());
+    const url = await telemetry.prometheus?.ready;
+    expect(url).toBe(`http://127.0.0.1:${port}/metrics`);
+    telemetry.runs.onRunEnd(record());
+    await telemetry.meterProvider.forceFlush();
+    telemetry.runs.onRunEnd(record());
+    telemetry.runs.onRunEnd(record());
+    const scraped = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(scraped).toMatch(/^subagent_runs_total\{[^}]*subagent_stop_reason="max-tokens"[^}]*\} 3$/m);
+    await telemetry.shutdown();
+
+    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([
+      { temporality: 1, values: [1] },
+      { temporality: 1, values: [2] },
+    ]);
+  });
+});
+
 describe('createTelemetry with a dead collector', () => {
   it('resolves shutdown within its bound, counts the dropped spans and batches, and throws nothing', async () => {
     const port = await closedPort();
@@ -329,6 +402,18 @@ describe('planTelemetry', () => {
     expect(parseResourceAttributes('a=1, b = two%2C ,')).toEqual({ a: '1', b: 'two,' });
     expect(parseResourceAttributes('a=1,broken')).toEqual({});
     expect(parseResourceAttributes('a=%E0%A4%A')).toEqual({});
+  });
+
+  it('prefers delta metrics unless OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE names cumulative or lowmemory', () => {
+    const temporality = (value?: string) =>
+      planTelemetry({ env: value === undefined ? {} : { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: value } }).temporality;
+    expect(temporality()).toBe(AggregationTemporalityPreference.DELTA);
+    expect(temporality('')).toBe(AggregationTemporalityPreference.DELTA);
+    expect(temporality('  ')).toBe(AggregationTemporalityPreference.DELTA);
+    expect(temporality('delta')).toBe(AggregationTemporalityPreference.DELTA);
+    expect(temporality(' Cumulative ')).toBe(AggregationTemporalityPreference.CUMULATIVE);
+    expect(temporality('LOWMEMORY')).toBe(AggregationTemporalityPreference.LOWMEMORY);
+    expect(temporality('monthly')).toBe(AggregationTemporalityPreference.DELTA);
   });
 
   it('enables the Prometheus endpoint from SUBAGENT_OTEL_PROMETHEUS_PORT on loopback, and keeps it off for bad values', () => {
