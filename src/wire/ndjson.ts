@@ -12,7 +12,7 @@
  * @module subagent-otel/wire/ndjson
  */
 
-import { Buffer } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 
 /** Default cap on one line's length in bytes (16 MiB); see {@link LineSplitterOptions.maxLineBytes}. */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -150,22 +150,17 @@ export class LineSplitter {
 /** Result of {@link decodeUtf8Line}. */
 export type Utf8LineResult = { readonly ok: true; readonly text: string } | { readonly ok: false };
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * Decodes one line as strict UTF-8.
  *
  * @returns `{ ok: true, text }` for well-formed UTF-8 (a leading byte order
- *   mark is dropped, as `TextDecoder` does), or `{ ok: false }` when the bytes
- *   are not valid UTF-8. Invalid sequences are reported, never replaced by
- *   U+FFFD. Never throws.
+ *   mark is dropped, as a `TextDecoder` does), or `{ ok: false }` when the
+ *   bytes are not valid UTF-8. Invalid sequences are reported, never replaced
+ *   by U+FFFD. Never throws.
  */
 export function decodeUtf8Line(bytes: Uint8Array): Utf8LineResult {
-  try {
-    return { ok: true, text: strictUtf8.decode(bytes) };
-  } catch {
-    // A fatal TextDecoder throws TypeError for malformed UTF-8; that is the
-    // `{ ok: false }` case, and nothing else can throw here.
-    return { ok: false };
-  }
+  // Validate natively, then decode without a fatal decoder: both are single native passes.
+  if (!isUtf8(bytes)) return { ok: false };
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return { ok: true, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
 }
