@@ -63,8 +63,10 @@ export class SdkTracker implements FrameObserver {
   readonly #runs = new Map<string, OpenRun>();
   /** childSessionId -> parentSessionId, from `subagent.started`. */
   readonly #children = new Map<string, string>();
-  /** Pending `session/prompt` request ids -> session id. */
+  /** Unanswered `session/prompt` request ids -> session id. */
   readonly #prompts = new Map<string | number, string>();
+  /** Per session, prompts queued behind a running turn, oldest first: the next run of the session belongs to the first. */
+  readonly #queued = new Map<string, Array<string | number>>();
   #closed = false;
 
   constructor(listener: RunListener, options: SdkTrackerOptions = {}) {
@@ -127,18 +129,24 @@ export class SdkTracker implements FrameObserver {
     if (!parsed.ok) return this.#malformed(parsed.error);
     const sessionId = parsed.value.sessionId;
     this.#prompts.set(id, sessionId);
-    if (!this.#runs.has(sessionId)) this.#open(sessionId, 'sdk', time).promptId = id;
+    if (!this.#runs.has(sessionId)) {
+      this.#open(sessionId, 'sdk', time).promptId = id;
+      return;
+    }
+    const queue = this.#queued.get(sessionId);
+    if (queue === undefined) this.#queued.set(sessionId, [id]);
+    else queue.push(id);
   }
 
   #onResponse(id: string | number, error: { readonly message: string } | undefined, time: number): void {
     const sessionId = this.#prompts.get(id);
     if (sessionId === undefined) return;
     this.#prompts.delete(id);
+    this.#unqueue(sessionId, id);
     const run = this.#runs.get(sessionId);
-    if (run === undefined || run.source !== 'sdk') return;
-    // A prompt queued on a busy session can arrive after the previous turn ended but before that
-    // turn's answer: the run it opened belongs to it, not to the answer of the previous prompt.
-    if (run.promptId !== undefined && run.promptId !== id) return;
+    // Only the answer of the prompt a run belongs to can close it: a queued prompt's run may already
+    // be open when the previous prompt is answered.
+    if (run === undefined || run.source !== 'sdk' || run.promptId !== id) return;
     // The runtime answers a prompt after its turn ended; a run still open here ended uncleanly.
     this.#runs.delete(sessionId);
     this.#emitEnd(run, {
@@ -175,6 +183,11 @@ export class SdkTracker implements FrameObserver {
       // Events outside a run (idle-time bookkeeping) are not output; a turn/start opens one.
       if (event.type !== 'turn/start') return;
       run = this.#open(sessionId, this.#children.has(sessionId) ? 'sdk-subagent' : 'sdk', event.time);
+      const promptId = this.#queued.get(sessionId)?.[0];
+      if (promptId !== undefined) {
+        run.promptId = promptId;
+        this.#unqueue(sessionId, promptId);
+      }
     }
     if (event.type === 'session/end-seed') {
       // Everything before the seed marker was inherited: restart the run's accumulation from here.
@@ -192,6 +205,14 @@ export class SdkTracker implements FrameObserver {
         this.#emitEnd(run, { endTime: event.time, stopReason: stopReasonFromTurnEnd(event.data.reason) });
       }
     }
+  }
+
+  #unqueue(sessionId: string, id: string | number): void {
+    const queue = this.#queued.get(sessionId);
+    if (queue === undefined) return;
+    const at = queue.indexOf(id);
+    if (at !== -1) queue.splice(at, 1);
+    if (queue.length === 0) this.#queued.delete(sessionId);
   }
 
   #onSubagentFinished(params: SubagentFinishedParams, time: number): void {

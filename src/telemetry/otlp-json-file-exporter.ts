@@ -64,8 +64,16 @@ export function fileLineSink(path: string): LineSink {
         throw error;
       });
       await ready;
-      const file = await open(path, 'a');
+      const file = await open(path, 'a+');
       try {
+        // A crash mid-write by an earlier process can leave a torn last line: end it first, so our
+        // lines never glue onto it (the torn one stays unreadable on its own, the others stay intact).
+        const { size } = await file.stat();
+        if (size > 0) {
+          const last = Buffer.alloc(1);
+          await file.read(last, 0, 1, size - 1);
+          if (last[0] !== 0x0a) lines = Buffer.concat([Buffer.from('\n'), lines]);
+        }
         // A regular file takes the whole buffer in one write; the loop only guards a short write (disk full, a signal).
         let offset = 0;
         while (offset < lines.length) {

@@ -78,6 +78,9 @@ export interface DurableLogHeader {
  * - `bad-packed-row`: a packed chunk row that does not match WIRE.md section 5; skipped.
  * - `corrupt-zstd`: undecodable zstd data; reading stops, earlier records stand.
  * - `torn-tail`: the file ends inside a line or a zstd frame (a crash mid-append).
+ * - `too-many-problems`: {@link MAX_PROBLEMS_PER_FILE} defective lines; reading
+ *   stops, earlier records stand (a garbage or decompression-bomb file cannot
+ *   flood the caller with problem records).
  */
 export const DURABLE_LOG_PROBLEM_CODES = [
   'unreadable',
@@ -90,7 +93,11 @@ export const DURABLE_LOG_PROBLEM_CODES = [
   'bad-packed-row',
   'corrupt-zstd',
   'torn-tail',
+  'too-many-problems',
 ] as const;
+
+/** Defective lines reported per file before reading stops with `too-many-problems`. */
+export const MAX_PROBLEMS_PER_FILE = 1000;
 
 /** One of {@link DURABLE_LOG_PROBLEM_CODES}. */
 export type DurableLogProblemCode = (typeof DURABLE_LOG_PROBLEM_CODES)[number];
@@ -138,6 +145,15 @@ export interface ReadDurableLogOptions {
    * Default 16 MiB ({@link DEFAULT_MAX_LINE_BYTES}).
    */
   readonly maxLineBytes?: number;
+  /**
+   * Largest zstd window a frame may declare, in bytes. A frame declaring more
+   * is refused (`corrupt-zstd`) before anything is allocated for it: the
+   * decompressor would otherwise reserve, and copy on every block, whatever
+   * window a header claims (up to 2 GiB). Default 32 MiB
+   * ({@link DEFAULT_MAX_ZSTD_WINDOW_BYTES}), above what every standard
+   * compression level writes.
+   */
+  readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
 }
@@ -285,6 +301,130 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
   return { ok: true, events };
 }
 
+/** Default of {@link ReadDurableLogOptions.maxZstdWindowBytes}: 32 MiB (window log 25). */
+export const DEFAULT_MAX_ZSTD_WINDOW_BYTES = 32 * 1024 * 1024;
+/** The zstd format's largest block (Block_Maximum_Size is the smaller of this and the window). */
+const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
+
+type ScanState = 'magic' | 'skippable-size' | 'frame-header' | 'block-header' | 'stopped';
+
+/**
+ * Walks the structure of concatenated zstd frames as bytes arrive, without
+ * decompressing: frame and skippable-frame headers, block headers, block
+ * bodies, checksums. Refuses what the format forbids or this reader will not
+ * afford, before the decompressor sees it: a declared window over the limit,
+ * a block larger than `min(window, 128 KiB)`, the reserved block type. Leaves
+ * every other defect (a bad magic, corrupt block content) to the decompressor.
+ */
+class ZstdFrameScanner {
+  readonly #maxWindow: number;
+  #state: ScanState = 'magic';
+  /** Bytes of the structure being read (magic, header, block header). */
+  #held: number[] = [];
+  /** Bytes still to skip (block body, skippable payload, checksum). */
+  #skip = 0;
+  #window = 0;
+  #hasChecksum = false;
+
+  constructor(maxWindow: number) {
+    this.#maxWindow = maxWindow;
+  }
+
+  /**
+   * @returns `undefined` when `chunk` holds nothing refused, else the offset
+   *   in `chunk` where the refused structure starts (0 when it started in an
+   *   earlier chunk) and why. After a refusal the scanner ignores all input.
+   */
+  scan(chunk: Uint8Array): { readonly at: number; readonly reason: string } | undefined {
+    let i = 0;
+    while (i < chunk.length && this.#state !== 'stopped') {
+      if (this.#skip > 0) {
+        const step = Math.min(this.#skip, chunk.length - i);
+        this.#skip -= step;
+        i += step;
+        continue;
+      }
+      const start = i - this.#held.length;
+      this.#held.push(chunk[i] ?? 0);
+      i += 1;
+      const reason = this.#advance();
+      if (reason !== undefined) {
+        this.#state = 'stopped';
+        return { at: Math.max(0, start), reason };
+      }
+    }
+    return undefined;
+  }
+
+  /** Consumes `#held` when it completes a structure; returns a refusal reason, if any. */
+  #advance(): string | undefined {
+    const held = this.#held;
+    switch (this.#state) {
+      case 'magic': {
+        if (held.length < 4) return undefined;
+        const magic = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
+        this.#held = [];
+        if (magic === ZSTD_MAGIC) this.#state = 'frame-header';
+        else if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) this.#state = 'skippable-size';
+        else this.#state = 'stopped'; // not a frame: the decompressor reports it
+        return undefined;
+      }
+      case 'skippable-size': {
+        if (held.length < 4) return undefined;
+        this.#skip = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
+        this.#held = [];
+        this.#state = 'magic';
+        return undefined;
+      }
+      case 'frame-header': {
+        const descriptor = held[0] ?? 0;
+        const isSingleSegment = (descriptor & 0x20) !== 0;
+        const sizeFlag = descriptor >> 6;
+        const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] ?? 0;
+        const sizeBytes = sizeFlag === 0 ? (isSingleSegment ? 1 : 0) : (1 << sizeFlag);
+        const length = 1 + (isSingleSegment ? 0 : 1) + dictionaryBytes + sizeBytes;
+        if (held.length < length) return undefined;
+        let window: number;
+        if (isSingleSegment) {
+          // The window is the content size (little-endian; 2-byte sizes are offset by 256).
+          window = 0;
+          for (let k = sizeBytes - 1; k >= 0; k -= 1) window = window * 256 + (held[length - sizeBytes + k] ?? 0);
+          if (sizeBytes === 2) window += 256;
+        } else {
+          const windowDescriptor = held[1] ?? 0;
+          const base = 2 ** (10 + (windowDescriptor >> 3));
+          window = base + (base / 8) * (windowDescriptor & 7);
+        }
+        this.#held = [];
+        if (window > this.#maxWindow) {
+          return `a zstd frame declares a ${window}-byte window, over the ${this.#maxWindow}-byte limit`;
+        }
+        this.#window = window;
+        this.#hasChecksum = (descriptor & 0x04) !== 0;
+        this.#state = 'block-header';
+        return undefined;
+      }
+      case 'block-header': {
+        if (held.length < 3) return undefined;
+        const header = (held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16);
+        this.#held = [];
+        const isLast = (header & 1) === 1;
+        const type = (header >> 1) & 3;
+        const size = header >>> 3;
+        if (type === 3) return 'a zstd block has the reserved block type';
+        // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
+        const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
+        if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
+        this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
+        if (isLast) this.#state = 'magic';
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
 /**
  * Incremental, synchronous form of {@link readDurableLog}: push the file's
  * bytes in order, then call `end()` once. Both return the records completed so
@@ -302,7 +442,10 @@ export class DurableLogDecoder {
   #head: Uint8Array[] = [];
   #headLength = 0;
   #zstd: Decompress | undefined;
+  #zstdScanner: ZstdFrameScanner | undefined;
+  readonly #maxZstdWindowBytes: number;
   #zstdOutput: Uint8Array[] = [];
+  #problemCount = 0;
   #lineCount = 0;
   #isStopped = false;
   #isEnded = false;
@@ -310,6 +453,7 @@ export class DurableLogDecoder {
   /** @throws RangeError when `maxLineBytes` is not a non-negative integer (a programming error). */
   constructor(options: ReadDurableLogOptions = {}) {
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.#maxZstdWindowBytes = options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES;
     this.#splitter = new LineSplitter({ maxLineBytes: this.#maxLineBytes });
     const compression = options.compression ?? 'auto';
     if (compression !== 'auto') this.#start(compression);
@@ -388,6 +532,7 @@ export class DurableLogDecoder {
   #start(compression: LogCompression): void {
     this.#compression = compression;
     if (compression === 'zstd') {
+      this.#zstdScanner = new ZstdFrameScanner(this.#maxZstdWindowBytes);
       this.#zstd = new Decompress((data) => {
         if (data.length > 0) this.#zstdOutput.push(data);
       });
@@ -407,8 +552,11 @@ export class DurableLogDecoder {
       this.#interpretAll(this.#splitter.push(chunk), out);
       return;
     }
+    // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
+    const refusal = this.#zstdScanner?.scan(chunk);
+    const accepted = refusal === undefined ? chunk : chunk.subarray(0, refusal.at);
     try {
-      this.#zstd.push(chunk);
+      if (accepted.length > 0) this.#zstd.push(accepted);
     } catch (error) {
       // fzstd throws for undecodable data; blocks it decoded before that still count.
       this.#drainZstd(out);
@@ -416,6 +564,7 @@ export class DurableLogDecoder {
       return;
     }
     this.#drainZstd(out);
+    if (refusal !== undefined && !this.#isStopped) out.push(this.#corrupt(new Error(refusal.reason)));
   }
 
   #drainZstd(out: DurableLogRecord[]): void {
@@ -440,7 +589,13 @@ export class DurableLogDecoder {
   #interpretAll(lines: readonly SplitLine[], out: DurableLogRecord[]): void {
     for (const item of lines) {
       if (this.#isStopped) return;
+      const before = out.length;
       this.#interpret(item, out);
+      for (let i = before; i < out.length; i += 1) if (out[i]?.kind === 'problem') this.#problemCount += 1;
+      if (this.#problemCount >= MAX_PROBLEMS_PER_FILE && !this.#isStopped) {
+        this.#isStopped = true;
+        out.push(problem(this.#lineCount, 'too-many-problems', `${MAX_PROBLEMS_PER_FILE} defective lines by line ${this.#lineCount}; the rest of the file is not read`));
+      }
     }
   }
 
@@ -537,9 +692,10 @@ export class DurableLogDecoder {
  * Never throws for bad content: only errors thrown by iterating `source`
  * (the caller's I/O) propagate. Stops pulling from `source` (and returns it)
  * after `not-a-session-log` or `corrupt-zstd`. Memory is bounded by
- * `maxLineBytes` plus what a 4 KiB slice of input decompresses to, never by
- * the file size (fzstd additionally holds each frame's window, at most the
- * window size the frame header declares).
+ * `maxLineBytes` plus what a 4 KiB slice of input decompresses to (blocks
+ * are at most 128 KiB, so at most 128 MiB for a slice of repeated-byte
+ * blocks), plus one zstd window of at most `maxZstdWindowBytes`; never by
+ * the file size.
  */
 export async function* readDurableLog(
   source: AsyncIterable<Uint8Array>,

@@ -187,7 +187,6 @@ describe('soak', () => {
       expect(dropped).toBeGreaterThan(0);
       expect(delivered + dropped).toBe(spans.length);
 
-      console.log('SOAKDEBUG', answered, JSON.stringify(observed), delivered, dropped, spans.length, rss.join(','));
       // RSS flat: the second half of the run peaks no more than 40 MiB above the first half.
       const half = Math.floor(rss.length / 2);
       expect(rss.length).toBeGreaterThan(8);

@@ -188,3 +188,36 @@ describe('SdkTracker', () => {
     expect(calls).toBe(2);
   });
 });
+
+describe('SdkTracker with prompts queued on a busy session', () => {
+  it('binds each run to its own prompt, so the previous prompt answer never closes the next run', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    const prompt = (id: number, time: number) =>
+      tracker.observeFrame('client->agent', { kind: 'request', id, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [text('go')] } }, time);
+    prompt(1, T0);
+    prompt(2, T0 + 1); // queued behind the running turn
+    feed(tracker, 's', events([turnStart(0), step('embedded', { content: [text('first')] }), turnEnd('completed', 0)], 0, T0 + 10));
+    feed(tracker, 's', events([turnStart(1)], 3, T0 + 40)); // the queued prompt's turn starts before the first answer
+    tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: { messageId: 'm1' } }, T0 + 45);
+    feed(tracker, 's', events([step('embedded', { turn: 1, content: [text('second')] }), turnEnd('completed', 1)], 4, T0 + 50));
+    tracker.observeFrame('agent->client', { kind: 'response', id: 2, result: { messageId: 'm2' } }, T0 + 70);
+    expect(rec.ends.map((r) => [r.runId, r.stopReason, r.output])).toEqual([
+      ['run-1', 'completed', [{ type: 'text', text: 'first' }]],
+      ['run-2', 'completed', [{ type: 'text', text: 'second' }]],
+    ]);
+  });
+
+  it('closes a queued prompt run as error when its own answer comes before its turn ends', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    tracker.observeFrame('client->agent', { kind: 'request', id: 1, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0);
+    tracker.observeFrame('client->agent', { kind: 'request', id: 2, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0 + 1);
+    feed(tracker, 's', events([turnStart(0), turnEnd('completed', 0), turnStart(1)], 0, T0 + 10));
+    tracker.observeFrame('agent->client', { kind: 'response', id: 2, error: { code: -32000, message: 'runtime shutting down' } }, T0 + 50);
+    expect(rec.ends.map((r) => [r.runId, r.stopReason, r.diagnostic])).toEqual([
+      ['run-1', 'completed', undefined],
+      ['run-2', 'error', 'session/prompt failed: runtime shutting down'],
+    ]);
+  });
+});

@@ -103,3 +103,12 @@ describe('OTLP-JSON-lines file exporters', () => {
     expect(after).toEqual({ code: ExportResultCode.FAILED, error: new Error('exporter is shut down') });
   });
 });
+
+describe('a file left with a torn last line by a crashed writer', () => {
+  it('gets its torn line ended before new lines are appended, so none glue onto it', async () => {
+    const path = join(tempDir(), 'traces.jsonl');
+    writeFileSync(path, '{"resourceSpans":[]}\n{"resourceSp');
+    await fileLineSink(path).append(Buffer.from('{"resourceSpans":[{"new":true}]}\n'));
+    expect(readFileSync(path, 'utf8')).toBe('{"resourceSpans":[]}\n{"resourceSp\n{"resourceSpans":[{"new":true}]}\n');
+  });
+});

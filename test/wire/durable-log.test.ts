@@ -525,3 +525,17 @@ describe('streaming', () => {
     expect(pulled).toBe(1);
   });
 });
+
+describe('a file of nothing but defects', () => {
+  it('stops after MAX_PROBLEMS_PER_FILE problems instead of flooding the caller', async () => {
+    const header = '{"type":"session","version":1,"id":"s","createdAt":1,"delegationDepth":0}\n';
+    async function* source(): AsyncGenerator<Uint8Array> {
+      yield Buffer.from(header + 'x\n'.repeat(50_000));
+    }
+    const records = [];
+    for await (const record of readDurableLog(source())) records.push(record);
+    const problems = records.filter((r) => r.kind === 'problem');
+    expect(problems).toHaveLength(1001);
+    expect(problems.at(-1)).toEqual({ kind: 'problem', line: 1001, code: 'too-many-problems', message: '1000 defective lines by line 1001; the rest of the file is not read' });
+  });
+});

@@ -21,6 +21,9 @@ import { telemetryOptions } from '../telemetry-options.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
 
+/** Bytes the capture file may have waiting to be written before lines are left out of it. */
+export const CAPTURE_BACKLOG_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Bound on flushing telemetry after the child exited, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
 export const DEFAULT_PROXY_FLUSH_MS = 5000;
 
@@ -81,6 +84,7 @@ export function observeConversation(listener: RunListener, options: Conversation
 export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv): ProxyObservation {
   const telemetry = createTelemetry(telemetryOptions(cmd, env));
   let capture: WriteStream | undefined;
+  let captureSkipped = 0;
   if (cmd.capture !== undefined) {
     const file = cmd.capture;
     capture = createWriteStream(file, { flags: 'w' });
@@ -95,7 +99,14 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
     ...(capture !== undefined
       ? {
           onLine: (direction: Direction, line: Uint8Array, time: number) => {
-            if (capture?.writable === true) capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line)}\n`);
+            if (capture?.writable !== true) return;
+            // Forwarding never waits for the capture: past the bound, lines are left out of it and that is said once.
+            if (capture.writableLength > CAPTURE_BACKLOG_LIMIT_BYTES) {
+              captureSkipped += 1;
+              if (captureSkipped === 1) diag.warn(`subagent-otel: capture file ${cmd.capture ?? ''} cannot keep up; lines are left out of it while more than ${CAPTURE_BACKLOG_LIMIT_BYTES} bytes wait`);
+              return;
+            }
+            capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line)}\n`);
           },
         }
       : {}),
@@ -113,6 +124,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
       if (capture !== undefined) {
         const file = capture;
         await new Promise<void>((resolve) => file.end(() => resolve()));
+        if (captureSkipped > 0) diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
       }
       const flushMs = Number(env.SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS ?? DEFAULT_PROXY_FLUSH_MS);
       await telemetry.shutdown(Number.isFinite(flushMs) && flushMs > 0 ? flushMs : DEFAULT_PROXY_FLUSH_MS);
