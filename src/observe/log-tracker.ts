@@ -27,8 +27,8 @@
  *
  * @module subagent-otel/observe/log-tracker
  */
-import { createReadStream } from 'node:fs';
 import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
+import { fileChunks } from '../wire/file-chunks.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
 import { RunBuilder } from './run-builder.js';
@@ -382,15 +382,3 @@ function byStart(runs: readonly PendingRun[]): PendingRun[] {
   return [...runs].sort((a, b) => a.start.startTime - b.start.startTime || (a.start.runId < b.start.runId ? -1 : a.start.runId > b.start.runId ? 1 : 0));
 }
 
-async function* fileChunks(path: string, onBytes: ((bytes: number) => void) | undefined): AsyncGenerator<Uint8Array, void, undefined> {
-  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
-  try {
-    for await (const chunk of stream) {
-      const bytes = chunk as Buffer;
-      onBytes?.(bytes.length);
-      yield bytes;
-    }
-  } finally {
-    stream.destroy();
-  }
-}

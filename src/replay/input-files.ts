@@ -11,11 +11,11 @@
  * @module subagent-otel/replay/input-files
  */
 import { Buffer } from 'node:buffer';
-import { createReadStream } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Decompress } from 'fzstd';
 import { detectCompression, type LogCompression } from '../wire/durable-log.js';
+import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from '../wire/ndjson.js';
 
@@ -321,23 +321,6 @@ export async function* readLines(source: AsyncIterable<Uint8Array>, options: Rea
   if (isTornFrame) yield { kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' };
 }
 
-/**
- * The bytes of the file at `path` in 64 KiB chunks, each reported to
- * `onBytes` as it is read. Errors (missing file, a directory, EACCES, EIO)
- * are thrown from the iteration; the file is closed when iteration ends.
- */
-export async function* fileChunks(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Uint8Array, void, undefined> {
-  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
-  try {
-    for await (const chunk of stream) {
-      const bytes = chunk as Buffer;
-      onBytes?.(bytes.length);
-      yield bytes;
-    }
-  } finally {
-    stream.destroy();
-  }
-}
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
 async function readFirstLine(path: string): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {

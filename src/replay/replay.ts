@@ -38,7 +38,8 @@ import { LogTracker } from '../observe/log-tracker.js';
 import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
-import { expandPaths, fileChunks, readLines, sniffFile, type InputFormat } from './input-files.js';
+import { expandPaths, readLines, sniffFile, type InputFormat } from './input-files.js';
+import { fileChunks } from '../wire/file-chunks.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
 export const CAPTURE_ORIGIN = 'capture' as const;

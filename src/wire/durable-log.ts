@@ -21,8 +21,8 @@
  */
 
 import { Buffer } from 'node:buffer';
-import { createReadStream } from 'node:fs';
 import { Decompress } from 'fzstd';
+import { fileChunks } from './file-chunks.js';
 import { z } from 'zod';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from './ndjson.js';
 import type { SplitLine } from './ndjson.js';
@@ -733,10 +733,9 @@ class FileReadError extends Error {
   }
 }
 
-async function* fileChunks(path: string): AsyncGenerator<Uint8Array, void, undefined> {
-  const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
+async function* fileChunksOf(path: string): AsyncGenerator<Uint8Array, void, undefined> {
   try {
-    for await (const chunk of stream) yield chunk as Buffer;
+    yield* fileChunks(path);
   } catch (error) {
     throw new FileReadError(error);
   }
@@ -758,7 +757,7 @@ export async function* readDurableLogFile(
   options: ReadDurableLogOptions = {},
 ): AsyncGenerator<DurableLogRecord, void, undefined> {
   try {
-    yield* readDurableLog(fileChunks(path), options);
+    yield* readDurableLog(fileChunksOf(path), options);
   } catch (error) {
     if (!(error instanceof FileReadError)) throw error;
     yield problem(0, 'unreadable', `cannot read ${path}: ${error.message}`);
