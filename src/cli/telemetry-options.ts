@@ -7,6 +7,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
+import { setGlobalErrorHandler } from '@opentelemetry/core';
 import type { TelemetryOptions } from '../telemetry/setup.js';
 import type { TelemetryFlags } from './args.js';
 
@@ -56,6 +57,15 @@ function lineLogger(write: (line: string) => void): DiagLogger {
  * `SUBAGENT_OTEL_LOG_FILE` (its stderr belongs to the child), else nowhere.
  */
 export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream = process.stderr): void {
+  // The SDK reports every failed export batch through its global error handler; our exporters
+  // already count drops and say so once per kind, so the SDK's own reports are said once per message.
+  const seen = new Set<string>();
+  setGlobalErrorHandler((error) => {
+    const message = error instanceof Error ? error.message : String(error);
+    if (seen.has(message) || seen.size >= 64) return;
+    seen.add(message);
+    diag.warn(`subagent-otel: OpenTelemetry SDK: ${message} (further reports of this error are not repeated)`);
+  });
   if (target === 'stderr') {
     diag.setLogger(lineLogger((line) => stderr.write(`subagent-otel: ${line.replace(/^\S+ /, '')}`)), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
     return;
