@@ -20,6 +20,18 @@ export const ENV_LOG_FILE = 'SUBAGENT_OTEL_LOG_FILE';
  */
 export const ENV_PROMETHEUS_HOST = 'SUBAGENT_OTEL_PROMETHEUS_HOST';
 
+/** Environment variable bounding the final telemetry flush of every command, in ms. */
+export const ENV_SHUTDOWN_TIMEOUT_MS = 'SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS';
+
+/**
+ * The final flush bound of a command: `SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`
+ * when it is a positive number, else the command's `fallback`.
+ */
+export function flushBoundMs(env: NodeJS.ProcessEnv, fallback: number): number {
+  const value = Number(env[ENV_SHUTDOWN_TIMEOUT_MS]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
 /**
  * `createTelemetry` options for a command's flags; flags override the
  * environment. `prometheusHost` is `--prometheus-host`, else a non-blank

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { telemetryOptions } from '../../src/cli/telemetry-options.js';
+import { flushBoundMs, telemetryOptions } from '../../src/cli/telemetry-options.js';
 
 describe('telemetryOptions', () => {
   it('maps every flag onto createTelemetry options', () => {
@@ -14,5 +14,14 @@ describe('telemetryOptions', () => {
     expect(telemetryOptions({}, env)).toEqual({ env, prometheusHost: '0.0.0.0' });
     expect(telemetryOptions({ prometheusHost: '127.0.0.1' }, env)).toEqual({ env, prometheusHost: '127.0.0.1' });
     expect(telemetryOptions({}, { SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' })).toEqual({ env: { SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' } });
+  });
+});
+
+describe('flushBoundMs', () => {
+  it('takes SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS when it is a positive number, else the command default', () => {
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '750' }, 2000)).toBe(750);
+    expect(flushBoundMs({}, 2000)).toBe(2000);
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: 'soon' }, 2000)).toBe(2000);
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '0' }, 5000)).toBe(5000);
   });
 });

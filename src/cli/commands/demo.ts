@@ -20,7 +20,7 @@ import { createTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { runStdioProxy } from '../stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
-import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { isOutputMismatch } from '../../replay/replay.js';
 import { observeConversation } from './proxy-observation.js';
 
@@ -45,6 +45,9 @@ export const DEMO_SDK_SCENARIOS = [
 export const DEMO_ACP_SCENARIOS = ['end_turn', 'max-tokens', 'refusal', 'max_turn_requests', 'non-text-only', 'thoughts', 'permission'] as const;
 
 const ROUTE = { provider: 'deepseek', model: 'deepseek-chat' } as const;
+
+/** Bound on the demo's final telemetry flush, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
+export const DEFAULT_DEMO_FLUSH_MS = 5000;
 
 /** One observed run with how the demo produced it. */
 export interface DemoRow {
@@ -183,7 +186,7 @@ export async function runDemo(
     await runAcpSubagent({ command: process.execPath, args: [ACP_AGENT], ...agentName, prompt: `scenario:${scenario}`, listener });
   }
 
-  const report = await telemetry.shutdown();
+  const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_DEMO_FLUSH_MS));
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
   const mismatches = rows.filter((r) => isOutputMismatch(r.record)).length;
   if (cmd.json) {

@@ -17,15 +17,21 @@ import type { RunListener } from '../../observe/run-record.js';
 import { SdkTracker } from '../../observe/sdk-tracker.js';
 import { createTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
-import { telemetryOptions } from '../telemetry-options.js';
+import { flushBoundMs, telemetryOptions } from '../telemetry-options.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
 
 /** Bytes the capture file may have waiting to be written before lines are left out of it. */
 export const CAPTURE_BACKLOG_LIMIT_BYTES = 64 * 1024 * 1024;
 
-/** Bound on flushing telemetry after the child exited, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
-export const DEFAULT_PROXY_FLUSH_MS = 5000;
+/**
+ * Bound on flushing telemetry after the child exited, in ms
+ * (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). The parent sees the proxy exit only
+ * after this flush, and the OTLP exporter retries an unreachable collector
+ * until its bound, so it is kept short: a healthy collector answers in
+ * milliseconds; what a dead one would have received is counted as dropped.
+ */
+export const DEFAULT_PROXY_FLUSH_MS = 2000;
 
 /** Builds the tracker for a protocol choice; `auto` decides from the first frames. */
 export function protocolObserver(
@@ -126,8 +132,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
         await new Promise<void>((resolve) => file.end(() => resolve()));
         if (captureSkipped > 0) diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
       }
-      const flushMs = Number(env.SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS ?? DEFAULT_PROXY_FLUSH_MS);
-      await telemetry.shutdown(Number.isFinite(flushMs) && flushMs > 0 ? flushMs : DEFAULT_PROXY_FLUSH_MS);
+      await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
     },
   };
 }

@@ -12,7 +12,7 @@ import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummar
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { formatProblem, formatProgressBar, formatStopReasonSummary } from '../summary.js';
-import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type ReplayCommand = Extract<Command, { name: 'replay' }>;
 
@@ -24,7 +24,6 @@ export interface ReplayIo {
 }
 
 /** Environment variable bounding the final telemetry flush, in ms (shared with the proxy). */
-export const ENV_SHUTDOWN_TIMEOUT_MS = 'SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS';
 /** Default bound of the final flush: a replay can hand the exporters many runs at once. */
 export const DEFAULT_REPLAY_FLUSH_MS = 15_000;
 /** Problems printed per file; the rest are counted in one line at the end. */
@@ -70,8 +69,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     if (count > MAX_PRINTED_PROBLEMS_PER_FILE) io.stderr.write(`subagent-otel replay: ${file}: ${count - MAX_PRINTED_PROBLEMS_PER_FILE} more problems not shown\n`);
   }
 
-  const flushMs = Number(io.env[ENV_SHUTDOWN_TIMEOUT_MS] ?? DEFAULT_REPLAY_FLUSH_MS);
-  const report = await telemetry.shutdown(Number.isFinite(flushMs) && flushMs > 0 ? flushMs : DEFAULT_REPLAY_FLUSH_MS);
+  const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_REPLAY_FLUSH_MS));
   const destinations = telemetry.describeDestinations();
   const dropped = report.dropped.traces + report.dropped.metrics;
 
