@@ -31,6 +31,16 @@ const selected = values.only !== undefined ? values.only.split(',').map((name) =
 for (const name of selected) if (!BENCHMARKS.includes(name)) throw new Error(`unknown benchmark '${name}' (known: ${BENCHMARKS.join(', ')})`);
 const passArgs = [...(values.rounds !== undefined ? ['--rounds', values.rounds] : []), ...(values.scale !== undefined ? ['--scale', values.scale] : [])];
 
+if (selected.includes('replay')) {
+  try {
+    execFileSync('zstd', ['--version'], { stdio: 'ignore' });
+  } catch {
+    // Missing (ENOENT) or broken: the replay benchmark writes its log with the zstd tool, so say how to get it.
+    process.stderr.write("bench: the replay benchmark needs the 'zstd' tool (Debian: apt-get install zstd); or run without it: npm run bench -- --only fold,proxy-throughput,proxy-latency,memory\n");
+    process.exit(1);
+  }
+}
+
 function gitCommit() {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
