@@ -9,6 +9,7 @@
  * @module subagent-otel/cli/summary
  */
 import { basename } from 'node:path';
+import { conventionTokens } from '../observe/run-builder.js';
 import type { RunRecord } from '../observe/run-record.js';
 import { isOutputMismatch, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../replay/replay.js';
 
@@ -31,8 +32,8 @@ export const MISMATCH_NOTE = '⚠ runtime reported a different output';
 
 /**
  * Renders runs as an aligned text table: the leading columns, then stop
- * reason, output source, tokens (`in/out`, input as `gen_ai.usage.input_tokens`
- * counts it: cache reads and writes included; `-` when no usage was
+ * reason, output source, tokens (`in/out` as `gen_ai.usage.input_tokens` and `output_tokens`
+ * count them, see `conventionTokens`; `-` when no usage was
  * reported), and a one-line preview of the selected output (text and
  * reasoning verbatim with whitespace collapsed, other blocks as `[type]`,
  * `(no output)` when there is none), flagged with {@link MISMATCH_NOTE}
@@ -49,7 +50,7 @@ export function formatRunTable(records: readonly RunRecord[], options: RunTableO
     ...leading.cells(record, index),
     record.stopReason,
     record.outputSource,
-    record.usage.reported ? `${inputTokens(record)}/${record.usage.outputTokens}` : '-',
+    record.usage.reported ? tokenCell(record) : '-',
     `${preview(record, width)}${isOutputMismatch(record) ? `  ${MISMATCH_NOTE}` : ''}`,
   ]);
   return alignRows(header, body, new Set()).join('\n');
@@ -111,8 +112,9 @@ export function formatProgressBar(progress: ReplayProgress, columns: number): st
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
-function inputTokens(record: RunRecord): number {
-  return record.usage.inputTokens + record.usage.cacheReadTokens + record.usage.cacheWriteTokens;
+function tokenCell(record: RunRecord): string {
+  const tokens = conventionTokens(record.usage);
+  return `${tokens.input}/${tokens.output}`;
 }
 
 function preview(record: RunRecord, width: number): string {

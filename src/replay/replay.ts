@@ -34,6 +34,7 @@ import { decodeUtf8Line } from '../wire/ndjson.js';
 import { AcpTracker } from '../observe/acp-tracker.js';
 import type { Direction, FrameObserver } from '../observe/frame-observer.js';
 import { FrameTap } from '../observe/frame-tap.js';
+import { conventionTokens } from '../observe/run-builder.js';
 import { LogTracker } from '../observe/log-tracker.js';
 import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
@@ -390,8 +391,9 @@ class SummaryListener implements RunListener {
     const entry = this.#byReason.get(record.stopReason) ?? { runs: 0, inputTokens: 0, outputTokens: 0 };
     entry.runs += 1;
     if (record.usage.reported) {
-      entry.inputTokens += record.usage.inputTokens + record.usage.cacheReadTokens + record.usage.cacheWriteTokens;
-      entry.outputTokens += record.usage.outputTokens;
+      const tokens = conventionTokens(record.usage);
+      entry.inputTokens += tokens.input;
+      entry.outputTokens += tokens.output;
     }
     this.#byReason.set(record.stopReason, entry);
     if (isOutputMismatch(record)) this.#mismatches += 1;

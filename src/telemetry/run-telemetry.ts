@@ -28,6 +28,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } from '../observe/run-record.js';
+import { conventionTokens } from '../observe/run-builder.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, type ContentPolicy } from './content-policy.js';
@@ -168,9 +169,10 @@ function usageAttributes(usage: {
   const cacheRead = usage.cacheReadTokens ?? 0;
   const cacheWrite = usage.cacheWriteTokens ?? 0;
   const reasoning = usage.reasoningTokens ?? 0;
+  const tokens = conventionTokens(usage);
   const attributes: Attributes = {
-    [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: usage.inputTokens + cacheRead + cacheWrite,
-    [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: usage.outputTokens + reasoning,
+    [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: tokens.input,
+    [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: tokens.output,
   };
   if (cacheRead > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = cacheRead;
   if (cacheWrite > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = cacheWrite;
