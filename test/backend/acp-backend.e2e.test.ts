@@ -188,7 +188,7 @@ describe('runAcpSubagent: cancellation and failures', () => {
   });
 
   it('reports an agent that never speaks ACP as error once it exits', async () => {
-    const run = await delegate('hello', { command: process.execPath, args: ['-e', 'console.log("not json"); process.exit(2)'] });
+    const run = await delegate('hello', { command: process.execPath, args: ['-e', 'console.log("not json"); process.exitCode = 2'] });
     expect(run.result).toEqual({ output: [], stopReason: 'error', diagnostic: 'the agent exited with code 2 before the prompt turn finished' });
     expect(run.malformed).toEqual(['acp not-json']);
   });

@@ -131,7 +131,7 @@ describe('spawnChild teardown', () => {
   });
 
   it('stops at the stdin-EOF step when the child exits on EOF', async () => {
-    const child = node(`process.stdin.resume(); process.stdin.on('end', () => process.exit(4)); console.log('ready');`);
+    const child = node(`process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 4; }); console.log('ready');`);
     expect(await firstLine(child.stdout)).toBe('ready');
     const started = Date.now();
     expect(await child.dispose({ eofMs: 5000, termMs: 5000 })).toEqual({ code: 4, signal: null });
@@ -140,8 +140,8 @@ describe('spawnChild teardown', () => {
 
   it('runs the graceful hook first and stops there when the child obeys it', async () => {
     const child = node(`
-      process.stdin.on('data', (d) => { if (String(d).includes('shutdown')) process.exit(7); });
-      process.stdin.on('end', () => process.exit(1));
+      process.stdin.on('data', (d) => { if (String(d).includes('shutdown')) { process.exitCode = 7; process.stdin.destroy(); } });
+      process.stdin.on('end', () => { process.exitCode = 1; });
       console.log('ready');
     `);
     expect(await firstLine(child.stdout)).toBe('ready');
@@ -155,7 +155,7 @@ describe('spawnChild teardown', () => {
   });
 
   it('moves on at once when the graceful hook rejects', async () => {
-    const child = node(`process.stdin.resume(); process.stdin.on('end', () => process.exit(3)); console.log('ready');`);
+    const child = node(`process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 3; }); console.log('ready');`);
     expect(await firstLine(child.stdout)).toBe('ready');
     const started = Date.now();
     const exit = await child.dispose({ graceful: () => Promise.reject(new Error('connection closed')), gracefulMs: 10_000 });
@@ -174,7 +174,7 @@ describe('spawnChild teardown', () => {
   });
 
   it('reports the exit of a child that ended by itself', async () => {
-    const child = node(`process.exit(9)`);
+    const child = node(`process.exitCode = 9`);
     expect(await child.exited).toEqual({ code: 9, signal: null });
     expect(await child.dispose()).toEqual({ code: 9, signal: null });
   });

@@ -131,7 +131,7 @@ describe('SDK backend (real runtime process)', () => {
     try {
       const dir = mkdtempSync(join(tmpdir(), 'sdk-env-'));
       const script = join(dir, 'env-dump.cjs');
-      writeFileSync(script, "require('fs').writeFileSync(process.argv[2], JSON.stringify(process.env)); process.exit(0);\n");
+      writeFileSync(script, "require('fs').writeFileSync(process.argv[2], JSON.stringify(process.env));\n");
       await runSdkSubagent({ command: process.execPath, args: [script, join(dir, 'env.json')],
         ...route, prompt: 'x', initializeTimeoutMs: 2000 });
       const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Record<string, string>;

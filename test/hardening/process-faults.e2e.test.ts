@@ -211,7 +211,7 @@ function next() {
       return;
     }
   }
-  process.stdout.write('', () => process.stderr.write('done ' + written + ' ' + hash.digest('hex') + '\n', () => process.exit(0)));
+  process.stdout.write('', () => process.stderr.write('done ' + written + ' ' + hash.digest('hex') + '\n'));
 }
 next();
 `;

@@ -62,7 +62,7 @@ child.stdout.on('data', (chunk) => seenOut.write(chunk));
 child.stdout.pipe(process.stdout);
 child.on('close', (code) => {
   let open = 2;
-  const done = () => { if (--open === 0) process.exit(code ?? 1); };
+  const done = () => { if (--open === 0) { process.exitCode = code ?? 1; process.stdin.destroy(); } };
   seenIn.end(done);
   seenOut.end(done);
 });

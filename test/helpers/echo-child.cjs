@@ -7,7 +7,10 @@ const record = process.argv[2];
 fs.writeFileSync(record, '');
 process.stderr.write('echo-child: started \u00e9\n');
 process.on('SIGTERM', () => {
-  process.stderr.write('echo-child: got SIGTERM\n', () => process.exit(42));
+  process.stderr.write('echo-child: got SIGTERM\n', () => {
+    process.exitCode = 42;
+    process.stdin.destroy(); // nothing else keeps the process alive: it ends with 42
+  });
 });
 if (process.env.ECHO_READY) fs.writeFileSync(process.env.ECHO_READY, String(process.pid));
 process.stdin.on('data', (chunk) => {
@@ -17,7 +20,7 @@ process.stdin.on('data', (chunk) => {
 process.stdin.on('end', () => {
   const finish = () => {
     if (process.env.ECHO_SELF_KILL) process.kill(process.pid, process.env.ECHO_SELF_KILL);
-    else process.exit(Number(process.env.ECHO_EXIT ?? 0));
+    else process.exitCode = Number(process.env.ECHO_EXIT ?? 0); // stdin has ended: the process ends with it
   };
   process.stdout.write('', finish);
 });
