@@ -7,6 +7,7 @@
  * @module subagent-otel/cli/main
  */
 import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
 
@@ -29,10 +30,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
-        // Re-raise the child's signal so our parent sees the same kind of death.
+        // Re-raise the child's signal so our parent sees the same kind of death. Delivery is
+        // asynchronous: wait for it rather than exit first; the code is only a fallback.
         process.removeAllListeners(exit.signal);
         process.kill(process.pid, exit.signal);
-        return 128;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        return 128 + (constants.signals[exit.signal] ?? 0);
       }
       return exit.code ?? 1;
     }

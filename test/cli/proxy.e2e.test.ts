@@ -56,6 +56,12 @@ describe('proxy transparency (real processes)', () => {
     expect(r.signal).toBe('SIGKILL');
   });
 
+  it('dies by the same signal when the child dies by a catchable signal', async () => {
+    const r = await throughEcho(Buffer.from('x\n'), { ECHO_SELF_KILL: 'SIGINT' });
+    expect(r.code).toBeNull();
+    expect(r.signal).toBe('SIGINT');
+  });
+
   it('forwards SIGTERM to the child and exits with its code', async () => {
     const dir = tmp();
     const ready = join(dir, 'ready');
