@@ -10,12 +10,9 @@
  */
 import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
-import type { Command } from '../args.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
 import { installDiagnostics } from '../telemetry-options.js';
-import type { ProxyObservation } from './proxy-observation.js';
-
-export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
+import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
