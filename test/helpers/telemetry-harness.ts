@@ -17,6 +17,11 @@ export function telemetryHarness(content: ContentPolicy = { capture: true }) {
   const runs = new RunTelemetry({ tracer: tracerProvider.getTracer('test'), meter: meterProvider.getMeter('test'), content });
   return {
     runs,
+    spanExporter: spans,
+    metricExporter: metrics,
+    reader,
+    tracerProvider,
+    meterProvider,
     /** Finished `invoke_agent` spans. */
     runSpans: (): ReadableSpan[] => spans.getFinishedSpans().filter((s) => s.name.startsWith('invoke_agent')),
     /** Sum of a counter's data points, optionally filtered by one attribute. */

@@ -6,19 +6,13 @@
  */
 import { createHash } from 'node:crypto';
 import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import {
-  AggregationTemporality,
-  InMemoryMetricExporter,
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  type DataPoint,
-  type Histogram,
-} from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, RunStart } from '../../src/observe/run-record.js';
 import type { ContentPolicy } from '../../src/telemetry/content-policy.js';
 import { RunTelemetry, finishReasonOfStopReason } from '../../src/telemetry/run-telemetry.js';
+import { telemetryHarness } from '../helpers/telemetry-harness.js';
 import { reportedOutputMatches } from '../../src/output/result.js';
 import {
   ATTR_ERROR_TYPE,
@@ -71,12 +65,7 @@ interface Point {
 }
 
 function harness(content: ContentPolicy = { capture: true }) {
-  const spans = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-  const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const reader = new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 3_600_000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  const runs = new RunTelemetry({ tracer: tracerProvider.getTracer('test'), meter: meterProvider.getMeter('test'), content });
+  const { runs, spanExporter: spans, metricExporter: metrics, reader, tracerProvider, meterProvider } = telemetryHarness(content);
   return {
     runs,
     finished: (): ReadableSpan[] => spans.getFinishedSpans(),
