@@ -7,13 +7,20 @@
  * A run opens on the client's `session/prompt` request (its
  * `_meta.traceparent`, else the configured one, parents it) and closes on
  * whichever end comes first: the prompt response (v1: `stopReason` mapped
- * with `stopReasonFromAcp`; a JSON-RPC error gives `error` with its message
- * as diagnostic) or a draft-v2 idle `state_update`. Later ends of the same
- * turn are ignored. Updates keep folding after `session/cancel` until the
- * turn ends. Only `agent_message_chunk` text is output (pushed into the one
- * fold as raw streamed text); thoughts, tool calls, plans and non-text
- * blocks never are. Tool calls come from `tool_call`/`tool_call_update`.
- * Usage is recorded only when the prompt response reports it.
+ * with `stopReasonFromAcp`; a JSON-RPC error gives `error` with its code and
+ * text recorded) or a draft-v2 idle `state_update`. An answer that matches a
+ * truncation signature (`acp-truncation.ts`) becomes `max-tokens` instead,
+ * naming the signature. Later ends of the same turn are ignored. Updates keep
+ * folding after `session/cancel` until the turn ends. Only
+ * `agent_message_chunk` text is output (pushed into the one fold as raw
+ * streamed text); thoughts, tool calls, plans and non-text blocks never are.
+ *
+ * Tool calls come from `tool_call`, `tool_call_update` and the tool call
+ * inline in `session/request_permission` (some agents announce a tool that
+ * needs permission only there); the client's answer is recorded on the tool.
+ * Usage is the prompt response's `usage`, else the counts in its
+ * `_meta.quota` (gemini-cli); a `usage_update` is the context window and the
+ * session's cumulative cost, recorded as such, never as token usage.
  *
  * Owns no I/O and no output rule (`output/`), no telemetry (`telemetry/`).
  *
@@ -24,22 +31,31 @@ import {
   ACP_AGENT_METHODS,
   ACP_CLIENT_METHODS,
   ACP_SESSION_UPDATES,
+  acpErrorText,
+  acpMetaQuota,
+  agentToolName,
   isAcpTextBlock,
   isKnownSessionUpdate,
   parseAcpCancelParams,
   parseAcpInitializeResult,
+  parseAcpPermissionRequest,
+  parseAcpPermissionResponse,
   parseAcpPromptParams,
   parseAcpPromptResult,
   parseAcpSessionUpdate,
   tokenUsageFromAcp,
   type AcpKnownSessionUpdate,
+  type AcpPermissionOption,
+  type AcpToolCallFields,
 } from '../wire/acp-protocol.js';
-import type { JsonRpcFrame, JsonRpcResponse } from '../wire/jsonrpc.js';
+import type { JsonRpcFrame, JsonRpcId, JsonRpcResponse } from '../wire/jsonrpc.js';
 import type { WireError } from '../wire/wire-error.js';
+import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import { stopReasonFromAcp, type SubagentStopReason } from '../output/stop-reason.js';
+import { ACP_TRUNCATION_SIGNATURES, matchTruncation, type AcpTruncationSignature, type AcpTurnAnswer } from './acp-truncation.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder } from './run-builder.js';
-import type { RunListener, RunStart } from './run-record.js';
+import type { RunListener, RunRecord, RunRpcError, RunStart, ToolCallRecord, ToolPermission, UsageOrigin } from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for frames this tracker rejects. */
 export const ACP_ORIGIN = 'acp' as const;
@@ -59,6 +75,24 @@ export interface AcpTrackerOptions {
   readonly now?: () => number;
   /** Run id factory. Default `crypto.randomUUID`. */
   readonly newRunId?: () => string;
+  /** Truncation signatures to recognise. Default `ACP_TRUNCATION_SIGNATURES`; `[]` turns recognition off. */
+  readonly truncationSignatures?: readonly AcpTruncationSignature[];
+}
+
+/** A tool call of an open run, as far as the agent has told. */
+interface AcpTool {
+  readonly callId: string;
+  readonly startTime: number;
+  /** The agent's own tool name from `_meta` (e.g. claude's `Bash`). */
+  ownName?: string;
+  /** A non-protocol `name` field, when an agent sends one. */
+  fieldName?: string;
+  title?: string;
+  kind?: string;
+  endTime?: number;
+  isError: boolean;
+  errorType?: string;
+  permission?: ToolPermission;
 }
 
 interface OpenRun {
@@ -66,7 +100,30 @@ interface OpenRun {
   readonly sessionId: string;
   /** Id of the `session/prompt` request that opened the run. */
   readonly promptId: string | number;
+  /** Tool calls by id, in the order they were first seen. */
+  readonly tools: Map<string, AcpTool>;
+  usageOrigin?: UsageOrigin;
+  contextWindow?: { used: number; size: number };
+  sessionCost?: { amount: number; currency: string };
 }
+
+/** A `session/request_permission` the agent sent, until the client answers it. */
+interface PendingPermission {
+  readonly run: OpenRun;
+  readonly toolCallId: string;
+  readonly options: readonly AcpPermissionOption[];
+}
+
+/** How a turn ended, beyond its stop reason. */
+interface TurnEnd {
+  readonly stopReason: SubagentStopReason;
+  readonly diagnostic?: string | undefined;
+  readonly rpcError?: RunRpcError;
+  readonly inferredFrom?: string;
+}
+
+/** Option kinds of protocol v1 recorded as the permission outcome. */
+const PERMISSION_OPTION_KINDS = new Set(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
 
 type PendingRequest =
   | { readonly method: typeof ACP_AGENT_METHODS.sessionPrompt; readonly run: OpenRun | undefined }
@@ -88,6 +145,9 @@ export class AcpTracker implements FrameObserver {
   readonly #clientRequests = new Map<string | number, PendingRequest>();
   /** The open run of each session (at most one prompt turn runs per session). */
   readonly #openBySession = new Map<string, OpenRun>();
+  /** Permission requests the agent sent, by id, until the client answers them. */
+  readonly #permissionRequests = new Map<JsonRpcId, PendingPermission>();
+  readonly #signatures: readonly AcpTruncationSignature[];
   #agentInfoName: string | undefined;
   #closed = false;
 
@@ -96,6 +156,7 @@ export class AcpTracker implements FrameObserver {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#newRunId = options.newRunId ?? randomUUID;
+    this.#signatures = options.truncationSignatures ?? ACP_TRUNCATION_SIGNATURES;
   }
 
   /** How many runs are open right now. */
@@ -104,9 +165,9 @@ export class AcpTracker implements FrameObserver {
   }
 
   /**
-   * Folds one frame. Requests and notifications from the agent other than
-   * `session/update` (permission, file-system, terminal requests), responses
-   * from the client, and methods it does not know (`session/load`,
+   * Folds one frame. Requests from the agent other than
+   * `session/request_permission` (file-system, terminal requests), the
+   * client's answers to them, and methods it does not know (`session/load`,
    * `authenticate`, extensions) are ignored. A frame whose params or result
    * fail validation is reported through `onMalformed('acp', error)` and
    * skipped (a malformed prompt response still ends its turn, as `error`).
@@ -117,13 +178,18 @@ export class AcpTracker implements FrameObserver {
     if (direction === 'client->agent') {
       if (frame.kind === 'request') this.#clientRequest(frame.id, frame.method, frame.params, time);
       else if (frame.kind === 'notification' && frame.method === ACP_AGENT_METHODS.sessionCancel) this.#cancel(frame.params);
+      else if (frame.kind === 'response') this.#clientResponse(frame, time);
       return;
     }
     if (frame.kind === 'notification') {
       if (frame.method === ACP_CLIENT_METHODS.sessionUpdate) this.#sessionUpdate(frame.params, time);
       return;
     }
-    if (frame.kind === 'response') this.#agentResponse(frame, time);
+    if (frame.kind === 'request') {
+      if (frame.method === ACP_CLIENT_METHODS.requestPermission) this.#permissionRequest(frame.id, frame.params, time);
+      return;
+    }
+    this.#agentResponse(frame, time);
   }
 
   /**
@@ -132,7 +198,7 @@ export class AcpTracker implements FrameObserver {
    * tracker. @param time default: the configured clock.
    */
   endOpenRuns(stopReason: SubagentStopReason, diagnostic?: string, time: number = this.#now()): void {
-    for (const run of [...this.#openBySession.values()]) this.#finish(run, time, stopReason, diagnostic);
+    for (const run of [...this.#openBySession.values()]) this.#finish(run, time, { stopReason, diagnostic });
   }
 
   /**
@@ -145,6 +211,7 @@ export class AcpTracker implements FrameObserver {
     this.endOpenRuns('error', diagnostic ?? 'the connection ended before the prompt turn finished', time);
     this.#closed = true;
     this.#clientRequests.clear();
+    this.#permissionRequests.clear();
   }
 
   #clientRequest(id: string | number, method: string, params: unknown, time: number): void {
@@ -162,7 +229,7 @@ export class AcpTracker implements FrameObserver {
     const { sessionId, _meta } = parsed.value;
     const previous = this.#openBySession.get(sessionId);
     if (previous !== undefined) {
-      this.#finish(previous, time, 'error', 'a new prompt started on the session before this turn ended');
+      this.#finish(previous, time, { stopReason: 'error', diagnostic: 'a new prompt started on the session before this turn ended' });
     }
     // Trace context travels as a pair: the prompt's own, else the configured one.
     const fromMeta = _meta?.traceparent !== undefined;
@@ -177,7 +244,7 @@ export class AcpTracker implements FrameObserver {
       ...(tracestate !== undefined ? { tracestate } : {}),
       startTime: time,
     };
-    const run: OpenRun = { builder: new RunBuilder(start), sessionId, promptId: id };
+    const run: OpenRun = { builder: new RunBuilder(start), sessionId, promptId: id, tools: new Map() };
     this.#openBySession.set(sessionId, run);
     this.#clientRequests.set(id, { method, run });
     this.#listener.onRunStart(start);
@@ -208,32 +275,97 @@ export class AcpTracker implements FrameObserver {
         if (isAcpTextBlock(update.content)) run.builder.pushText(update.content.text);
         return;
       case ACP_SESSION_UPDATES.toolCall:
-        run.builder.toolStarted(update.toolCallId, update.name ?? update.title, time);
-        this.#toolStatus(run, update.toolCallId, update.status, time);
-        return;
       case ACP_SESSION_UPDATES.toolCallUpdate:
-        // An update for a call never announced still names a tool call: record it from what it says.
-        run.builder.toolStarted(update.toolCallId, update.name ?? update.title ?? update.toolCallId, time);
-        this.#toolStatus(run, update.toolCallId, update.status, time);
+        // An update for a call never announced still names a tool call: it is recorded from what it says.
+        this.#noteTool(run, update, time);
         return;
-      case ACP_SESSION_UPDATES.stateUpdate:
+      case ACP_SESSION_UPDATES.usageUpdate:
+        // The context window now and the session's running cost: neither is this turn's token usage.
+        run.contextWindow = { used: update.used, size: update.size };
+        if (update.cost !== undefined) run.sessionCost = { amount: update.cost.amount, currency: update.cost.currency };
+        return;
+      case ACP_SESSION_UPDATES.stateUpdate: {
         if (update.state !== 'idle') return;
-        this.#finish(
-          run,
-          time,
-          stopReasonFromAcp(update.stopReason),
-          endDiagnostic(update.stopReason, update.error?.message, 'the agent went idle without reporting a stop reason'),
-        );
+        const failure = update.error;
+        if (failure?.code !== undefined && stopReasonFromAcp(update.stopReason) === 'error') {
+          this.#finishWithError(run, time, { code: failure.code, message: failure.message ?? '' });
+          return;
+        }
+        this.#finish(run, time, {
+          stopReason: stopReasonFromAcp(update.stopReason),
+          diagnostic: endDiagnostic(update.stopReason, failure?.message, 'the agent went idle without reporting a stop reason'),
+        });
         return;
+      }
       default:
-        // Thought and user chunks, plans, context-window usage: never output, never usage.
+        // Thought and user chunks, plans: never output, never usage.
         return;
     }
   }
 
-  #toolStatus(run: OpenRun, toolCallId: string, status: string | null | undefined, time: number): void {
-    if (status === 'completed') run.builder.toolFinished(toolCallId, time, false);
-    else if (status === 'failed') run.builder.toolFinished(toolCallId, time, true, 'tool_error');
+  /** Records what an announcement, update or permission request says about a tool call; its first terminal status ends it. */
+  #noteTool(run: OpenRun, fields: AcpToolCallFields, time: number): AcpTool {
+    let tool = run.tools.get(fields.toolCallId);
+    if (tool === undefined) {
+      tool = { callId: fields.toolCallId, startTime: time, isError: false };
+      run.tools.set(tool.callId, tool);
+    }
+    const ownName = agentToolName(fields._meta);
+    if (ownName !== undefined) tool.ownName = ownName;
+    if (typeof fields.name === 'string' && fields.name !== '') tool.fieldName = fields.name;
+    if (typeof fields.title === 'string' && fields.title !== '') tool.title = fields.title;
+    if (typeof fields.kind === 'string' && fields.kind !== '') tool.kind = fields.kind;
+    if (tool.endTime === undefined) {
+      if (fields.status === 'completed') endTool(tool, time, undefined);
+      else if (fields.status === 'failed') endTool(tool, time, 'tool_error');
+    }
+    return tool;
+  }
+
+  #permissionRequest(id: JsonRpcId, params: unknown, time: number): void {
+    const parsed = parseAcpPermissionRequest(params);
+    if (!parsed.ok) {
+      this.#malformed(parsed.error);
+      return;
+    }
+    const { sessionId, toolCall, options } = parsed.value;
+    const run = this.#openBySession.get(sessionId);
+    if (run === undefined) return;
+    // The inline tool call's status is the request's state (`pending`), never the tool's end.
+    const { status: _status, ...fields } = toolCall;
+    const tool = this.#noteTool(run, fields, time);
+    tool.permission = { outcome: 'pending' };
+    this.#permissionRequests.set(id, { run, toolCallId: tool.callId, options });
+  }
+
+  #clientResponse(frame: JsonRpcResponse, time: number): void {
+    if (frame.id === null) return;
+    const pending = this.#permissionRequests.get(frame.id);
+    if (pending === undefined) return;
+    this.#permissionRequests.delete(frame.id);
+    const { run } = pending;
+    const tool = run.tools.get(pending.toolCallId);
+    if (tool === undefined || this.#openBySession.get(run.sessionId) !== run) return;
+    if (frame.error !== undefined) {
+      tool.permission = { outcome: 'error' };
+      return;
+    }
+    const parsed = parseAcpPermissionResponse(frame.result);
+    if (!parsed.ok) {
+      this.#malformed(parsed.error);
+      return;
+    }
+    const answer = parsed.value;
+    if ('optionId' in answer) {
+      const kind = pending.options.find((option) => option.optionId === answer.optionId)?.kind;
+      const outcome = kind !== undefined && PERMISSION_OPTION_KINDS.has(kind) ? kind : 'selected';
+      tool.permission = { outcome, optionId: answer.optionId };
+      // A rejected call never runs: it ends here unless the agent already ended it.
+      if (outcome.startsWith('reject_') && tool.endTime === undefined) endTool(tool, time, 'permission_rejected');
+      return;
+    }
+    tool.permission = { outcome: answer.outcome };
+    if (answer.outcome === 'cancelled' && tool.endTime === undefined) endTool(tool, time, 'permission_cancelled');
   }
 
   #agentResponse(frame: JsonRpcResponse, time: number): void {
@@ -253,25 +385,65 @@ export class AcpTracker implements FrameObserver {
     // Unreadable prompt, or a turn already ended by an idle state update: a later duplicate.
     if (run === undefined || this.#openBySession.get(run.sessionId) !== run) return;
     if (frame.error !== undefined) {
-      this.#finish(run, time, 'error', frame.error.message);
+      this.#finishWithError(run, time, frame.error);
       return;
     }
     const parsed = parseAcpPromptResult(frame.result);
     if (!parsed.ok) {
       this.#malformed(parsed.error);
-      this.#finish(run, time, 'error', `malformed session/prompt response: ${parsed.error.message}`);
+      this.#finish(run, time, { stopReason: 'error', diagnostic: `malformed session/prompt response: ${parsed.error.message}` });
       return;
     }
-    const { stopReason, usage } = parsed.value;
-    if (usage !== undefined) run.builder.addUsage(tokenUsageFromAcp(usage));
+    const { stopReason, usage, _meta } = parsed.value;
+    if (usage !== undefined) {
+      run.builder.addUsage(tokenUsageFromAcp(usage));
+      run.usageOrigin = 'prompt-response';
+    } else {
+      const quota = acpMetaQuota(_meta);
+      if (quota !== undefined) {
+        run.builder.addUsage({ inputTokens: quota.inputTokens, outputTokens: quota.outputTokens });
+        run.usageOrigin = 'meta-quota';
+        if (quota.models.length === 1) run.builder.setRoute(undefined, quota.models[0]);
+      }
+    }
     // A draft-v2 acceptance (messageId, no stopReason): the turn goes on until an idle state update.
     if (stopReason === undefined) return;
-    this.#finish(run, time, stopReasonFromAcp(stopReason), endDiagnostic(stopReason, undefined, undefined));
+    const answer: AcpTurnAnswer = { kind: 'result', stopReason, ...(_meta !== undefined ? { meta: _meta } : {}) };
+    const signature = stopReasonFromAcp(stopReason) === 'max-tokens' ? undefined : matchTruncation(answer, this.#signatures);
+    if (signature !== undefined) {
+      this.#finish(run, time, { stopReason: 'max-tokens', inferredFrom: signature.id });
+      return;
+    }
+    this.#finish(run, time, { stopReason: stopReasonFromAcp(stopReason), diagnostic: endDiagnostic(stopReason, undefined, undefined) });
   }
 
-  #finish(run: OpenRun, time: number, stopReason: SubagentStopReason, diagnostic: string | undefined): void {
+  /** Ends a turn the agent answered with a failure: `error`, or `max-tokens` when a truncation signature matches. */
+  #finishWithError(run: OpenRun, time: number, error: { readonly code: number; readonly message: string; readonly data?: unknown }): void {
+    const text = acpErrorText(error);
+    const rpcError: RunRpcError = { code: error.code, message: capUtf8(text, DIAGNOSTIC_MAX_BYTES) };
+    const signature = matchTruncation({ kind: 'error', code: error.code, message: error.message, data: error.data }, this.#signatures);
+    this.#finish(run, time, {
+      stopReason: signature !== undefined ? 'max-tokens' : 'error',
+      diagnostic: text,
+      rpcError,
+      ...(signature !== undefined ? { inferredFrom: signature.id } : {}),
+    });
+  }
+
+  #finish(run: OpenRun, time: number, end: TurnEnd): void {
     if (this.#openBySession.get(run.sessionId) === run) this.#openBySession.delete(run.sessionId);
-    const record = run.builder.finish({ endTime: time, stopReason, ...(diagnostic !== undefined ? { diagnostic } : {}) });
+    for (const [id, pending] of this.#permissionRequests) if (pending.run === run) this.#permissionRequests.delete(id);
+    const { stopReason, diagnostic } = end;
+    const base = run.builder.finish({ endTime: time, stopReason, ...(diagnostic !== undefined ? { diagnostic } : {}) });
+    const record: RunRecord = {
+      ...base,
+      toolCalls: [...run.tools.values()].map((tool) => toolRecord(tool, stopReason === 'completed')),
+      ...(end.inferredFrom !== undefined ? { stopReasonInferredFrom: end.inferredFrom } : {}),
+      ...(end.rpcError !== undefined ? { rpcError: end.rpcError } : {}),
+      ...(run.usageOrigin !== undefined ? { usageOrigin: run.usageOrigin } : {}),
+      ...(run.contextWindow !== undefined ? { contextWindow: { ...run.contextWindow } } : {}),
+      ...(run.sessionCost !== undefined ? { sessionCost: { ...run.sessionCost } } : {}),
+    };
     this.#listener.onRunEnd(record);
   }
 
@@ -290,4 +462,30 @@ function endDiagnostic(stopReason: string | undefined, failure: string | undefin
   if (stopReason === undefined) return missing;
   if (stopReasonFromAcp(stopReason) !== 'error') return undefined;
   return `the agent ended the turn with stop reason "${stopReason}"`;
+}
+
+function endTool(tool: AcpTool, time: number, errorType: string | undefined): void {
+  tool.endTime = time;
+  tool.isError = errorType !== undefined;
+  if (errorType !== undefined) tool.errorType = errorType;
+}
+
+/**
+ * The record of one tool call. Its name is the agent's own tool name when
+ * `_meta` reported one, else a `name` field, else the title, else the call
+ * id. A call without an end is marked failed `unfinished` unless the run completed.
+ */
+function toolRecord(tool: AcpTool, completed: boolean): ToolCallRecord {
+  const unfinished = tool.endTime === undefined && !completed;
+  return {
+    callId: tool.callId,
+    name: tool.ownName ?? tool.fieldName ?? tool.title ?? tool.callId,
+    startTime: tool.startTime,
+    ...(tool.endTime !== undefined ? { endTime: tool.endTime } : {}),
+    isError: tool.isError || unfinished,
+    ...(tool.errorType !== undefined ? { errorType: tool.errorType } : unfinished ? { errorType: 'unfinished' } : {}),
+    ...(tool.kind !== undefined ? { toolType: tool.kind } : {}),
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.permission !== undefined ? { permission: { ...tool.permission } } : {}),
+  };
 }

@@ -76,8 +76,37 @@ export interface ToolCallRecord {
   /** Absent when the run ended before the tool finished. */
   readonly endTime?: number;
   readonly isError: boolean;
-  /** Low-cardinality error class for failed tools (`tool_error`, an error `code`, `unfinished`). */
+  /** Low-cardinality error class for failed tools (`tool_error`, an error `code`, `unfinished`, `permission_rejected`, `permission_cancelled`). */
   readonly errorType?: string;
+  /** ACP: the tool `kind` (`read`, `edit`, `execute`, ...), when reported. */
+  readonly toolType?: string;
+  /** ACP: the tool call's latest human-readable title, when reported (`name` may be the agent's own tool name instead). */
+  readonly title?: string;
+  /** ACP: the agent asked the client for permission to run this call, and what the client answered. */
+  readonly permission?: ToolPermission;
+}
+
+/** A permission request about a tool call and its answer. */
+export interface ToolPermission {
+  /**
+   * The selected option's kind (`allow_once`, `allow_always`, `reject_once`,
+   * `reject_always`), `selected` for an option of no known kind, `cancelled`,
+   * `error` when the client answered with an error, `pending` when no answer
+   * came before the run ended.
+   */
+  readonly outcome: string;
+  /** Id of the selected option, when one was selected. */
+  readonly optionId?: string;
+}
+
+/** Where a run's token usage was read from (ACP). */
+export type UsageOrigin = 'prompt-response' | 'meta-quota';
+
+/** An ACP failure answer: the JSON-RPC error of the prompt, or the error of a draft-v2 idle state. */
+export interface RunRpcError {
+  readonly code: number;
+  /** The error's text (`message`, with `data.message` when that says more), capped to 4096 UTF-8 bytes; raw, not yet redacted. */
+  readonly message: string;
 }
 
 /** Everything known about a closed run. Bounded by the run's output, steps and tool calls, never by its event count. */
@@ -101,6 +130,16 @@ export interface RunRecord extends RunStart {
    * Absent when the source reports nothing (prompt turns, ACP).
    */
   readonly reported?: { readonly output: readonly ContentBlock[] | undefined };
+  /** ACP: id of the truncation signature that turned the agent's answer into `max-tokens`; absent when the stop reason was reported. */
+  readonly stopReasonInferredFrom?: string;
+  /** ACP: the failure the agent answered the turn with, when it answered one. */
+  readonly rpcError?: RunRpcError;
+  /** ACP: where `usage` came from, when it was reported. */
+  readonly usageOrigin?: UsageOrigin;
+  /** ACP `usage_update`: tokens in the context window and its size, as last reported during the run. Not token usage. */
+  readonly contextWindow?: { readonly used: number; readonly size: number };
+  /** ACP `usage_update` cost: cumulative over the whole session (not this run), as last reported during the run. */
+  readonly sessionCost?: { readonly amount: number; readonly currency: string };
 }
 
 /**

@@ -112,6 +112,8 @@ export interface AcpPromptResult {
   readonly usage?: AcpUsage;
   /** Present on a draft-v2 acceptance. */
   readonly messageId?: string;
+  /** The result's `_meta` object, kept verbatim (agents put extra counts here, e.g. gemini-cli's `quota`). */
+  readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
 /** `session/new` result. */
@@ -137,14 +139,18 @@ export interface AcpContentChunkUpdate {
   readonly content: AcpContentBlock;
   readonly messageId?: string | null;
 }
-/** Fields a tool call announcement and its updates share. */
-interface AcpToolCallFields {
+/** Fields a tool call announcement, its updates and a permission request's inline tool call share. */
+export interface AcpToolCallFields {
   readonly toolCallId: string;
   readonly title?: string | null;
+  /** Not in the protocol; read when an agent sends it anyway. */
   readonly name?: string | null;
+  /** ACP tool kind (`read`, `edit`, `execute`, ...), or an unknown string. */
   readonly kind?: string | null;
   /** One of `ACP_TOOL_CALL_STATUSES`, or an unknown string. */
   readonly status?: string | null;
+  /** Agent-specific metadata, verbatim (claude-agent-acp names its own tool in `claudeCode.toolName`). */
+  readonly _meta?: Readonly<Record<string, unknown>> | null;
 }
 /** A new tool call. */
 export interface AcpToolCallUpdateNew extends AcpToolCallFields {
@@ -160,11 +166,21 @@ export interface AcpPlanUpdate {
   readonly sessionUpdate: 'plan';
   readonly entries: readonly unknown[];
 }
-/** Context-window usage (`used` of `size` tokens) and optional cost: NOT per-turn token usage. */
+/** Cumulative session cost of a `usage_update`. */
+export interface AcpCost {
+  readonly amount: number;
+  readonly currency: string;
+}
+/**
+ * Context-window usage (`used` of `size` tokens in context now) and the
+ * optional cumulative session cost: NOT per-turn token usage. A `cost` that
+ * is not `{ amount: number, currency: string }` is dropped, never rejected.
+ */
 export interface AcpUsageWindowUpdate {
   readonly sessionUpdate: 'usage_update';
   readonly used: number;
   readonly size: number;
+  readonly cost?: AcpCost;
 }
 /**
  * Draft v2 foreground state. `stopReason` is absent when the agent reported
@@ -240,7 +256,8 @@ const PromptResultSchema = z.looseObject({
   stopReason: z.string().optional(),
   usage: UsageSchema.nullish(),
   messageId: z.string().nullish(),
-  _meta: metaRecord.nullish(),
+  // A `_meta` that is not an object carries nothing this version reads: dropped below, never an error.
+  _meta: z.unknown().optional(),
 });
 
 const NewSessionResultSchema = z.looseObject({ sessionId: z.string() });
@@ -255,6 +272,7 @@ const toolFields = {
   name: z.string().nullish(),
   kind: z.string().nullish(),
   status: z.string().nullish(),
+  _meta: metaRecord.nullish(),
 };
 
 const updateSchemas = {
@@ -264,7 +282,7 @@ const updateSchemas = {
   tool_call: z.looseObject({ ...toolFields, title: z.string() }),
   tool_call_update: z.looseObject({ ...toolFields, title: z.string().nullish() }),
   plan: z.looseObject({ entries: z.array(z.unknown()) }),
-  usage_update: z.looseObject({ used: z.number(), size: z.number() }),
+  usage_update: z.looseObject({ used: z.number(), size: z.number(), cost: z.unknown().optional() }),
   state_update: z.looseObject({
     state: z.string(),
     // Draft v2: an omitted, null or malformed stopReason all mean "not reported"; checked below, never an error.
@@ -323,14 +341,15 @@ export function parseAcpPromptParams(params: unknown): AcpParseResult<AcpPromptP
  *
  * @returns `{ ok: true, value }` when it carries a string `stopReason` (v1,
  *   any string) or a `messageId` (draft-v2 acceptance); `usage` is kept when
- *   present and valid, `null` fields become absent. `{ ok: false, error }`
+ *   present and valid, `_meta` when it is an object, `null` fields become
+ *   absent. `{ ok: false, error }`
  *   under `result` otherwise, including a result with neither field or a
  *   malformed `usage`. Never throws.
  */
 export function parseAcpPromptResult(result: unknown): AcpParseResult<AcpPromptResult> {
-  const parsed = validate<{ stopReason?: string; usage?: AcpUsage | null; messageId?: string | null }>(PromptResultSchema, result, 'result');
+  const parsed = validate<{ stopReason?: string; usage?: AcpUsage | null; messageId?: string | null; _meta?: unknown }>(PromptResultSchema, result, 'result');
   if (!parsed.ok) return parsed;
-  const { stopReason, usage, messageId } = parsed.value;
+  const { stopReason, usage, messageId, _meta } = parsed.value;
   if (stopReason === undefined && (messageId === undefined || messageId === null)) {
     return { ok: false, error: wireError('invalid', 'result.stopReason', 'string', describeValue(undefined)) };
   }
@@ -340,6 +359,7 @@ export function parseAcpPromptResult(result: unknown): AcpParseResult<AcpPromptR
       ...(stopReason !== undefined ? { stopReason } : {}),
       ...(usage !== undefined && usage !== null ? { usage: withoutNulls(usage) } : {}),
       ...(messageId !== undefined && messageId !== null ? { messageId } : {}),
+      ...(isRecord(_meta) ? { _meta } : {}),
     },
   };
 }
@@ -409,7 +429,17 @@ export function parseAcpSessionUpdate(params: unknown): AcpSessionUpdateResult {
   if (!parsed.ok) return parsed;
   let value = update as AcpKnownSessionUpdate;
   if (kind === ACP_SESSION_UPDATES.stateUpdate) value = normalizeStateUpdate(update as Record<string, unknown>);
+  else if (kind === ACP_SESSION_UPDATES.usageUpdate) value = normalizeUsageUpdate(update as Record<string, unknown>);
   return { ok: true, known: true, value: { sessionId: p.sessionId, update: value } };
+}
+
+function normalizeUsageUpdate(update: Record<string, unknown>): AcpUsageWindowUpdate {
+  const { cost, ...rest } = update;
+  const valid = isRecord(cost) && typeof cost.amount === 'number' && Number.isFinite(cost.amount) && typeof cost.currency === 'string';
+  return {
+    ...(rest as unknown as AcpUsageWindowUpdate),
+    ...(valid ? { cost: { amount: cost.amount as number, currency: cost.currency as string } } : {}),
+  };
 }
 
 function normalizeStateUpdate(update: Record<string, unknown>): AcpStateUpdate {
@@ -444,4 +474,140 @@ export function tokenUsageFromAcp(usage: AcpUsage): TokenUsage {
     ...(usage.cachedWriteTokens !== undefined ? { cacheWriteTokens: usage.cachedWriteTokens } : {}),
     ...(usage.thoughtTokens !== undefined ? { reasoningTokens: usage.thoughtTokens } : {}),
   };
+}
+
+
+/** `true` for a plain JSON object (not `null`, not an array). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** One option a `session/request_permission` offers. */
+export interface AcpPermissionOption {
+  readonly optionId: string;
+  /** `allow_once`, `allow_always`, `reject_once`, `reject_always`, or an unknown string. */
+  readonly kind?: string;
+}
+
+/** `session/request_permission` params: the tool call travels inline (it may never be announced otherwise). */
+export interface AcpPermissionRequestParams {
+  readonly sessionId: string;
+  readonly toolCall: AcpToolCallFields;
+  readonly options: readonly AcpPermissionOption[];
+}
+
+/** The client's answer to `session/request_permission`. */
+export type AcpPermissionOutcome =
+  | { readonly outcome: 'selected'; readonly optionId: string }
+  | { readonly outcome: 'cancelled' }
+  /** An outcome string this version does not know, kept verbatim. */
+  | { readonly outcome: string };
+
+const PermissionRequestSchema = z.looseObject({
+  sessionId: z.string(),
+  toolCall: z.looseObject({ ...toolFields, title: z.string().nullish() }),
+  options: z.array(z.looseObject({ optionId: z.string(), kind: z.string().nullish() })),
+});
+
+const PermissionResponseSchema = z.looseObject({
+  outcome: z.looseObject({ outcome: z.string(), optionId: z.string().nullish() }),
+});
+
+/**
+ * Validates `session/request_permission` params: `sessionId`, the inline
+ * `toolCall` (`toolCallId` required; `title`, `kind`, `status`, `_meta`
+ * optional) and the `options` (`optionId` required, `kind` optional).
+ * @returns the params with `null` fields absent, or a `WireError` under `params`. Never throws.
+ */
+export function parseAcpPermissionRequest(params: unknown): AcpParseResult<AcpPermissionRequestParams> {
+  const parsed = validate<{ sessionId: string; toolCall: AcpToolCallFields; options: { optionId: string; kind?: string | null }[] }>(
+    PermissionRequestSchema,
+    params,
+    'params',
+  );
+  if (!parsed.ok) return parsed;
+  const { sessionId, toolCall, options } = parsed.value;
+  return { ok: true, value: { sessionId, toolCall: withoutNulls(toolCall), options: options.map((o) => withoutNulls(o) as AcpPermissionOption) } };
+}
+
+/**
+ * Validates the client's `session/request_permission` result.
+ * @returns `{ outcome: 'selected', optionId }`, `{ outcome: 'cancelled' }`,
+ *   or an unknown outcome verbatim; a `selected` outcome without `optionId`
+ *   and any other shape are a `WireError` under `result`. Never throws.
+ */
+export function parseAcpPermissionResponse(result: unknown): AcpParseResult<AcpPermissionOutcome> {
+  const parsed = validate<{ outcome: { outcome: string; optionId?: string | null } }>(PermissionResponseSchema, result, 'result');
+  if (!parsed.ok) return parsed;
+  const { outcome, optionId } = parsed.value.outcome;
+  if (outcome === 'selected') {
+    if (typeof optionId !== 'string') return { ok: false, error: wireError('invalid', 'result.outcome.optionId', 'string', describeValue(optionId)) };
+    return { ok: true, value: { outcome, optionId } };
+  }
+  return { ok: true, value: { outcome } };
+}
+
+/**
+ * The agent's own name for a tool, when its `_meta` carries one: an object
+ * under any `_meta` key with a non-empty string `toolName` (claude-agent-acp
+ * sends `_meta.claudeCode.toolName`, e.g. `Bash`). `claudeCode` is read
+ * first; otherwise the first such key in object order. `undefined` when none.
+ */
+export function agentToolName(meta: Readonly<Record<string, unknown>> | null | undefined): string | undefined {
+  if (meta === null || meta === undefined) return undefined;
+  const nameIn = (value: unknown): string | undefined =>
+    isRecord(value) && typeof value.toolName === 'string' && value.toolName !== '' ? value.toolName : undefined;
+  const preferred = nameIn(meta['claudeCode']);
+  if (preferred !== undefined) return preferred;
+  for (const value of Object.values(meta)) {
+    const name = nameIn(value);
+    if (name !== undefined) return name;
+  }
+  return undefined;
+}
+
+/** Token counts an agent put in a prompt result's `_meta` (gemini-cli: `quota.token_count`), with the models it names. */
+export interface AcpMetaQuota {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** `quota.model_usage[].model`, in order, when present. */
+  readonly models: readonly string[];
+}
+
+/**
+ * Reads `_meta.quota.token_count.{input_tokens, output_tokens}` of a prompt
+ * result (gemini-cli 0.61 sends the turn's sums there, reset every prompt).
+ * @returns the counts as reported, or `undefined` when the shape is absent or
+ *   either count is not a non-negative integer. Never throws.
+ */
+export function acpMetaQuota(meta: Readonly<Record<string, unknown>> | undefined): AcpMetaQuota | undefined {
+  const quota = meta?.['quota'];
+  if (!isRecord(quota)) return undefined;
+  const count = quota['token_count'];
+  if (!isRecord(count)) return undefined;
+  const input = count['input_tokens'];
+  const output = count['output_tokens'];
+  if (!isCount(input) || !isCount(output)) return undefined;
+  const usage = quota['model_usage'];
+  const models = Array.isArray(usage)
+    ? usage.flatMap((entry: unknown) => (isRecord(entry) && typeof entry.model === 'string' && entry.model !== '' ? [entry.model] : []))
+    : [];
+  return { inputTokens: input, outputTokens: output, models };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * The human-readable detail of a JSON-RPC error: its `message`, followed by
+ * `data` when that says more (a string `data`, or `data.message`, as
+ * codex-acp sends `Internal error` with the cause in `data.message`).
+ * Detail already contained in the message is not repeated. Never throws.
+ */
+export function acpErrorText(error: { readonly message: string; readonly data?: unknown }): string {
+  const data = error.data;
+  const detail = typeof data === 'string' ? data : isRecord(data) && typeof data.message === 'string' ? data.message : undefined;
+  if (detail === undefined || detail === '' || error.message.includes(detail)) return error.message;
+  return error.message === '' ? detail : `${error.message}: ${detail}`;
 }

@@ -158,8 +158,8 @@ describe('AcpTracker: one run per prompt turn', () => {
       answer(1, { stopReason: 'refusal' }),
     ]);
     expect(ends[0]?.toolCalls).toEqual([
-      { callId: 'c1', name: 'Write notes.md', startTime: 101, endTime: 102, isError: true, errorType: 'tool_error' },
-      { callId: 'c2', name: 'Run tests', startTime: 103, isError: true, errorType: 'unfinished' },
+      { callId: 'c1', name: 'Write notes.md', title: 'Write notes.md', toolType: 'edit', startTime: 101, endTime: 102, isError: true, errorType: 'tool_error' },
+      { callId: 'c2', name: 'Run tests', title: 'Run tests', toolType: 'execute', startTime: 103, isError: true, errorType: 'unfinished' },
     ]);
   });
 
@@ -171,8 +171,8 @@ describe('AcpTracker: one run per prompt turn', () => {
       answer(1, { stopReason: 'end_turn' }),
     ]);
     expect(ends[0]?.toolCalls).toEqual([
-      { callId: 'c1', name: 'Search', startTime: 101, endTime: 101, isError: false },
-      { callId: 'c9', name: 'Fetch page', startTime: 102, endTime: 102, isError: false },
+      { callId: 'c1', name: 'Search', title: 'Search', startTime: 101, endTime: 101, isError: false },
+      { callId: 'c9', name: 'Fetch page', title: 'Fetch page', startTime: 102, endTime: 102, isError: false },
     ]);
   });
 
