@@ -403,7 +403,6 @@ export class AcpTracker implements FrameObserver {
       if (quota !== undefined) {
         run.builder.addUsage({ inputTokens: quota.inputTokens, outputTokens: quota.outputTokens });
         run.usageOrigin = 'meta-quota';
-        if (quota.models.length === 1) run.builder.setRoute(undefined, quota.models[0]);
       }
     }
     // A draft-v2 acceptance (messageId, no stopReason): the turn goes on until an idle state update.

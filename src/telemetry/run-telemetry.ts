@@ -32,6 +32,7 @@ import { conventionTokens } from '../observe/run-builder.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, type ContentPolicy } from './content-policy.js';
+import { acpRunAttributes, acpToolAttributes } from './acp-attributes.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   ATTR_ERROR_TYPE,
@@ -392,6 +393,8 @@ export class RunTelemetry implements RunListener {
       [ATTR_SUBAGENT_EMPTY_MESSAGES]: record.emptyMessages,
     };
     if (record.usage.reported) Object.assign(attributes, usageAttributes(record.usage));
+    const acp = acpRunAttributes(record, this.#content);
+    Object.assign(attributes, acp.attributes);
     let mismatch = false;
     try {
       Object.assign(attributes, outputAttributes(record.output, record.outputSource, this.#content, finishReason));
@@ -407,7 +410,7 @@ export class RunTelemetry implements RunListener {
     }
     if (!completed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
-    if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: `stop reason: ${record.stopReason}` });
+    if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
 
     const runContext = trace.setSpan(ROOT_CONTEXT, span);
     for (const step of record.steps) this.#stepSpan(step, record, runContext);
@@ -438,6 +441,7 @@ export class RunTelemetry implements RunListener {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
       [ATTR_GEN_AI_TOOL_NAME]: call.name,
       [ATTR_GEN_AI_TOOL_CALL_ID]: call.callId,
+      ...acpToolAttributes(call),
     };
     const metricAttributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,

@@ -65,6 +65,8 @@ export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages' as const;
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
 /** Tool call id on `execute_tool` spans. */
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' as const;
+/** Tool type on `execute_tool` spans: for ACP agents the tool call's `kind` verbatim. @example `execute` */
+export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type' as const;
 /** Token type on `gen_ai.client.token.usage`. */
 export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type' as const;
 /** Low-cardinality error class on failed runs and tools. */
@@ -117,6 +119,36 @@ export const ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH = 'subagent.reported_output.mat
 export const ATTR_SUBAGENT_FRAME_ERROR = 'subagent.frame.error' as const;
 /** Direction or file kind a malformed frame came from: metric attribute. */
 export const ATTR_SUBAGENT_FRAME_ORIGIN = 'subagent.frame.origin' as const;
+/**
+ * Set only when the stop reason was inferred rather than reported: the id of
+ * the truncation signature an ACP agent's answer matched (`observe/acp-truncation`).
+ * @example `codex-acp/max_output_tokens@1`
+ */
+export const ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM = 'subagent.stop_reason.inferred_from' as const;
+/** JSON-RPC error code an ACP agent answered the prompt with. @example `-32603` */
+export const ATTR_SUBAGENT_ERROR_CODE = 'subagent.error.code' as const;
+/** That error's text (message, plus `data.message` when it says more), capped and through the content policy's redaction hook. */
+export const ATTR_SUBAGENT_ERROR_MESSAGE = 'subagent.error.message' as const;
+/** Where an ACP run's token usage was read: `prompt-response` (`usage`) or `meta-quota` (`_meta.quota.token_count`). */
+export const ATTR_SUBAGENT_USAGE_ORIGIN = 'subagent.usage.origin' as const;
+/** Tokens in the agent's context window at its last ACP `usage_update` of the run. Not token usage. */
+export const ATTR_SUBAGENT_CONTEXT_WINDOW_USED = 'subagent.context_window.used' as const;
+/** Size of the agent's context window in tokens, from its last ACP `usage_update` of the run. */
+export const ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE = 'subagent.context_window.size' as const;
+/** Cost of the whole ACP session so far (cumulative, not this run's), from the last `usage_update` of the run. */
+export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT = 'subagent.session.cumulative_cost.amount' as const;
+/** Currency of `subagent.session.cumulative_cost.amount`. @example `USD` */
+export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY = 'subagent.session.cumulative_cost.currency' as const;
+/** The ACP tool call's title (`gen_ai.tool.name` is the agent's own tool name when it reports one). @example `Read config.json` */
+export const ATTR_SUBAGENT_TOOL_TITLE = 'subagent.tool.title' as const;
+/**
+ * The answer to the agent's permission request for this tool call: the
+ * selected option's kind (`allow_once`, `allow_always`, `reject_once`,
+ * `reject_always`), `selected`, `cancelled`, `error`, or `pending`.
+ */
+export const ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME = 'subagent.tool.permission.outcome' as const;
+/** Id of the permission option the client selected. */
+export const ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID = 'subagent.tool.permission.option_id' as const;
 /** Which signal lost data: `traces` or `metrics`. */
 export const ATTR_SUBAGENT_TELEMETRY_SIGNAL = 'subagent.telemetry.signal' as const;
 /** Which destination lost data: `otlp`, `file` or `console`. */

@@ -1,0 +1,117 @@
+/**
+ * The ACP-specific attributes of run and tool spans: how the stop reason was
+ * inferred, the agent's JSON-RPC failure (code, and its text bounded and
+ * through the content policy's redaction hook), where usage came from, the
+ * context window and cumulative session cost of `usage_update`, and per tool
+ * the ACP kind, title and permission outcome. Also the run span's status
+ * description. Reads only `RunRecord` fields; the fields are absent for
+ * other sources, so these functions add nothing for them.
+ *
+ * @module subagent-otel/telemetry/acp-attributes
+ */
+import type { Attributes } from '@opentelemetry/api';
+import type { RunRecord, ToolCallRecord } from '../observe/run-record.js';
+import { TRUNCATION_MARKER, type ContentPolicy } from './content-policy.js';
+import { describeError, OnceReporter } from './report-once.js';
+import {
+  ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE,
+  ATTR_SUBAGENT_CONTEXT_WINDOW_USED,
+  ATTR_SUBAGENT_ERROR_CODE,
+  ATTR_SUBAGENT_ERROR_MESSAGE,
+  ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT,
+  ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY,
+  ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM,
+  ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID,
+  ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME,
+  ATTR_SUBAGENT_TOOL_TITLE,
+  ATTR_SUBAGENT_USAGE_ORIGIN,
+} from './semconv.js';
+
+/** Longest `subagent.error.message` (UTF-16 code units, marker included), whatever the content policy allows. */
+export const ERROR_MESSAGE_MAX_LENGTH = 1024;
+
+const reports = new OnceReporter();
+
+/** `text` within `limit` code units: a prefix plus `TRUNCATION_MARKER` when longer; never ends inside a surrogate pair. */
+function capText(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = Math.max(0, limit - TRUNCATION_MARKER.length);
+  const last = text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}${TRUNCATION_MARKER}`.slice(0, limit);
+}
+
+/**
+ * An error text as telemetry may record it. With capture off: `undefined`
+ * (an agent's error can quote the conversation). Otherwise the text goes
+ * through `policy.redact` as the JSON of one text block
+ * (`[{"type":"text","text":...}]`, the hook's usual input shape), the text
+ * blocks of its answer are joined, and the result is capped to the smaller
+ * of `policy.maxLength` and {@link ERROR_MESSAGE_MAX_LENGTH}. A hook that
+ * throws or answers anything but a JSON array gives `undefined` (reported
+ * once through the diag logger). Never throws.
+ */
+export function recordableErrorMessage(text: string, policy: ContentPolicy): string | undefined {
+  if (!policy.capture) return undefined;
+  let recorded = text;
+  if (policy.redact !== undefined) {
+    try {
+      const answer: unknown = policy.redact(JSON.stringify([{ type: 'text', text }]));
+      if (typeof answer !== 'string') throw new TypeError(`redact returned ${typeof answer}, not a string`);
+      const blocks: unknown = JSON.parse(answer);
+      if (!Array.isArray(blocks)) throw new TypeError('redact returned JSON that is not an array of blocks');
+      recorded = blocks
+        .map((block: unknown) => (block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : ''))
+        .join('');
+    } catch (error) {
+      reports.report('warn', `redact-error:${describeError(error)}`, `content redaction hook failed on an error message (${describeError(error)}); subagent.error.message left out`);
+      return undefined;
+    }
+  }
+  return capText(recorded, Math.min(policy.maxLength ?? ERROR_MESSAGE_MAX_LENGTH, ERROR_MESSAGE_MAX_LENGTH));
+}
+
+/**
+ * The ACP attributes of a run span and its status description.
+ * @returns `attributes` (empty for runs without ACP fields) and
+ *   `statusDescription`: `stop reason: <reason>`, followed by
+ *   `; JSON-RPC error <code>` and `: <message>` when the agent answered a
+ *   failure and its message may be recorded. Never throws.
+ */
+export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { attributes: Attributes; statusDescription: string } {
+  const attributes: Attributes = {};
+  let statusDescription = `stop reason: ${record.stopReason}`;
+  if (record.stopReasonInferredFrom !== undefined) attributes[ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM] = record.stopReasonInferredFrom;
+  if (record.rpcError !== undefined) {
+    attributes[ATTR_SUBAGENT_ERROR_CODE] = record.rpcError.code;
+    statusDescription += `; JSON-RPC error ${record.rpcError.code}`;
+    const message = recordableErrorMessage(record.rpcError.message, policy);
+    if (message !== undefined && message !== '') {
+      attributes[ATTR_SUBAGENT_ERROR_MESSAGE] = message;
+      statusDescription += `: ${message}`;
+    }
+  }
+  if (record.usageOrigin !== undefined && record.usage.reported) attributes[ATTR_SUBAGENT_USAGE_ORIGIN] = record.usageOrigin;
+  if (record.contextWindow !== undefined) {
+    attributes[ATTR_SUBAGENT_CONTEXT_WINDOW_USED] = record.contextWindow.used;
+    attributes[ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE] = record.contextWindow.size;
+  }
+  if (record.sessionCost !== undefined) {
+    attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT] = record.sessionCost.amount;
+    attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY] = record.sessionCost.currency;
+  }
+  return { attributes, statusDescription };
+}
+
+/** The ACP attributes of a tool span: `gen_ai.tool.type` (ACP kind), the title, the permission outcome and option. Never throws. */
+export function acpToolAttributes(call: ToolCallRecord): Attributes {
+  const attributes: Attributes = {};
+  if (call.toolType !== undefined && call.toolType !== '') attributes[ATTR_GEN_AI_TOOL_TYPE] = call.toolType;
+  if (call.title !== undefined && call.title !== '') attributes[ATTR_SUBAGENT_TOOL_TITLE] = call.title;
+  if (call.permission !== undefined) {
+    attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME] = call.permission.outcome;
+    if (call.permission.optionId !== undefined) attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID] = call.permission.optionId;
+  }
+  return attributes;
+}
