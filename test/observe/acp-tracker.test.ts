@@ -343,3 +343,194 @@ describe('AcpTracker: input it does not fold', () => {
     ]);
   });
 });
+
+const permissionRequest = (id: number | string, toolCall: Record<string, unknown>, sessionId = 's1'): Step => [
+  'agent->client',
+  {
+    kind: 'request',
+    id,
+    method: 'session/request_permission',
+    params: {
+      sessionId,
+      toolCall,
+      options: [
+        { optionId: 'yes', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'always', name: 'Always', kind: 'allow_always' },
+        { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+        { optionId: 'custom', name: 'Something else' },
+      ],
+    },
+  },
+];
+const permissionAnswer = (id: number | string, outcome: Record<string, unknown>): Step => ['client->agent', { kind: 'response', id, result: { outcome } }];
+
+describe('AcpTracker: truncation signatures', () => {
+  it('turns a matching JSON-RPC error into max-tokens naming the signature, keeping code, cause and partial text', () => {
+    const { ends } = observe([
+      prompt(1),
+      say('Here is the first '),
+      ['agent->client', { kind: 'response', id: 1, error: { code: -32603, message: 'Internal error', data: { message: 'stream disconnected: Incomplete response returned, reason: max_output_tokens' } } }],
+    ]);
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom, r.rpcError, r.diagnostic, r.output])).toEqual([
+      [
+        'max-tokens',
+        'codex-acp/max_output_tokens@1',
+        { code: -32603, message: 'Internal error: stream disconnected: Incomplete response returned, reason: max_output_tokens' },
+        'Internal error: stream disconnected: Incomplete response returned, reason: max_output_tokens',
+        [{ type: 'text', text: 'Here is the first ' }],
+      ],
+    ]);
+  });
+
+  it('changes nothing when recognition is turned off with an empty table', () => {
+    const { ends } = observe([prompt(1), failure(1, -32603, "Internal error: API Error: Claude's response exceeded the 32000 output token maximum.")], {
+      truncationSignatures: [],
+    });
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom])).toEqual([['error', undefined]]);
+  });
+
+  it('recognises a result _meta signature of a given table, and never re-labels a reported max_tokens', () => {
+    const table = [{ id: 'x/meta@1', agent: 'x', agentVersions: '1', kind: 'result' as const, stopReason: 'end_turn', metaPath: ['finish'], pattern: /^MAX_TOKENS$/ }];
+    const { ends } = observe(
+      [
+        prompt(1),
+        answer(1, { stopReason: 'end_turn', _meta: { finish: 'MAX_TOKENS' } }),
+        prompt(2),
+        answer(2, { stopReason: 'max_tokens', _meta: { finish: 'MAX_TOKENS' } }),
+        prompt(3),
+        answer(3, { stopReason: 'end_turn', _meta: { finish: 'STOP' } }),
+      ],
+      { truncationSignatures: table },
+    );
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null])).toEqual([
+      ['max-tokens', 'x/meta@1'],
+      ['max-tokens', null],
+      ['completed', null],
+    ]);
+  });
+
+  it('records the code and message of a draft-v2 idle state failure and matches it too', () => {
+    const { ends } = observe([
+      prompt(1),
+      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." } }),
+      prompt(2, 's2'),
+      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: 401, message: 'Unauthorized' } }, 's2'),
+    ]);
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null, r.rpcError])).toEqual([
+      ['max-tokens', 'claude-agent-acp/output_token_maximum@1', { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." }],
+      ['error', null, { code: 401, message: 'Unauthorized' }],
+    ]);
+  });
+
+  it('caps the recorded error text at 4096 UTF-8 bytes', () => {
+    const { ends } = observe([prompt(1), failure(1, -32000, `boom ${'é'.repeat(5000)}`)]);
+    expect(Buffer.byteLength(ends[0]?.rpcError?.message ?? '', 'utf8')).toBeLessThanOrEqual(4096);
+    expect(ends[0]?.rpcError?.message.startsWith('boom éé')).toBe(true);
+  });
+});
+
+describe('AcpTracker: usage shapes', () => {
+  it('reads _meta.quota.token_count when the response has no usage, and prefers usage when both are there', () => {
+    const quota = { quota: { token_count: { input_tokens: 1200, output_tokens: 17 }, model_usage: [] } };
+    const { ends } = observe([
+      prompt(1),
+      answer(1, { stopReason: 'end_turn', _meta: quota }),
+      prompt(2),
+      answer(2, { stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 6 }, _meta: quota }),
+      prompt(3),
+      answer(3, { stopReason: 'end_turn', _meta: { quota: { token_count: { input_tokens: -1, output_tokens: 17 } } } }),
+    ]);
+    expect(ends.map((r) => [r.usage.inputTokens, r.usage.outputTokens, r.usage.reported, r.usageOrigin ?? null])).toEqual([
+      [1200, 17, true, 'meta-quota'],
+      [5, 6, true, 'prompt-response'],
+      [0, 0, false, null],
+    ]);
+  });
+
+  it('records the last usage_update of the turn as context window and cumulative cost, never as tokens', () => {
+    const { ends } = observe([
+      prompt(1),
+      update({ sessionUpdate: 'usage_update', used: 900, size: 200000, cost: { amount: 0.01, currency: 'USD' } }),
+      update({ sessionUpdate: 'usage_update', used: 1401, size: 200000, cost: { amount: 'lots' } }),
+      answer(1, { stopReason: 'end_turn' }),
+      prompt(2),
+      answer(2, { stopReason: 'end_turn' }),
+    ]);
+    expect(ends.map((r) => [r.contextWindow ?? null, r.sessionCost ?? null, r.usage.reported])).toEqual([
+      [{ used: 1401, size: 200000 }, { amount: 0.01, currency: 'USD' }, false],
+      [null, null, false],
+    ]);
+  });
+});
+
+describe('AcpTracker: tool calls and permissions', () => {
+  it("names a tool after the agent's own name in _meta, keeps the latest title and kind, and never duplicates it on late updates", () => {
+    const meta = { claudeCode: { toolName: 'Bash' } };
+    const { ends } = observe([
+      prompt(1),
+      update({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Terminal', kind: 'execute', status: 'pending', _meta: meta }),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'ls -la', _meta: meta }),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', _meta: meta }),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'failed', _meta: { claudeCode: { toolName: 'Bash', toolResponse: {} } } }),
+      answer(1, { stopReason: 'end_turn' }),
+    ]);
+    expect(ends[0]?.toolCalls).toEqual([{ callId: 't1', name: 'Bash', title: 'ls -la', toolType: 'execute', startTime: 101, endTime: 103, isError: false }]);
+  });
+
+  it('starts a tool seen only in session/request_permission there, and records each kind of answer', () => {
+    const tool = (id: string) => ({ toolCallId: id, title: `Run ${id}`, kind: 'execute', status: 'pending' });
+    const { ends } = observe([
+      prompt(1),
+      permissionRequest(0, tool('a')),
+      permissionAnswer(0, { outcome: 'selected', optionId: 'yes' }),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 'a', status: 'completed' }),
+      permissionRequest('p1', tool('b')),
+      permissionAnswer('p1', { outcome: 'selected', optionId: 'no' }),
+      permissionRequest(2, tool('c')),
+      permissionAnswer(2, { outcome: 'cancelled' }),
+      permissionRequest(3, tool('d')),
+      permissionAnswer(3, { outcome: 'selected', optionId: 'custom' }),
+      permissionRequest(4, tool('e')),
+      ['client->agent', { kind: 'response', id: 4, error: { code: -32603, message: 'client broke' } }],
+      permissionRequest(5, tool('f')),
+      answer(1, { stopReason: 'end_turn' }),
+    ]);
+    expect(ends[0]?.toolCalls.map((t) => [t.callId, t.permission, t.endTime ?? null, t.isError, t.errorType ?? null])).toEqual([
+      ['a', { outcome: 'allow_once', optionId: 'yes' }, 103, false, null],
+      ['b', { outcome: 'reject_once', optionId: 'no' }, 105, true, 'permission_rejected'],
+      ['c', { outcome: 'cancelled' }, 107, true, 'permission_cancelled'],
+      ['d', { outcome: 'selected', optionId: 'custom' }, null, false, null],
+      ['e', { outcome: 'error' }, null, false, null],
+      ['f', { outcome: 'pending' }, null, false, null],
+    ]);
+    expect(ends[0]?.toolCalls[0]).toMatchObject({ name: 'Run a', title: 'Run a', toolType: 'execute', startTime: 101 });
+  });
+
+  it('keeps a permission answer that comes after the turn ended out of every run, and ignores requests outside a turn', () => {
+    const { ends, malformed } = observe([
+      prompt(1),
+      permissionRequest(0, { toolCallId: 'a', title: 'Run a' }),
+      answer(1, { stopReason: 'cancelled' }),
+      permissionAnswer(0, { outcome: 'cancelled' }),
+      permissionRequest(1, { toolCallId: 'z', title: 'Run z' }),
+      permissionAnswer(1, { outcome: 'selected', optionId: 'yes' }),
+    ]);
+    expect(ends.map((r) => r.toolCalls.map((t) => [t.callId, t.permission, t.errorType]))).toEqual([[['a', { outcome: 'pending' }, 'unfinished']]]);
+    expect(malformed).toEqual([]);
+  });
+
+  it('reports a malformed permission request and answer, and goes on', () => {
+    const { ends, malformed } = observe([
+      prompt(1),
+      ['agent->client', { kind: 'request', id: 0, method: 'session/request_permission', params: { sessionId: 's1', options: [] } }],
+      permissionRequest(1, { toolCallId: 'a', title: 'Run a' }),
+      permissionAnswer(1, { outcome: 'selected' }),
+      answer(1, { stopReason: 'end_turn' }),
+    ]);
+    expect(malformed.map((m) => [m.origin, m.code])).toEqual([
+      ['acp', 'invalid'],
+      ['acp', 'invalid'],
+    ]);
+    expect(ends[0]?.toolCalls.map((t) => [t.callId, t.permission])).toEqual([['a', { outcome: 'pending' }]]);
+  });
+});
