@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   ACP_AGENT_METHODS,
   ACP_CLIENT_METHODS,
+  acpErrorText,
+  acpMetaQuota,
+  agentToolName,
+  parseAcpPermissionRequest,
+  parseAcpPermissionResponse,
   isKnownSessionUpdate,
   parseAcpCancelParams,
   parseAcpInitializeResult,
@@ -165,5 +170,73 @@ describe('small payloads', () => {
       cacheReadTokens: 6,
     });
     expect(tokenUsageFromAcp({ inputTokens: 1, outputTokens: 2 })).toEqual({ inputTokens: 1, outputTokens: 2 });
+  });
+});
+
+describe('shapes real agents send', () => {
+  it('keeps a prompt result _meta object and drops one that is not an object', () => {
+    const meta = { quota: { token_count: { input_tokens: 1200, output_tokens: 17 } } };
+    expect(parseAcpPromptResult({ stopReason: 'end_turn', _meta: meta })).toEqual({ ok: true, value: { stopReason: 'end_turn', _meta: meta } });
+    expect(parseAcpPromptResult({ stopReason: 'end_turn', _meta: 'x' })).toEqual({ ok: true, value: { stopReason: 'end_turn' } });
+  });
+
+  it('reads gemini-cli _meta.quota.token_count as reported, and nothing from a malformed one', () => {
+    expect(acpMetaQuota({ quota: { token_count: { input_tokens: 2400, output_tokens: 34 }, model_usage: [{ model: 'gemini-3.1-pro-preview' }, { model: 'auto' }] } })).toEqual({
+      inputTokens: 2400,
+      outputTokens: 34,
+      models: ['gemini-3.1-pro-preview', 'auto'],
+    });
+    expect(acpMetaQuota({ quota: { token_count: { input_tokens: 1.5, output_tokens: 3 } } })).toBeUndefined();
+    expect(acpMetaQuota({ quota: { token_count: { input_tokens: 1 } } })).toBeUndefined();
+    expect(acpMetaQuota({ quota: [] })).toBeUndefined();
+    expect(acpMetaQuota(undefined)).toBeUndefined();
+  });
+
+  it('keeps a well-formed usage_update cost and drops a malformed one without rejecting the update', () => {
+    const parse = (cost: unknown) => parseAcpSessionUpdate({ sessionId: 's', update: { sessionUpdate: 'usage_update', used: 1401, size: 200000, cost } });
+    expect(parse({ amount: 0.00783, currency: 'USD' })).toEqual({
+      ok: true,
+      known: true,
+      value: { sessionId: 's', update: { sessionUpdate: 'usage_update', used: 1401, size: 200000, cost: { amount: 0.00783, currency: 'USD' } } },
+    });
+    expect(parse({ amount: 'a lot' })).toEqual({ ok: true, known: true, value: { sessionId: 's', update: { sessionUpdate: 'usage_update', used: 1401, size: 200000 } } });
+  });
+
+  it("finds the agent's own tool name in _meta", () => {
+    expect(agentToolName({ claudeCode: { toolName: 'Bash' } })).toBe('Bash');
+    expect(agentToolName({ terminal_info: { terminal_id: 't' }, other: { toolName: 'exec' } })).toBe('exec');
+    expect(agentToolName({ claudeCode: { toolName: '' } })).toBeUndefined();
+    expect(agentToolName(null)).toBeUndefined();
+  });
+
+  it('reads a permission request with its inline tool call, and each answer', () => {
+    expect(
+      parseAcpPermissionRequest({
+        sessionId: 's',
+        toolCall: { toolCallId: 'c', title: 'echo hi', kind: 'execute', status: 'pending', locations: [] },
+        options: [{ optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' }, { optionId: 'x', kind: null }],
+      }),
+    ).toEqual({
+      ok: true,
+      value: {
+        sessionId: 's',
+        toolCall: { toolCallId: 'c', title: 'echo hi', kind: 'execute', status: 'pending', locations: [] },
+        options: [{ optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' }, { optionId: 'x' }],
+      },
+    });
+    expect(parseAcpPermissionRequest({ sessionId: 's', toolCall: { title: 'no id' }, options: [] }).ok).toBe(false);
+    expect(parseAcpPermissionResponse({ outcome: { outcome: 'selected', optionId: 'allow' } })).toEqual({ ok: true, value: { outcome: 'selected', optionId: 'allow' } });
+    expect(parseAcpPermissionResponse({ outcome: { outcome: 'cancelled' } })).toEqual({ ok: true, value: { outcome: 'cancelled' } });
+    expect(parseAcpPermissionResponse({ outcome: { outcome: 'selected' } }).ok).toBe(false);
+    expect(parseAcpPermissionResponse({}).ok).toBe(false);
+  });
+
+  it('joins an error message with the cause codex puts in data.message, never twice', () => {
+    expect(acpErrorText({ message: 'Internal error', data: { message: 'unexpected status 401 Unauthorized', codex_error_info: 'other' } })).toBe(
+      'Internal error: unexpected status 401 Unauthorized',
+    );
+    expect(acpErrorText({ message: 'Internal error: boom', data: 'boom' })).toBe('Internal error: boom');
+    expect(acpErrorText({ message: 'Rate limit exceeded. Try again later.' })).toBe('Rate limit exceeded. Try again later.');
+    expect(acpErrorText({ message: '', data: { message: 'only here' } })).toBe('only here');
   });
 });
