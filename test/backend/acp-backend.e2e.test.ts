@@ -104,13 +104,16 @@ describe('runAcpSubagent: permission requests', () => {
   it('denies by default by selecting the reject option', async () => {
     const run = await delegate('scenario:permission');
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'Permission was denied.' }], stopReason: 'completed' });
-    expect(run.record.toolCalls).toMatchObject([{ callId: 'call_perm', name: 'write_file', isError: true, errorType: 'tool_error' }]);
+    // The rejected call never runs: it ends when the rejection is answered, before the agent reports it failed.
+    expect(run.record.toolCalls).toMatchObject([
+      { callId: 'call_perm', name: 'write_file', toolType: 'edit', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'reject' } },
+    ]);
   });
 
   it('allows when the policy says allow', async () => {
     const run = await delegate('scenario:permission', { permissionPolicy: 'allow' });
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'Permission was granted.' }], stopReason: 'completed' });
-    expect(run.record.toolCalls).toMatchObject([{ callId: 'call_perm', isError: false }]);
+    expect(run.record.toolCalls).toMatchObject([{ callId: 'call_perm', isError: false, permission: { outcome: 'allow_once', optionId: 'allow' } }]);
   });
 
   it('asks a policy function with the request and uses its outcome', async () => {
@@ -221,5 +224,60 @@ describe('runAcpSubagent: the agent process', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('runAcpSubagent: what real agents send (scripted shapes)', () => {
+  it('codex output limit: a -32603 with max_output_tokens in data.message is max-tokens, cause kept', async () => {
+    const run = await delegate('scenario:codex-output-limit');
+    const cause = 'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens';
+    expect(run.result).toEqual({ output: [{ type: 'text', text: 'Here is the first part of a long' }], stopReason: 'max-tokens', diagnostic: cause });
+    expect(run.record).toMatchObject({
+      stopReasonInferredFrom: 'codex-acp/max_output_tokens@1',
+      rpcError: { code: -32603, message: cause },
+      contextWindow: { used: 1217, size: 258400 },
+    });
+    expect(run.record.usage.reported).toBe(false);
+    expect(run.toolResult.isError).toBe(true);
+  });
+
+  it('claude output limit: the output-token-maximum error is max-tokens; the cost is the cumulative session cost', async () => {
+    const run = await delegate('scenario:claude-output-limit');
+    expect(run.result.stopReason).toBe('max-tokens');
+    expect(run.record).toMatchObject({
+      stopReasonInferredFrom: 'claude-agent-acp/output_token_maximum@1',
+      rpcError: { code: -32603 },
+      contextWindow: { used: 0, size: 200000 },
+      sessionCost: { amount: 0.01566, currency: 'USD' },
+    });
+  });
+
+  it('gemini quota: usage comes from _meta.quota.token_count', async () => {
+    const run = await delegate('scenario:gemini-quota');
+    expect(run.result).toEqual({ output: [{ type: 'text', text: 'The answer is 42.' }], stopReason: 'completed' });
+    expect([run.record.usage, run.record.usageOrigin]).toEqual([
+      { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      'meta-quota',
+    ]);
+  });
+
+  it("claude tool: the tool is named after _meta.claudeCode.toolName and carries the permission the backend gave", async () => {
+    const run = await delegate('scenario:claude-tool', { permissionPolicy: 'allow' });
+    expect(run.result.output).toEqual([{ type: 'text', text: 'The tool said: done.' }]);
+    expect(run.record.toolCalls).toMatchObject([
+      { callId: 'toolu_1', name: 'Bash', title: 'echo done', toolType: 'execute', isError: false, permission: { outcome: 'allow_once', optionId: 'allow' } },
+    ]);
+  });
+
+  it('permission inline: a tool known only from the permission request is recorded, denied or allowed', async () => {
+    const denied = await delegate('scenario:permission-inline');
+    const allowed = await delegate('scenario:permission-inline', { permissionPolicy: 'allow' });
+    expect(denied.record.toolCalls).toMatchObject([
+      { callId: 'run_shell_command_1', name: 'echo done', toolType: 'execute', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'cancel' } },
+    ]);
+    expect(allowed.record.toolCalls).toMatchObject([
+      { callId: 'run_shell_command_1', name: 'echo done', isError: false, permission: { outcome: 'allow_once', optionId: 'proceed_once' } },
+    ]);
+    expect([denied.result.output, allowed.result.output]).toEqual([[{ type: 'text', text: 'Permission was denied.' }], [{ type: 'text', text: 'The tool said: done.' }]]);
   });
 });
