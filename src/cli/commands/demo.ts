@@ -42,7 +42,20 @@ export const DEMO_SDK_SCENARIOS = [
   'subagent-wrong-report',
 ] as const;
 /** ACP agent scenarios the demo plays (names of `src/fixtures/acp-agent.ts`). */
-export const DEMO_ACP_SCENARIOS = ['end_turn', 'max-tokens', 'refusal', 'max_turn_requests', 'non-text-only', 'thoughts', 'permission'] as const;
+export const DEMO_ACP_SCENARIOS = [
+  'end_turn',
+  'max-tokens',
+  'refusal',
+  'max_turn_requests',
+  'non-text-only',
+  'thoughts',
+  'permission',
+  'codex-output-limit',
+  'claude-output-limit',
+  'gemini-quota',
+  'claude-tool',
+  'permission-inline',
+] as const;
 
 const ROUTE = { provider: 'deepseek', model: 'deepseek-chat' } as const;
 
