@@ -38,6 +38,7 @@ import {
   isKnownSessionUpdate,
   parseAcpCancelParams,
   parseAcpInitializeResult,
+  parseAcpNewSessionResult,
   parseAcpPermissionRequest,
   parseAcpPermissionResponse,
   parseAcpPromptParams,
@@ -45,6 +46,7 @@ import {
   parseAcpSessionUpdate,
   tokenUsageFromAcp,
   type AcpKnownSessionUpdate,
+  type AcpUsage,
   type AcpPermissionOption,
   type AcpToolCallFields,
 } from '../wire/acp-protocol.js';
@@ -53,6 +55,7 @@ import type { WireError } from '../wire/wire-error.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import { stopReasonFromAcp, type SubagentStopReason } from '../output/stop-reason.js';
 import { ACP_TRUNCATION_SIGNATURES, matchTruncation, type AcpTruncationSignature, type AcpTurnAnswer } from './acp-truncation.js';
+import { ACP_USAGE_SCOPES, usageScopeOf, usageDelta, type AcpUsageScopeEntry } from './acp-usage-scope.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder } from './run-builder.js';
 import type { RunListener, RunRecord, RunRpcError, RunStart, ToolCallRecord, ToolPermission, UsageOrigin } from './run-record.js';
@@ -77,6 +80,8 @@ export interface AcpTrackerOptions {
   readonly newRunId?: () => string;
   /** Truncation signatures to recognise. Default `ACP_TRUNCATION_SIGNATURES`; `[]` turns recognition off. */
   readonly truncationSignatures?: readonly AcpTruncationSignature[];
+  /** Which agents report `PromptResponse.usage` as session totals. Default `ACP_USAGE_SCOPES`. */
+  readonly usageScopes?: readonly AcpUsageScopeEntry[];
 }
 
 /** A tool call of an open run, as far as the agent has told. */
@@ -103,6 +108,8 @@ interface OpenRun {
   /** Tool calls by id, in the order they were first seen. */
   readonly tools: Map<string, AcpTool>;
   usageOrigin?: UsageOrigin;
+  /** Session totals an agent reported that could not be turned into this turn's figures. */
+  sessionUsageTotals?: { inputTokens: number; outputTokens: number };
   contextWindow?: { used: number; size: number };
   sessionCost?: { amount: number; currency: string };
 }
@@ -148,6 +155,11 @@ export class AcpTracker implements FrameObserver {
   /** Permission requests the agent sent, by id, until the client answers them. */
   readonly #permissionRequests = new Map<JsonRpcId, PendingPermission>();
   readonly #signatures: readonly AcpTruncationSignature[];
+  readonly #usageScopes: readonly AcpUsageScopeEntry[];
+  /** Sessions this connection created (`session/new`): their usage totals started at zero under our eyes. */
+  readonly #createdSessions = new Set<string>();
+  /** Last usage totals of each session, for agents that report session totals. */
+  readonly #sessionTotals = new Map<string, AcpUsage>();
   #agentInfoName: string | undefined;
   #closed = false;
 
@@ -157,6 +169,7 @@ export class AcpTracker implements FrameObserver {
     this.#now = options.now ?? Date.now;
     this.#newRunId = options.newRunId ?? randomUUID;
     this.#signatures = options.truncationSignatures ?? ACP_TRUNCATION_SIGNATURES;
+    this.#usageScopes = options.usageScopes ?? ACP_USAGE_SCOPES;
   }
 
   /** How many runs are open right now. */
@@ -380,6 +393,12 @@ export class AcpTracker implements FrameObserver {
       else if (parsed.value.agentInfo !== undefined) this.#agentInfoName = parsed.value.agentInfo.name;
       return;
     }
+    if (pending.method === ACP_AGENT_METHODS.sessionNew) {
+      if (frame.error !== undefined) return;
+      const created = parseAcpNewSessionResult(frame.result);
+      if (created.ok) this.#createdSessions.add(created.value.sessionId);
+      return;
+    }
     if (!('run' in pending)) return;
     const run = pending.run;
     // Unreadable prompt, or a turn already ended by an idle state update: a later duplicate.
@@ -396,8 +415,7 @@ export class AcpTracker implements FrameObserver {
     }
     const { stopReason, usage, _meta } = parsed.value;
     if (usage !== undefined) {
-      run.builder.addUsage(tokenUsageFromAcp(usage));
-      run.usageOrigin = 'prompt-response';
+      this.#promptUsage(run, usage);
     } else {
       const quota = acpMetaQuota(_meta);
       if (quota !== undefined) {
@@ -414,6 +432,30 @@ export class AcpTracker implements FrameObserver {
       return;
     }
     this.#finish(run, time, { stopReason: stopReasonFromAcp(stopReason), diagnostic: endDiagnostic(stopReason, undefined, undefined) });
+  }
+
+  /**
+   * Records a `PromptResponse.usage`: as the turn's figures, or, for an agent
+   * that reports session totals, as the difference from the session's previous
+   * totals (from zero for a session created on this connection). When there
+   * is nothing to subtract from, or a count went down, the totals are kept as
+   * such and no turn usage is recorded.
+   */
+  #promptUsage(run: OpenRun, usage: AcpUsage): void {
+    if (usageScopeOf(this.#agentInfoName, this.#usageScopes) === 'turn') {
+      run.builder.addUsage(tokenUsageFromAcp(usage));
+      run.usageOrigin = 'prompt-response';
+      return;
+    }
+    const previous = this.#sessionTotals.get(run.sessionId) ?? (this.#createdSessions.has(run.sessionId) ? { inputTokens: 0, outputTokens: 0 } : undefined);
+    this.#sessionTotals.set(run.sessionId, usage);
+    const turn = previous === undefined ? undefined : usageDelta(usage, previous);
+    if (turn === undefined) {
+      run.sessionUsageTotals = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+      return;
+    }
+    run.builder.addUsage(tokenUsageFromAcp(turn));
+    run.usageOrigin = 'prompt-response-session-delta';
   }
 
   /** Ends a turn the agent answered with a failure: `error`, or `max-tokens` when a truncation signature matches. */
@@ -440,6 +482,7 @@ export class AcpTracker implements FrameObserver {
       ...(end.inferredFrom !== undefined ? { stopReasonInferredFrom: end.inferredFrom } : {}),
       ...(end.rpcError !== undefined ? { rpcError: end.rpcError } : {}),
       ...(run.usageOrigin !== undefined ? { usageOrigin: run.usageOrigin } : {}),
+      ...(run.sessionUsageTotals !== undefined ? { sessionUsageTotals: { ...run.sessionUsageTotals } } : {}),
       ...(run.contextWindow !== undefined ? { contextWindow: { ...run.contextWindow } } : {}),
       ...(run.sessionCost !== undefined ? { sessionCost: { ...run.sessionCost } } : {}),
     };

@@ -99,8 +99,11 @@ export interface ToolPermission {
   readonly optionId?: string;
 }
 
-/** Where a run's token usage was read from (ACP). */
-export type UsageOrigin = 'prompt-response' | 'meta-quota';
+/**
+ * Where a run's token usage was read from (ACP): `PromptResponse.usage` as the
+ * turn's figures, the difference of two session totals, or `_meta.quota`.
+ */
+export type UsageOrigin = 'prompt-response' | 'prompt-response-session-delta' | 'meta-quota';
 
 /** An ACP failure answer: the JSON-RPC error of the prompt, or the error of a draft-v2 idle state. */
 export interface RunRpcError {
@@ -136,6 +139,8 @@ export interface RunRecord extends RunStart {
   readonly rpcError?: RunRpcError;
   /** ACP: where `usage` came from, when it was reported. */
   readonly usageOrigin?: UsageOrigin;
+  /** ACP: session usage totals an agent reported that could not be turned into this run's figures (`usage` then has none). */
+  readonly sessionUsageTotals?: { readonly inputTokens: number; readonly outputTokens: number };
   /** ACP `usage_update`: tokens in the context window and its size, as last reported during the run. Not token usage. */
   readonly contextWindow?: { readonly used: number; readonly size: number };
   /** ACP `usage_update` cost: cumulative over the whole session (not this run), as last reported during the run. */

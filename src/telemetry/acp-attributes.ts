@@ -21,6 +21,8 @@ import {
   ATTR_SUBAGENT_ERROR_MESSAGE,
   ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT,
   ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY,
+  ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS,
+  ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS,
   ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM,
   ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID,
   ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME,
@@ -93,6 +95,10 @@ export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { at
     }
   }
   if (record.usageOrigin !== undefined && record.usage.reported) attributes[ATTR_SUBAGENT_USAGE_ORIGIN] = record.usageOrigin;
+  if (record.sessionUsageTotals !== undefined) {
+    attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS] = record.sessionUsageTotals.inputTokens;
+    attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS] = record.sessionUsageTotals.outputTokens;
+  }
   if (record.contextWindow !== undefined) {
     attributes[ATTR_SUBAGENT_CONTEXT_WINDOW_USED] = record.contextWindow.used;
     attributes[ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE] = record.contextWindow.size;

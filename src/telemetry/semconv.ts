@@ -129,7 +129,11 @@ export const ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM = 'subagent.stop_reason.inf
 export const ATTR_SUBAGENT_ERROR_CODE = 'subagent.error.code' as const;
 /** That error's text (message, plus `data.message` when it says more), capped and through the content policy's redaction hook. */
 export const ATTR_SUBAGENT_ERROR_MESSAGE = 'subagent.error.message' as const;
-/** Where an ACP run's token usage was read: `prompt-response` (`usage`) or `meta-quota` (`_meta.quota.token_count`). */
+/**
+ * Where an ACP run's token usage was read: `prompt-response` (`usage`),
+ * `prompt-response-session-delta` (the difference of two session totals) or
+ * `meta-quota` (`_meta.quota.token_count`).
+ */
 export const ATTR_SUBAGENT_USAGE_ORIGIN = 'subagent.usage.origin' as const;
 /** Tokens in the agent's context window at its last ACP `usage_update` of the run. Not token usage. */
 export const ATTR_SUBAGENT_CONTEXT_WINDOW_USED = 'subagent.context_window.used' as const;
@@ -137,6 +141,10 @@ export const ATTR_SUBAGENT_CONTEXT_WINDOW_USED = 'subagent.context_window.used' 
 export const ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE = 'subagent.context_window.size' as const;
 /** Cost of the whole ACP session so far (cumulative, not this run's), from the last `usage_update` of the run. */
 export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT = 'subagent.session.cumulative_cost.amount' as const;
+/** Input tokens of the whole ACP session so far, when an agent reported session totals that could not be made per-run. */
+export const ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS = 'subagent.session.cumulative_usage.input_tokens' as const;
+/** Output tokens of the whole ACP session so far, in the same case. */
+export const ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS = 'subagent.session.cumulative_usage.output_tokens' as const;
 /** Currency of `subagent.session.cumulative_cost.amount`. @example `USD` */
 export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY = 'subagent.session.cumulative_cost.currency' as const;
 /** The ACP tool call's title (`gen_ai.tool.name` is the agent's own tool name when it reports one). @example `Read config.json` */

@@ -534,3 +534,54 @@ describe('AcpTracker: tool calls and permissions', () => {
     expect(ends[0]?.toolCalls.map((t) => [t.callId, t.permission])).toEqual([['a', { outcome: 'pending' }]]);
   });
 });
+
+describe('AcpTracker: agents that report session usage totals', () => {
+  const SESSION_SCOPE = [{ agent: 'totals-agent', agentVersions: '1', scope: 'session' as const }];
+  const newSession = (id: number, sessionId: string): Step[] => [request(id, 'session/new', { cwd: '/', mcpServers: [] }), answer(id, { sessionId })];
+
+  it('turns the totals of a session it saw created into per-turn figures', () => {
+    const { ends } = observe(
+      [
+        ...initialize(0, { name: 'totals-agent' }),
+        ...newSession(1, 's1'),
+        prompt(2),
+        answer(2, { stopReason: 'end_turn', usage: { inputTokens: 1000, outputTokens: 50, totalTokens: 1050, cachedReadTokens: 10 } }),
+        prompt(3),
+        answer(3, { stopReason: 'end_turn', usage: { inputTokens: 2300, outputTokens: 80, totalTokens: 2380, cachedReadTokens: 30 } }),
+      ],
+      { usageScopes: SESSION_SCOPE },
+    );
+    expect(ends.map((r) => [r.usage.inputTokens, r.usage.outputTokens, r.usage.cacheReadTokens, r.usageOrigin, r.sessionUsageTotals])).toEqual([
+      [1000, 50, 10, 'prompt-response-session-delta', undefined],
+      [1300, 30, 20, 'prompt-response-session-delta', undefined],
+    ]);
+  });
+
+  it('keeps totals it cannot subtract from (a session it did not see start, a count that went down) as cumulative', () => {
+    const { ends } = observe(
+      [
+        ...initialize(0, { name: 'totals-agent' }),
+        prompt(1, 'loaded'),
+        answer(1, { stopReason: 'end_turn', usage: { inputTokens: 9000, outputTokens: 400 } }),
+        prompt(2, 'loaded'),
+        answer(2, { stopReason: 'end_turn', usage: { inputTokens: 9500, outputTokens: 420 } }),
+        prompt(3, 'loaded'),
+        answer(3, { stopReason: 'end_turn', usage: { inputTokens: 100, outputTokens: 5 } }),
+      ],
+      { usageScopes: SESSION_SCOPE },
+    );
+    expect(ends.map((r) => [r.usage.reported, r.usage.inputTokens, r.usageOrigin ?? null, r.sessionUsageTotals ?? null])).toEqual([
+      [false, 0, null, { inputTokens: 9000, outputTokens: 400 }],
+      [true, 500, 'prompt-response-session-delta', null],
+      [false, 0, null, { inputTokens: 100, outputTokens: 5 }],
+    ]);
+  });
+
+  it('reads usage as the turn\'s own for agents not declared to send totals', () => {
+    const { ends } = observe(
+      [...initialize(0, { name: 'other' }), prompt(1), answer(1, { stopReason: 'end_turn', usage: { inputTokens: 7, outputTokens: 3 } })],
+      { usageScopes: SESSION_SCOPE },
+    );
+    expect(ends.map((r) => [r.usage.inputTokens, r.usageOrigin])).toEqual([[7, 'prompt-response']]);
+  });
+});
