@@ -5,8 +5,10 @@
  * stdio (`initialize` with `PROTOCOL_VERSION`, `session/new`,
  * `session/prompt`), answers its permission requests by policy, and observes
  * the same bytes through a `FrameTap` into an `AcpTracker`: output selection,
- * stop reason and tool calls come from the one tracker the stdio proxy uses,
- * never from a second reading of the SDK's objects.
+ * stop reason (including truncation recognised from the agent's error), usage,
+ * the agent's failure, tool calls and the permission answers this client
+ * gives come from the one tracker the stdio proxy uses, never from a second
+ * reading of the SDK's objects.
  *
  * Owns the turn's lifecycle (cancellation, the agent dying, teardown) and the
  * shaping of the result; not the protocol (the SDK), not the rule

@@ -126,6 +126,15 @@ describe('usage figures on the run span', () => {
   });
 });
 
+describe('session totals that could not be made per-run', () => {
+  it('are recorded as cumulative session usage, never as gen_ai.usage', () => {
+    const { run } = endOne(record({ stopReason: 'completed', sessionUsageTotals: { inputTokens: 9000, outputTokens: 400 } }));
+    expect(run?.attributes['subagent.session.cumulative_usage.input_tokens']).toBe(9000);
+    expect(run?.attributes['subagent.session.cumulative_usage.output_tokens']).toBe(400);
+    expect(run?.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
+  });
+});
+
 describe('tool spans', () => {
   it('carry the ACP kind as gen_ai.tool.type, the title, and the permission outcome', () => {
     const { tools } = endOne(
