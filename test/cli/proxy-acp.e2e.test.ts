@@ -43,17 +43,20 @@ async function editorTurn(argv: string[], scenario: string, env: NodeJS.ProcessE
     .connect(stream);
   const initialize = await connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
   const session = await connection.agent.request(methods.agent.session.new, { cwd: '/tmp', mcpServers: [] });
-  const response = await connection.agent.request(methods.agent.session.prompt, {
-    sessionId: (session as { sessionId: string }).sessionId,
-    prompt: [{ type: 'text', text: `scenario:${scenario}` }],
-  });
+  // A turn the agent fails is part of the transcript too: the error as the client received it.
+  const response: unknown = await connection.agent
+    .request(methods.agent.session.prompt, {
+      sessionId: (session as { sessionId: string }).sessionId,
+      prompt: [{ type: 'text', text: `scenario:${scenario}` }],
+    })
+    .catch((error: { code?: unknown; message?: unknown; data?: unknown }) => ({ error: { code: error.code, message: error.message, data: error.data } }));
   connection.close();
   child.stdin.end();
   return { initialize, session, updates, permissions, response, exit: await exited };
 }
 
 describe('an ACP editor client through subagent-otel proxy', () => {
-  it.each(['max-tokens', 'thoughts', 'permission', 'refusal'])('gets exactly what it gets without the proxy (%s)', async (scenario) => {
+  it.each(['max-tokens', 'thoughts', 'permission', 'refusal', 'codex-output-limit', 'claude-tool', 'permission-inline'])('gets exactly what it gets without the proxy (%s)', async (scenario) => {
     const out = join(mkdtempSync(join(tmpdir(), 'proxy-acp-')), 'otel');
     const direct = await editorTurn([process.execPath, FIXTURE_ACP_AGENT], scenario);
     const proxied = await editorTurn([process.execPath, CLI, 'proxy', '--out', out, '--', process.execPath, FIXTURE_ACP_AGENT], scenario);
@@ -78,5 +81,47 @@ describe('an ACP editor client through subagent-otel proxy', () => {
     const tools = spans.filter((s) => s.name.startsWith('execute_tool'));
     expect(tools.map((s) => attributes(s)[ATTR_GEN_AI_TOOL_NAME])).toEqual(['read_file']);
     expect(tools[0]?.parentSpanId).toBe(run?.spanId);
+  });
+});
+
+describe('the proxy records what real agents send (scripted shapes)', () => {
+  async function proxiedSpans(scenario: string) {
+    const out = join(mkdtempSync(join(tmpdir(), 'proxy-acp-')), 'otel');
+    const transcript = await editorTurn([process.execPath, CLI, 'proxy', '--protocol', 'acp', '--out', out, '--', process.execPath, FIXTURE_ACP_AGENT], scenario);
+    const spans = readSpans(out);
+    return { transcript, run: spans.find((s) => s.name.startsWith('invoke_agent')), tools: spans.filter((s) => s.name.startsWith('execute_tool')) };
+  }
+
+  it('a codex-style output-limit error: the client gets the error, the span says max-tokens and why', async () => {
+    const { transcript, run } = await proxiedSpans('codex-output-limit');
+    expect(transcript.response).toMatchObject({ error: { code: -32603 } });
+    expect(attributes(run!)).toMatchObject({
+      [ATTR_SUBAGENT_STOP_REASON]: 'max-tokens',
+      'subagent.stop_reason.inferred_from': 'codex-acp/max_output_tokens@1',
+      'subagent.error.code': -32603,
+      'subagent.error.message': 'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens',
+      'subagent.context_window.used': 1217,
+      [ATTR_SUBAGENT_OUTPUT]: '[{"type":"text","text":"Here is the first part of a long"}]',
+    });
+  });
+
+  it("claude-style tool: named Bash from _meta, with the editor's permission answer", async () => {
+    const { tools } = await proxiedSpans('claude-tool');
+    expect(tools.map((s) => attributes(s))).toMatchObject([
+      {
+        [ATTR_GEN_AI_TOOL_NAME]: 'Bash',
+        'gen_ai.tool.type': 'execute',
+        'subagent.tool.title': 'echo done',
+        'subagent.tool.permission.outcome': 'allow_once',
+        'subagent.tool.permission.option_id': 'allow',
+      },
+    ]);
+  });
+
+  it('gemini-style inline permission: the tool gets its span from the permission request alone', async () => {
+    const { tools } = await proxiedSpans('permission-inline');
+    expect(tools.map((s) => [attributes(s)[ATTR_GEN_AI_TOOL_NAME], attributes(s)['gen_ai.tool.call.id'], attributes(s)['subagent.tool.permission.outcome']])).toEqual([
+      ['echo done', 'run_shell_command_1', 'allow_once'],
+    ]);
   });
 });
