@@ -149,6 +149,24 @@ describe('real agents: usage', () => {
   });
 });
 
+describe('real agents: two turns of one session', () => {
+  it('claude: usage is per turn (it resets every prompt); the usage_update cost is cumulative over the session', () => {
+    const runs = replay('claude-normal-two-turns');
+    expect(runs.map((r) => [r.sessionId === runs[0]?.sessionId, r.usage.inputTokens, r.usage.outputTokens, r.usageOrigin, r.sessionCost])).toEqual([
+      [true, 1200, 17, 'prompt-response', { amount: 0.003915, currency: 'USD' }],
+      [true, 1200, 17, 'prompt-response', { amount: 0.00783, currency: 'USD' }],
+    ]);
+  });
+
+  it('claude: the turn after a truncated one is answered at once, empty, with zero usage', () => {
+    const runs = replay('claude-max-tokens-then-continue');
+    expect(runs.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null, r.outputSource, r.usage.reported, r.usage.inputTokens])).toEqual([
+      ['max-tokens', 'claude-agent-acp/output_token_maximum@1', 'stream', false, 0],
+      ['completed', null, 'none', true, 0],
+    ]);
+  });
+});
+
 describe('real agents: tool calls', () => {
   it('claude: the agent\'s own tool name from _meta, the kind, the latest title and the permission answer', () => {
     const [run] = replay('claude-tool');
