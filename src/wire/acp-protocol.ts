@@ -149,8 +149,8 @@ export interface AcpToolCallFields {
   readonly kind?: string | null;
   /** One of `ACP_TOOL_CALL_STATUSES`, or an unknown string. */
   readonly status?: string | null;
-  /** Agent-specific metadata, verbatim (claude-agent-acp names its own tool in `claudeCode.toolName`). */
-  readonly _meta?: Readonly<Record<string, unknown>> | null;
+  /** Agent-specific metadata, verbatim and unchecked (claude-agent-acp names its own tool in `claudeCode.toolName`). */
+  readonly _meta?: unknown;
 }
 /** A new tool call. */
 export interface AcpToolCallUpdateNew extends AcpToolCallFields {
@@ -222,7 +222,6 @@ export type AcpSessionUpdateResult =
   | { readonly ok: false; readonly error: WireError };
 
 const nat = z.number().int().nonnegative();
-const metaRecord = z.looseObject({});
 
 /** A content block: any object with a string `type`; a `text` block must carry a string `text`. */
 const ContentBlockSchema = z.looseObject({ type: z.string(), text: z.unknown().optional() }).superRefine((block, ctx) => {
@@ -272,7 +271,8 @@ const toolFields = {
   name: z.string().nullish(),
   kind: z.string().nullish(),
   status: z.string().nullish(),
-  _meta: metaRecord.nullish(),
+  // Read only for an agent's own tool name: a `_meta` of any other shape is ignored, never an error.
+  _meta: z.unknown().optional(),
 };
 
 const updateSchemas = {
@@ -553,8 +553,8 @@ export function parseAcpPermissionResponse(result: unknown): AcpParseResult<AcpP
  * sends `_meta.claudeCode.toolName`, e.g. `Bash`). `claudeCode` is read
  * first; otherwise the first such key in object order. `undefined` when none.
  */
-export function agentToolName(meta: Readonly<Record<string, unknown>> | null | undefined): string | undefined {
-  if (meta === null || meta === undefined) return undefined;
+export function agentToolName(meta: unknown): string | undefined {
+  if (!isRecord(meta)) return undefined;
   const nameIn = (value: unknown): string | undefined =>
     isRecord(value) && typeof value.toolName === 'string' && value.toolName !== '' ? value.toolName : undefined;
   const preferred = nameIn(meta['claudeCode']);

@@ -207,6 +207,8 @@ describe('shapes real agents send', () => {
     expect(agentToolName({ terminal_info: { terminal_id: 't' }, other: { toolName: 'exec' } })).toBe('exec');
     expect(agentToolName({ claudeCode: { toolName: '' } })).toBeUndefined();
     expect(agentToolName(null)).toBeUndefined();
+    expect(agentToolName('Bash')).toBeUndefined();
+    expect(parseAcpSessionUpdate({ sessionId: 's', update: { sessionUpdate: 'tool_call', toolCallId: 'c', title: 'T', _meta: 'odd' } }).ok).toBe(true);
   });
 
   it('reads a permission request with its inline tool call, and each answer', () => {
