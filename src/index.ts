@@ -24,6 +24,8 @@ export { FrameTap, type FrameTapOptions } from './observe/frame-tap.js';
 export { RunBuilder } from './observe/run-builder.js';
 export { SdkTracker, type SdkTrackerOptions } from './observe/sdk-tracker.js';
 export { AcpTracker, type AcpTrackerOptions } from './observe/acp-tracker.js';
+export * from './observe/acp-truncation.js';
+export * from './observe/acp-usage-scope.js';
 export { ProtocolSniffer, protocolOfFrame, type Protocol } from './observe/protocol-sniffer.js';
 export * from './telemetry/semconv.js';
 export { createTelemetry, type Telemetry, type TelemetryOptions, type TelemetryShutdownReport } from './telemetry/setup.js';
