@@ -129,6 +129,16 @@ interface TurnEnd {
   readonly inferredFrom?: string;
 }
 
+/** How many sessions' creation and usage totals are remembered (oldest forgotten first); bounds a long-lived connection. */
+const SESSION_MEMORY = 1024;
+
+/** Drops the oldest entry of an insertion-ordered set or map once it holds more than `SESSION_MEMORY`. */
+function forgetOldest(entries: Set<string> | Map<string, unknown>): void {
+  if (entries.size <= SESSION_MEMORY) return;
+  const oldest = entries.keys().next();
+  if (oldest.done !== true) entries.delete(oldest.value);
+}
+
 /** Option kinds of protocol v1 recorded as the permission outcome. */
 const PERMISSION_OPTION_KINDS = new Set(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
 
@@ -396,7 +406,10 @@ export class AcpTracker implements FrameObserver {
     if (pending.method === ACP_AGENT_METHODS.sessionNew) {
       if (frame.error !== undefined) return;
       const created = parseAcpNewSessionResult(frame.result);
-      if (created.ok) this.#createdSessions.add(created.value.sessionId);
+      if (created.ok) {
+        this.#createdSessions.add(created.value.sessionId);
+        forgetOldest(this.#createdSessions);
+      }
       return;
     }
     if (!('run' in pending)) return;
@@ -448,7 +461,9 @@ export class AcpTracker implements FrameObserver {
       return;
     }
     const previous = this.#sessionTotals.get(run.sessionId) ?? (this.#createdSessions.has(run.sessionId) ? { inputTokens: 0, outputTokens: 0 } : undefined);
+    this.#sessionTotals.delete(run.sessionId);
     this.#sessionTotals.set(run.sessionId, usage);
+    forgetOldest(this.#sessionTotals);
     const turn = previous === undefined ? undefined : usageDelta(usage, previous);
     if (turn === undefined) {
       run.sessionUsageTotals = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
