@@ -104,7 +104,7 @@ Options:
 ${TELEMETRY_HELP}
 
 Example:
-  subagent-otel proxy --out ./telemetry -- node dist/fixtures/sdk-runtime.js
+  subagent-otel proxy --out ./telemetry -- deepseek-harness-runtime --stdio
 
 Environment of its own:
   SUBAGENT_OTEL_LOG_FILE              file for the proxy's diagnostics (default: none kept)

@@ -151,6 +151,18 @@ describe('the proxy with an unusable telemetry configuration', () => {
     expect(logged[0]).toContain(line);
   });
 
+  it('names a capture file that cannot be written, and still forwards everything', async () => {
+    const capture = join(dir, 'no-such-dir', 'capture.ndjson');
+    const input = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
+    const r = await runCli(['proxy', '--out', join(dir, 'cap-out'), '--capture', capture, '--', process.execPath, echo, join(dir, 'record-cap')], input, CLEAN);
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString('utf8')).toBe(input);
+    const lines = r.stderr.toString('utf8').split('\n').filter((l) => l.startsWith('subagent-otel proxy:'));
+    expect(lines).toEqual([
+      `subagent-otel proxy: telemetry configuration problem: cannot write the capture file ${capture} (ENOENT); the agent runs unaffected. See where telemetry goes with: subagent-otel check (same options and environment); keep the details with SUBAGENT_OTEL_LOG_FILE=<file>`,
+    ]);
+  });
+
   it('says once at exit that a dead collector got nothing', async () => {
     const dead = await startOtlpReceiver({ kind: 'refuse' });
     const prompt = [
