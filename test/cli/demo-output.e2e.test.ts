@@ -76,6 +76,14 @@ describe('demo output files and session logs', () => {
     expect(rows.some((r) => r.type === 'text-chunks' || r.type === 'tool-call-chunks')).toBe(true);
   });
 
+  it('says, when asked to replay its own output directory, that it skipped it as such', async () => {
+    const r = await runCli(['replay', '--out', out, out], '', CLEAN);
+    expect(r.code).toBe(1);
+    expect(r.stderr.toString('utf8')).toContain(
+      `${out}: this directory is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory`,
+    );
+  });
+
   it('replays to the runs the proxy observed live', async () => {
     const r = await runCli(['replay', '--json', '--out', join(root, 'replayed'), sessions], '', CLEAN);
     expect(r.code, r.stderr.toString()).toBe(0);
