@@ -155,6 +155,12 @@ describe('installing and following the README', () => {
     const cwd = realpathSync(mkdtempSync(join(root, 'user-')));
     const env = userEnv(bin);
     if (heading !== '## Quickstart') {
+      try {
+        execFileSync('zstd', ['--version'], { stdio: 'pipe' });
+      } catch {
+        // spawn ENOENT: the tool is missing; say how to get it instead of failing on a file list.
+        throw new Error('the README replay section needs the zstd tool (demo --sessions compresses with it): apt-get install -y zstd');
+      }
       // The replay section follows the Quickstart: a user has run the demo once already.
       expect((await run('subagent-otel demo > /dev/null', cwd, env)).code).toBe(0);
     }

@@ -50,6 +50,26 @@ describe('subagent-otel check', () => {
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8')).toContain('"subagent.checks"');
   });
 
+  it('prints the same report as JSON with --json', async () => {
+    const out = join(dir, 'json');
+    const r = await runCli(['check', '--json', '--out', out], '', CLEAN);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout.toString('utf8')) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      destinations: [`traces: file ${join(out, 'traces.jsonl')}`, `metrics: file ${join(out, 'metrics.jsonl')}`],
+      outDir: out,
+      otlpHeaders: [],
+      content: { capture: true },
+      serviceName: 'subagent-otel',
+      problems: [],
+      results: [
+        { destination: `traces: file ${join(out, 'traces.jsonl')}`, ok: true },
+        { destination: `metrics: file ${join(out, 'metrics.jsonl')}`, ok: true },
+      ],
+      ok: true,
+    });
+  });
+
   it('sends through OTLP/HTTP with the headers, and never prints header values or URL credentials', async () => {
     const endpoint = receiver.endpoint.replace('http://', 'http://user:pa55word@');
     const r = await runCli(['check', '--no-content'], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cret-value' });
