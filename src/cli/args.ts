@@ -79,7 +79,10 @@ Usage:
   subagent-otel --version
 
 Every run's output is selected by one rule (last non-empty assistant message, else the
-streamed text, else nothing), so telemetry matches SubagentResult.output.`,
+streamed text, else nothing), so telemetry matches SubagentResult.output.
+
+'subagent-otel check' shows where telemetry goes and tests it; the proxy keeps its
+diagnostics in the file named by SUBAGENT_OTEL_LOG_FILE.`,
   proxy: `Usage: subagent-otel proxy [options] -- <command> [args...]
 
 Put this where the parent spawns the agent runtime (or an ACP agent). The proxy starts

@@ -213,4 +213,11 @@ describe('the proxy with an unusable telemetry configuration', () => {
     expect(help).toContain('one line when the agent cannot be started');
     expect(help).toContain('OTEL_TRACES_EXPORTER=console');
   });
+
+  it('names check and SUBAGENT_OTEL_LOG_FILE in the main help', async () => {
+    const r = await runCli(['--help']);
+    const help = r.stdout.toString('utf8').replace(/\s+/g, ' ');
+    expect(help).toContain('subagent-otel check [options] show where telemetry goes and send a test span and metric there');
+    expect(help).toContain('SUBAGENT_OTEL_LOG_FILE');
+  });
 });
