@@ -1,6 +1,6 @@
 /**
  * Deterministic workloads for the benchmarks: dsh session events of a long
- * agent run (chunk generation, WIRE.md section 2), the same run in the
+ * agent run (chunk generation, docs/PROTOCOLS.md section 2), the same run in the
  * embedded generation, SDK `session.event` notification NDJSON, and many
  * short runs. Everything comes from a seeded generator, so every run of the
  * bench sees the same bytes.

@@ -37,7 +37,8 @@ export type Command =
   | { readonly name: 'version' }
   | ({ readonly name: 'proxy'; readonly protocol: Protocol; readonly capture?: string; readonly command: string; readonly args: readonly string[] } & TelemetryFlags)
   | ({ readonly name: 'replay'; readonly paths: readonly string[]; readonly json: boolean; readonly progress?: boolean; readonly protocol: Protocol } & TelemetryFlags)
-  | ({ readonly name: 'demo'; readonly json: boolean } & TelemetryFlags);
+  | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
+  | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags);
 
 const telemetryOptions = {
   out: { type: 'string' },
@@ -66,24 +67,38 @@ Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTE
   OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL=http/json,
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
-export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo', string> = {
+export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo' | 'check', string> = {
   main: `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
 
 Usage:
   subagent-otel demo [options]                         run the bundled keyless scenarios and show what was observed
   subagent-otel proxy [options] -- <command> [args...] run an agent behind a transparent stdio proxy and observe it
   subagent-otel replay [options] <file-or-dir...>      turn captures and durable session logs into telemetry
+  subagent-otel check [options]                        show where telemetry goes and send a test span and metric there
   subagent-otel help <command>                         help for one command
   subagent-otel --version
 
 Every run's output is selected by one rule (last non-empty assistant message, else the
-streamed text, else nothing), so telemetry matches SubagentResult.output.`,
+streamed text, else nothing), so telemetry matches SubagentResult.output.
+
+'subagent-otel check' shows where telemetry goes and tests it; the proxy keeps its
+diagnostics in the file named by SUBAGENT_OTEL_LOG_FILE.`,
   proxy: `Usage: subagent-otel proxy [options] -- <command> [args...]
 
 Put this where the parent spawns the agent runtime (or an ACP agent). The proxy starts
 <command>, forwards stdin, stdout and stderr byte for byte, forwards signals, exits with the
-child's exit code (or its signal), and emits one invoke_agent span per run. It prints nothing
-of its own on stdout or stderr. A TRACEPARENT environment variable parents its spans.
+child's exit code (or its signal), and emits one invoke_agent span per run. A TRACEPARENT
+environment variable parents its spans.
+
+What it prints of its own: nothing on stdout (that is the agent's protocol). On stderr, one
+line when the agent cannot be started, one line when the telemetry configuration is unusable
+(e.g. an --out directory that cannot be written; the agent is forwarded untouched anyway),
+and the telemetry itself with OTEL_TRACES_EXPORTER=console or OTEL_METRICS_EXPORTER=console.
+Its diagnostics (export failures, dropped telemetry) go to the file named by
+SUBAGENT_OTEL_LOG_FILE, when set, and nowhere else.
+
+Check the configuration first with the same options and environment:
+  subagent-otel check [telemetry options]
 
 Options:
   --protocol <sdk|acp|auto>   protocol spoken on stdio (default auto: decided from the first frames)
@@ -92,7 +107,11 @@ Options:
 ${TELEMETRY_HELP}
 
 Example:
-  subagent-otel proxy --out ./telemetry -- node dist/fixtures/sdk-runtime.js`,
+  subagent-otel proxy --out ./telemetry -- deepseek-harness-runtime --stdio
+
+Environment of its own:
+  SUBAGENT_OTEL_LOG_FILE              file for the proxy's diagnostics (default: none kept)
+  SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS   bound on the final telemetry flush (default 2000)`,
   replay: `Usage: subagent-otel replay [options] <file-or-directory...>
 
 Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC) and dsh
@@ -114,8 +133,27 @@ through the SDK backend, once through the stdio proxy, and the ACP agent through
 backend), writes telemetry to the embedded default, and prints one row per run: stop
 reason, output source, tokens and an output preview. Needs no network and no key.
 
+Each run starts from empty files: the demo first removes the traces.jsonl and metrics.jsonl
+an earlier run left in its output directory (and says so), then prints what it wrote.
+
 Options:
   --json                      print the runs as JSON instead of a table
+  --sessions <dir>            also write the durable session logs of the proxied runtime's
+                              sessions to <dir> (parents as .jsonl.zstd, delegated children as
+                              .jsonl), for 'subagent-otel replay <dir>'
+
+${TELEMETRY_HELP}`,
+  check: `Usage: subagent-otel check [options]
+
+Shows where telemetry goes for the current environment and options (the same ones proxy,
+replay and demo read): each exporter with its protocol and endpoint (credentials left out),
+the output directory, the content policy and the Prometheus endpoint. Then sends one test
+span and one test metric through exactly that configuration and reports, per destination,
+whether it was delivered or the exact failure. Exit code 0: everything was delivered;
+1: some destination failed, or nothing would be delivered at all; 2: usage error.
+
+Options:
+  --json                      print the report as JSON
 
 ${TELEMETRY_HELP}`,
 };
@@ -228,19 +266,31 @@ export function parseCommandLine(argv: readonly string[]): Command {
       };
     }
     case 'demo': {
-      const { values, positionals } = parse('demo', rest, { ...telemetryOptions, json: { type: 'boolean' } }, true);
+      const { values, positionals } = parse('demo', rest, { ...telemetryOptions, json: { type: 'boolean' }, sessions: { type: 'string' } }, true);
       if (values.help === true) return { name: 'help', topic: 'demo' };
       if (positionals.length > 0) throw new UsageError(`demo takes no arguments, got '${positionals[0]}'`);
-      return { name: 'demo', json: values.json === true, ...telemetryFlags(values) };
+      if (values.sessions === '') throw new UsageError('--sessions takes a directory, e.g. --sessions ./sessions');
+      return {
+        name: 'demo',
+        json: values.json === true,
+        ...(typeof values.sessions === 'string' ? { sessions: values.sessions } : {}),
+        ...telemetryFlags(values),
+      };
+    }
+    case 'check': {
+      const { values, positionals } = parse('check', rest, { ...telemetryOptions, json: { type: 'boolean' } }, true);
+      if (values.help === true) return { name: 'help', topic: 'check' };
+      if (positionals.length > 0) throw new UsageError(`check takes no arguments, got '${positionals[0]}'`);
+      return { name: 'check', json: values.json === true, ...telemetryFlags(values) };
     }
     default:
-      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay (see 'subagent-otel --help')`);
+      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, check (see 'subagent-otel --help')`);
   }
 }
 
 /** Help text for a topic. @throws UsageError for an unknown topic. */
 export function helpText(topic?: string): string {
   if (topic === undefined) return HELP.main;
-  if (topic === 'proxy' || topic === 'replay' || topic === 'demo') return HELP[topic];
-  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay`);
+  if (topic === 'proxy' || topic === 'replay' || topic === 'demo' || topic === 'check') return HELP[topic];
+  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, check`);
 }

@@ -43,6 +43,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runReplay } = await import('./commands/replay.js');
       return runReplay(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     }
+    case 'check': {
+      const { runCheck } = await import('./commands/check.js');
+      return runCheck(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });
+    }
     case 'demo': {
       const { runDemo } = await import('./commands/demo.js');
       return runDemo(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });

@@ -1,5 +1,5 @@
 /**
- * Run tracking for dsh durable session logs (WIRE.md section 5): turns the
+ * Run tracking for dsh durable session logs (docs/PROTOCOLS.md section 5): turns the
  * session log files of one replay into runs, one per activation epoch, and
  * links child sessions to their parents across files.
  *

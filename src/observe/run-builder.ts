@@ -59,7 +59,7 @@ export function addUsage(totals: UsageTotals, usage: TokenUsage): void {
 
 /**
  * Input and output tokens in the GenAI conventions' accounting. dsh counts
- * are disjoint (WIRE.md section 1), so input adds cache reads and writes, and
+ * are disjoint (docs/PROTOCOLS.md section 1), so input adds cache reads and writes, and
  * output adds reasoning tokens. Every report of token totals (span
  * attributes, metrics, run tables, replay summaries) uses this.
  */

@@ -71,7 +71,10 @@ export async function expandPaths(
   const problems: InputPathProblem[] = [];
   const seenFiles = new Set<string>();
   const seenDirs = new Set<string>();
-  for (const dir of options.exclude ?? []) seenDirs.add(await realOrResolved(dir));
+  const excluded = new Set<string>();
+  for (const dir of options.exclude ?? []) excluded.add(await realOrResolved(dir));
+  /** Excluded directories the walk of the current command-line path met (and did not enter). */
+  let excludedHits: string[] = [];
 
   const addFile = (path: string, size: number): void => {
     const key = resolve(path);
@@ -82,6 +85,10 @@ export async function expandPaths(
 
   const walk = async (dir: string): Promise<number> => {
     const real = await realOrResolved(dir);
+    if (excluded.has(real)) {
+      excludedHits.push(dir);
+      return 0;
+    }
     if (seenDirs.has(real)) return 0;
     seenDirs.add(real);
     let names: string[];
@@ -129,12 +136,25 @@ export async function expandPaths(
       problems.push({ path, code: 'unreadable', message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first' });
       continue;
     }
+    excludedHits = [];
     const found = await walk(path);
     if (found === 0 && !problems.some((p) => p.path === path)) {
-      problems.push({ path, code: 'no-files', message: `no session logs or captures (${REPLAY_FILE_SUFFIXES.join(', ')} or zstd) in this directory` });
+      problems.push({ path, code: 'no-files', message: noFilesMessage(path, excludedHits) });
     }
   }
   return { files, problems };
+}
+
+/**
+ * Why a directory gave no input: when the walk skipped excluded directories
+ * (the replay's own output directory), say so, because the files are there.
+ */
+function noFilesMessage(path: string, excludedHits: readonly string[]): string {
+  const own = 'is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory';
+  if (excludedHits.includes(path)) return `this directory ${own}`;
+  const none = `no session logs or captures (${REPLAY_FILE_SUFFIXES.join(', ')} or zstd) in this directory`;
+  if (excludedHits.length === 0) return none;
+  return `${none} outside ${excludedHits.join(', ')}, which ${own}`;
 }
 
 /** What {@link sniffFile} found. */

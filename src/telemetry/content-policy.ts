@@ -323,8 +323,9 @@ export function capJson(
  * @returns always `subagent.output.source`, `subagent.output.sha256` and
  *   `subagent.output.length`, computed over `JSON.stringify(output ?? [])`
  *   (exactly `SubagentResult.output`'s JSON), never redacted or capped. With
- *   capture on, also `subagent.output` (the JSON, or the redacted JSON) and
- *   `gen_ai.output.messages`, each within `policy.maxLength`, plus
+ *   capture on, also `subagent.output` (the JSON, or the redacted JSON) and,
+ *   when there is at least one output block, `gen_ai.output.messages`, each
+ *   within `policy.maxLength`, plus
  *   `subagent.output.truncated: true` when either was shortened (a value that
  *   cannot fit even when emptied is left out). With capture off, or when the
  *   redaction hook throws or returns something other than a JSON array, no
@@ -366,12 +367,15 @@ export function outputAttributes(
   if (capped !== undefined) attributes[ATTR_SUBAGENT_OUTPUT] = capped.json;
   truncated ||= capped === undefined || capped.truncated;
 
-  const messages = capJson(outputMessages(blocks, finishReason), policy.maxLength, (copy) => {
-    const first = Array.isArray(copy) ? (copy[0] as unknown) : undefined;
-    return isObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
-  });
-  if (messages !== undefined) attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] = messages.json;
-  truncated ||= messages === undefined || messages.truncated;
+  // No output, no output message: an assistant message with empty parts would claim one was produced.
+  if (blocks.length > 0) {
+    const messages = capJson(outputMessages(blocks, finishReason), policy.maxLength, (copy) => {
+      const first = Array.isArray(copy) ? (copy[0] as unknown) : undefined;
+      return isObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
+    });
+    if (messages !== undefined) attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] = messages.json;
+    truncated ||= messages === undefined || messages.truncated;
+  }
 
   if (truncated) attributes[ATTR_SUBAGENT_OUTPUT_TRUNCATED] = true;
   return attributes;

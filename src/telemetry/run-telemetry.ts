@@ -157,7 +157,7 @@ export function finishReasonOfStepFinish(kind: string): string {
 /** JSON with object keys sorted, so two equal outputs compare equal whatever their key order. */
 /**
  * Token attributes in the conventions' accounting. dsh counts are disjoint
- * (WIRE.md section 1), so input adds cache reads and writes, and output adds
+ * (docs/PROTOCOLS.md section 1), so input adds cache reads and writes, and output adds
  * reasoning tokens; the cache and reasoning attributes repeat their parts.
  */
 function usageAttributes(usage: {
@@ -223,8 +223,8 @@ interface OpenRun {
 const CLOSED_RUN_MEMORY = 1024;
 
 /**
- * The telemetry sink for runs. Spans and metrics as DESIGN.md's telemetry
- * contract specifies; every method returns normally whatever happens inside.
+ * The telemetry sink for runs. Spans and metrics as the README's telemetry
+ * tables specify; every method returns normally whatever happens inside.
  *
  * @example
  * const runs = new RunTelemetry({ tracer, meter, content: resolveContentPolicy(undefined, process.env) });

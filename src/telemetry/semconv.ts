@@ -194,6 +194,12 @@ export const FINISH_REASON_VALUE_TOOL_CALLS = 'tool_call' as const;
 export const SPAN_NAME_INVOKE_AGENT = 'invoke_agent' as const;
 export const SPAN_NAME_CHAT = 'chat' as const;
 export const SPAN_NAME_EXECUTE_TOOL = 'execute_tool' as const;
+/**
+ * The one span `subagent-otel check` sends to test the configured trace path.
+ * Not a run: it carries no `gen_ai.operation.name`, so no run count or
+ * dashboard picks it up.
+ */
+export const SPAN_NAME_CHECK = 'subagent-otel check' as const;
 
 // ---------------------------------------------------------------- metrics
 
@@ -211,6 +217,8 @@ export const METRIC_SUBAGENT_FRAMES_MALFORMED = 'subagent.frames.malformed' as c
 export const METRIC_SUBAGENT_OUTPUT_MISMATCHES = 'subagent.output.mismatches' as const;
 /** Counter of spans or metric batches an exporter failed to deliver, by signal and exporter. Prometheus: `subagent_telemetry_dropped_total`. */
 export const METRIC_SUBAGENT_TELEMETRY_DROPPED = 'subagent.telemetry.dropped' as const;
+/** Counter `subagent-otel check` adds 1 to, to test the configured metric path (unit `{check}`, no attributes). */
+export const METRIC_SUBAGENT_CHECKS = 'subagent.checks' as const;
 
 export const UNIT_SECONDS = 's' as const;
 export const UNIT_TOKENS = '{token}' as const;
@@ -218,6 +226,7 @@ export const UNIT_RUNS = '{run}' as const;
 export const UNIT_FRAMES = '{frame}' as const;
 /** Spans or metric batches. */
 export const UNIT_ITEMS = '{item}' as const;
+export const UNIT_CHECKS = '{check}' as const;
 
 /** Bucket advice from the GenAI conventions for `gen_ai.client.token.usage`. */
 export const TOKEN_USAGE_BUCKETS: readonly number[] = [

@@ -1,5 +1,5 @@
 /**
- * The Agent Client Protocol vocabulary the observer reads (WIRE.md section 6):
+ * The Agent Client Protocol vocabulary the observer reads (docs/PROTOCOLS.md section 6):
  * method names as `as const` maps, the payload types of the requests,
  * responses and notifications a prompt turn travels through, and validators
  * for them. Covers protocol v1 and the parts of draft v2 a run tracker needs

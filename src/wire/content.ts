@@ -1,6 +1,6 @@
 /**
  * Content blocks, stream chunks and token usage of the dsh wire vocabulary
- * (WIRE.md section 1): TypeScript types and the schemas that validate them.
+ * (docs/PROTOCOLS.md section 1): TypeScript types and the schemas that validate them.
  * Unknown block and chunk types are accepted and kept verbatim (they are
  * merge-extensible); a known type with a wrong field is rejected.
  *

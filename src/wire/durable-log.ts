@@ -1,5 +1,5 @@
 /**
- * Reads dsh durable session logs (WIRE.md section 5) at the wire layer: plain
+ * Reads dsh durable session logs (docs/PROTOCOLS.md section 5) at the wire layer: plain
  * `.jsonl` or a concatenation of independent zstd frames, one session per file.
  *
  * Owns byte-level reading only: compression detection, streaming zstd
@@ -75,7 +75,7 @@ export interface DurableLogHeader {
  * - `empty-file`: no bytes, or zstd frames that hold no data (line 0).
  * - `not-a-session-log`: line 1 is not a session header; reading stops.
  * - `not-json`, `not-object`, `invalid-utf8`, `oversized-line`: one line skipped.
- * - `bad-packed-row`: a packed chunk row that does not match WIRE.md section 5; skipped.
+ * - `bad-packed-row`: a packed chunk row that does not match docs/PROTOCOLS.md section 5; skipped.
  * - `corrupt-zstd`: undecodable zstd data; reading stops, earlier records stand.
  * - `torn-tail`: the file ends inside a line or a zstd frame (a crash mid-append).
  * - `too-many-problems`: {@link MAX_PROBLEMS_PER_FILE} defective lines; reading
@@ -160,7 +160,7 @@ export interface ReadDurableLogOptions {
 
 const headerSchema = z.looseObject({ type: z.literal('session'), id: z.string() });
 
-/** The three packed chunk row tags of WIRE.md section 5. */
+/** The three packed chunk row tags of docs/PROTOCOLS.md section 5. */
 export const PACKED_ROW_TYPES = ['text-chunks', 'reasoning-chunks', 'tool-call-chunks'] as const;
 
 const safeInteger = z.int();
@@ -247,7 +247,7 @@ export function isPackedRow(value: unknown): boolean {
 }
 
 /**
- * Expands a packed chunk row into its member events, exactly as WIRE.md
+ * Expands a packed chunk row into its member events, exactly as docs/PROTOCOLS.md
  * section 5 says: member k is
  * `{ type: 'assistant/chunk', seq: seq0 + k, time: time0 + dt[0] + ... + dt[k-1], data: { turn, step, chunk } }`
  * with chunk `{ type: 'text-delta' | 'reasoning-delta', index, text: texts[k] }` or

@@ -1,5 +1,5 @@
 /**
- * dsh session events (WIRE.md section 2) of both log generations: the
+ * dsh session events (docs/PROTOCOLS.md section 2) of both log generations: the
  * envelope `{ type, seq, time, data }`, the payload of every event type the
  * observer reads, turn-end reasons, and `parseSessionEvent`, the validator
  * every source goes through. Unknown event types and turn-end kinds are

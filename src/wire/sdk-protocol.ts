@@ -1,5 +1,5 @@
 /**
- * The dsh SDK runtime protocol (WIRE.md section 4): method names as one
+ * The dsh SDK runtime protocol (docs/PROTOCOLS.md section 4): method names as one
  * `as const` map, the payload types of every request, response and
  * notification the observer reads, and validators for their params.
  * Unknown methods are not errors: `parseSdkNotification` reports them as

@@ -30,6 +30,7 @@ const INSTRUMENTS: Readonly<Record<string, 'counter' | 'histogram'>> = {
   [semconv.METRIC_SUBAGENT_FRAMES_MALFORMED]: 'counter',
   [semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES]: 'counter',
   [semconv.METRIC_SUBAGENT_TELEMETRY_DROPPED]: 'counter',
+  [semconv.METRIC_SUBAGENT_CHECKS]: 'counter',
   [semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE]: 'histogram',
   [semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION]: 'histogram',
   [semconv.METRIC_GEN_AI_EXECUTE_TOOL_DURATION]: 'histogram',

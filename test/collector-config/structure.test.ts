@@ -80,7 +80,7 @@ interface Endpoints {
     traceFile: string;
     metricFile: string;
   };
-  collector: { otlpGrpcPort: number; otlpHttpPort: number; prometheusExporterPort: number; healthCheckPort: number; outDirMount: string };
+  collector: { otlpGrpcPort: number; otlpHttpPort: number; prometheusExporterPort: number; healthCheckPort: number; outDirMount: string; outDirHostDefault: string };
   gateway: { service: string; otlpGrpcPort: number; replicas: number };
   jaeger: { service: string; uiPort: number; otlpGrpcPort: number };
   prometheus: { service: string; port: number };
@@ -392,7 +392,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('mounts the observer\'s output folder where the otlpjsonfile receivers read', () => {
-    const mount = `\${${ep.observer.outDirEnv}:-${ep.observer.outDirDefault}}:${ep.collector.outDirMount}:ro`;
+    // Compose resolves the host path against collector-config/: the default is the folder the demo writes from the repository root.
+    const mount = `\${${ep.observer.outDirEnv}:-${ep.collector.outDirHostDefault}}:${ep.collector.outDirMount}:ro`;
     expect(volumes('otel-collector')).toContain(mount);
     expect(volumes('otel-agent')).toContain(mount);
   });

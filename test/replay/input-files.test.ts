@@ -138,6 +138,29 @@ describe('expandPaths', () => {
     expect(problems).toEqual([]);
   });
 
+  it('says the output directory was skipped as such, not that it holds no files', async () => {
+    const root = join(dir, 'own-out');
+    mkdirSync(join(root, 'subagent-otel-out'), { recursive: true });
+    writeFileSync(join(root, 'subagent-otel-out', 'traces.jsonl'), '{}\n');
+    const own = join(root, 'subagent-otel-out');
+    const direct = await expandPaths([own], { exclude: [own] });
+    expect(direct).toEqual({
+      files: [],
+      problems: [
+        {
+          path: own,
+          code: 'no-files',
+          message:
+            'this directory is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory',
+        },
+      ],
+    });
+    const parent = await expandPaths([root], { exclude: [own] });
+    expect(parent.problems[0]?.message).toBe(
+      `no session logs or captures (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd or zstd) in this directory outside ${own}, which is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory`,
+    );
+  });
+
   it('reports a missing path, a pipe and a directory without inputs', async () => {
     const empty = join(dir, 'nothing-here');
     mkdirSync(empty);

@@ -75,6 +75,18 @@ describe('resolveContentPolicy', () => {
 });
 
 describe('outputAttributes', () => {
+  it.each([
+    ['no output', undefined],
+    ['an empty output', [] as ContentBlock[]],
+  ])('leaves gen_ai.output.messages out when there is %s, and still records subagent.output', (_what, output) => {
+    expect(outputAttributes(output, 'none', { capture: true }, 'stop')).toEqual({
+      [ATTR_SUBAGENT_OUTPUT]: '[]',
+      [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'none',
+      [ATTR_SUBAGENT_OUTPUT_SHA256]: '4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945',
+      [ATTR_SUBAGENT_OUTPUT_LENGTH]: 2,
+    });
+  });
+
   const output: ContentBlock[] = [
     { type: 'reasoning', text: 'think' },
     { type: 'text', text: 'the answer' },

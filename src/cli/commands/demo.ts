@@ -4,19 +4,26 @@
  * log generation) and through the stdio proxy (chunk log generation) — and
  * the scripted ACP agent through the ACP backend, sends the telemetry to the
  * configured destination (the embedded OTLP-JSON-lines files by default), and
- * prints one row per observed run. Owns only orchestration and presentation:
- * every run goes through the same backends, proxy bridge and trackers that
- * users attach to their own agents.
+ * prints one row per observed run. Each run starts from empty files: the
+ * `traces.jsonl` and `metrics.jsonl` an earlier run left in the output
+ * directory are removed first (and that is said), and what was written is
+ * counted at the end. With `--sessions <dir>` it also writes the durable
+ * session logs of the proxied runtime's sessions there, for `replay`. Owns
+ * only orchestration and presentation: every run goes through the same
+ * backends, proxy bridge and trackers that users attach to their own agents.
  *
  * @module subagent-otel/cli/commands/demo
  */
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { writeDurableLogFile } from '../../fixtures/durable-log-writer.js';
 import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { runAcpSubagent } from '../../backend/acp-backend.js';
 import { runSdkSubagent } from '../../backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../observe/run-record.js';
-import { createTelemetry } from '../../telemetry/setup.js';
+import { createTelemetry, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { runStdioProxy } from '../stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
@@ -81,8 +88,44 @@ function collecting(target: RunListener, rows: DemoRow[], label: () => Pick<Demo
   };
 }
 
+/** One session the runtime wrote, as the demo saw it on the wire: its events in order, and its parent when delegated. */
+export interface RecordedSession {
+  readonly id: string;
+  readonly parent?: string;
+  readonly events: unknown[];
+}
+
+/** Collects `session.event` and `subagent.started` notifications per session. */
+function sessionRecorder(): { onLine: (line: string) => void; sessions: Map<string, RecordedSession> } {
+  const sessions = new Map<string, RecordedSession>();
+  const parents = new Map<string, string>();
+  const onLine = (line: string): void => {
+    if (!line.startsWith('{"jsonrpc":"2.0","method":"s')) return;
+    const frame = JSON.parse(line) as { method?: string; params?: { sessionId?: string; event?: unknown; parentSessionId?: string; childSessionId?: string } };
+    if (frame.method === 'subagent.started' && typeof frame.params?.childSessionId === 'string' && typeof frame.params.parentSessionId === 'string') {
+      parents.set(frame.params.childSessionId, frame.params.parentSessionId);
+      return;
+    }
+    if (frame.method !== 'session.event' || typeof frame.params?.sessionId !== 'string') return;
+    const id = frame.params.sessionId;
+    let session = sessions.get(id);
+    if (session === undefined) {
+      const parent = parents.get(id);
+      session = { id, ...(parent !== undefined ? { parent } : {}), events: [] };
+      sessions.set(id, session);
+    }
+    session.events.push(frame.params.event);
+  };
+  return { onLine, sessions };
+}
+
 /** Drives one runtime process through the in-process proxy bridge, one scenario per prompt. */
-async function throughProxy(listener: RunListener, scenarios: readonly string[], onScenario: (s: string) => void): Promise<void> {
+async function throughProxy(
+  listener: RunListener,
+  scenarios: readonly string[],
+  onScenario: (s: string) => void,
+  onLine?: (line: string) => void,
+): Promise<void> {
   const toChild = new PassThrough();
   const fromChild = new PassThrough();
   const { tap, observer } = observeConversation(listener, { protocol: 'auto' });
@@ -104,6 +147,7 @@ async function throughProxy(listener: RunListener, scenarios: readonly string[],
     for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      onLine?.(line);
       if (!line.startsWith('{"jsonrpc":"2.0","id":')) continue;
       const id = (JSON.parse(line) as { id?: unknown }).id;
       if (typeof id === 'number') waiting.get(id)?.();
@@ -153,6 +197,84 @@ export function formatDemoTable(rows: readonly DemoRow[]): string {
   );
 }
 
+/** Lines and spans (or metric data points) in an OTLP-JSON-lines file; zeros when it is missing. */
+async function countFile(path: string, signal: 'traces' | 'metrics'): Promise<{ lines: number; items: number }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    // Missing (nothing was written) or unreadable: nothing to count.
+    return { lines: 0, items: 0 };
+  }
+  const lines = text.split('\n').filter((l) => l !== '');
+  let items = 0;
+  for (const line of lines) {
+    try {
+      const doc = JSON.parse(line) as Record<string, Array<{ scopeSpans?: Array<{ spans?: unknown[] }>; scopeMetrics?: Array<{ metrics?: unknown[] }> }>>;
+      for (const resource of doc[signal === 'traces' ? 'resourceSpans' : 'resourceMetrics'] ?? []) {
+        for (const scope of resource.scopeSpans ?? []) items += scope.spans?.length ?? 0;
+        for (const scope of resource.scopeMetrics ?? []) items += scope.metrics?.length ?? 0;
+      }
+    } catch {
+      // A line another writer left incomplete is not counted.
+    }
+  }
+  return { lines: lines.length, items };
+}
+
+/**
+ * Removes the demo's own files (`traces.jsonl`, `metrics.jsonl`) from the
+ * output directories it is about to write. @returns one phrase per removed
+ * file, e.g. `/x/traces.jsonl (120 lines)`. Never rejects.
+ */
+async function clearOwnFiles(files: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const file of files) {
+    const before = await countFile(file, 'traces');
+    try {
+      await rm(file);
+      removed.push(`${file} (${before.lines} line${before.lines === 1 ? '' : 's'})`);
+    } catch {
+      // ENOENT: nothing left by an earlier run. Anything else the exporter reports when it writes.
+    }
+  }
+  return removed;
+}
+
+/** Writes every recorded session as a durable log: parents zstd-compressed, delegated children plain. @returns the paths written. */
+async function writeSessions(dir: string, sessions: Iterable<RecordedSession>, note: (what: string) => void): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  let zstdMissing = false;
+  for (const session of sessions) {
+    const first = session.events[0] as { time?: unknown } | undefined;
+    const header = {
+      type: 'session',
+      version: 1,
+      id: session.id,
+      cwd: process.cwd(),
+      createdAt: new Date(typeof first?.time === 'number' ? first.time : Date.now()).toISOString(),
+      ...(session.parent !== undefined ? { parentSession: session.parent } : {}),
+      delegationDepth: session.parent !== undefined ? 1 : 0,
+    };
+    const plainPath = join(dir, `${session.id}.jsonl`);
+    if (session.parent === undefined && !zstdMissing) {
+      const path = `${plainPath}.zstd`;
+      try {
+        await writeDurableLogFile(path, header, session.events, { pack: true, zstd: true, batchSize: 8 });
+        written.push(path);
+        continue;
+      } catch (error) {
+        zstdMissing = true;
+        note(`cannot compress session logs (${error instanceof Error ? error.message : String(error)}); writing plain .jsonl instead`);
+      }
+    }
+    await writeDurableLogFile(plainPath, header, session.events, { pack: true, zstd: false });
+    written.push(plainPath);
+  }
+  return written;
+}
+
 /**
  * Runs the demo. @returns the exit code: 0 when every scenario ran (runs
  * that stop early are part of the demo), 1 when a scripted peer could not be
@@ -163,12 +285,21 @@ export async function runDemo(
   io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
 ): Promise<number> {
   installDiagnostics('stderr', io.env, io.stderr);
-  const telemetry = createTelemetry(telemetryOptions(cmd, io.env));
+  const progress = (what: string): void => void io.stderr.write(`demo: ${what}\n`);
+  const options = telemetryOptions(cmd, io.env);
+  const plan = planTelemetry(options);
+  const ownFiles = [
+    ...(plan.traces.fileDir !== undefined ? [join(plan.traces.fileDir, OUT_FILE_NAMES.traces)] : []),
+    ...(plan.metrics.fileDir !== undefined ? [join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics)] : []),
+  ];
+  const removed = await clearOwnFiles(ownFiles);
+  if (removed.length > 0) progress(`starting from empty files: removed what an earlier run left: ${removed.join(', ')}`);
+  const telemetry = createTelemetry(options);
+  const recorder = cmd.sessions !== undefined ? sessionRecorder() : undefined;
   const rows: DemoRow[] = [];
   let label: Pick<DemoRow, 'via' | 'scenario'> = { via: 'sdk-backend', scenario: '' };
   const listener = collecting(telemetry.runs, rows, () => label);
   const agentName = cmd.agentName !== undefined ? { agentName: cmd.agentName } : {};
-  const progress = (what: string): void => void io.stderr.write(`demo: ${what}\n`);
 
   progress(`SDK backend: ${DEMO_SDK_SCENARIOS.length + 1} scenarios on the scripted runtime (embedded log generation)`);
   for (const scenario of DEMO_SDK_SCENARIOS) {
@@ -189,9 +320,14 @@ export async function runDemo(
   });
 
   progress(`stdio proxy: ${DEMO_SDK_SCENARIOS.length} scenarios on one runtime process (chunk log generation)`);
-  await throughProxy(listener, DEMO_SDK_SCENARIOS, (scenario) => {
-    label = { via: 'sdk-proxy', scenario };
-  });
+  await throughProxy(
+    listener,
+    DEMO_SDK_SCENARIOS,
+    (scenario) => {
+      label = { via: 'sdk-proxy', scenario };
+    },
+    recorder?.onLine,
+  );
 
   progress(`ACP backend: ${DEMO_ACP_SCENARIOS.length} scenarios on the scripted ACP agent`);
   for (const scenario of DEMO_ACP_SCENARIOS) {
@@ -200,10 +336,18 @@ export async function runDemo(
   }
 
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_DEMO_FLUSH_MS));
+  const sessionFiles = recorder !== undefined && cmd.sessions !== undefined ? await writeSessions(cmd.sessions, recorder.sessions.values(), progress) : [];
+  const wrote = {
+    spans: plan.traces.fileDir !== undefined ? (await countFile(join(plan.traces.fileDir, OUT_FILE_NAMES.traces), 'traces')).items : undefined,
+    metricLines: plan.metrics.fileDir !== undefined ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines : undefined,
+    sessionLogs: sessionFiles.length,
+  };
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
   const mismatches = rows.filter((r) => isOutputMismatch(r.record)).length;
   if (cmd.json) {
-    io.stdout.write(`${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report }, null, 2)}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report, wrote, sessionFiles }, null, 2)}\n`,
+    );
     return 0;
   }
   io.stdout.write(`\n${formatDemoTable(rows)}\n\n`);
@@ -212,6 +356,14 @@ export async function runDemo(
   io.stdout.write('Telemetry written to:\n');
   for (const d of telemetry.describeDestinations()) io.stdout.write(`  ${d}\n`);
   if (report.timedOut || report.errors.length > 0) io.stdout.write(`  (export problems: ${report.errors.join('; ') || 'flush timed out'})\n`);
+  const counts = [
+    ...(wrote.spans !== undefined ? [`${wrote.spans} spans to ${OUT_FILE_NAMES.traces}`] : []),
+    ...(wrote.metricLines !== undefined ? [`${wrote.metricLines} metric export${wrote.metricLines === 1 ? '' : 's'} to ${OUT_FILE_NAMES.metrics}`] : []),
+  ];
+  if (counts.length > 0) io.stdout.write(`This run wrote ${counts.join(' and ')} (files from earlier runs are removed first).\n`);
+  if (cmd.sessions !== undefined) {
+    io.stdout.write(`Session logs of the ${sessionFiles.length} proxied sessions written to ${cmd.sessions}; replay them with: subagent-otel replay ${cmd.sessions}\n`);
+  }
   io.stdout.write(
     [
       '',

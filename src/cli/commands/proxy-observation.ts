@@ -15,7 +15,7 @@ import { FrameTap } from '../../observe/frame-tap.js';
 import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
 import type { RunListener } from '../../observe/run-record.js';
 import { SdkTracker } from '../../observe/sdk-tracker.js';
-import { createTelemetry } from '../../telemetry/setup.js';
+import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { flushBoundMs, telemetryOptions } from '../telemetry-options.js';
 
@@ -54,8 +54,12 @@ export function protocolObserver(
 export interface ProxyObservation {
   push(direction: Direction, chunk: Uint8Array, time?: number): void;
   end(direction: Direction): void;
-  /** Closes open runs with `diagnostic`, ends the capture, flushes telemetry within its bound. Never rejects. */
-  finish(diagnostic: string): Promise<void>;
+  /**
+   * Closes open runs with `diagnostic`, ends the capture, flushes telemetry
+   * within its bound. @returns the flush report, and the capture file's
+   * failure when it had one. Never rejects.
+   */
+  finish(diagnostic: string): Promise<{ readonly telemetry: TelemetryShutdownReport; readonly captureError?: string }>;
 }
 
 /** Options of `observeConversation`. */
@@ -91,10 +95,14 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
   const telemetry = createTelemetry(telemetryOptions(cmd, env));
   let capture: WriteStream | undefined;
   let captureSkipped = 0;
+  let captureError: string | undefined;
   if (cmd.capture !== undefined) {
     const file = cmd.capture;
     capture = createWriteStream(file, { flags: 'w' });
-    capture.on('error', (err) => diag.error(`subagent-otel: capture file ${file} failed: ${err.message}; capture stopped`));
+    capture.on('error', (err) => {
+      captureError ??= `capture file ${file} failed: ${err.message}`;
+      diag.error(`subagent-otel: capture file ${file} failed: ${err.message}; capture stopped`);
+    });
     capture.write(`${captureHeaderLine(cmd.protocol, Date.now())}\n`);
   }
   const { tap, observer } = observeConversation(telemetry.runs, {
@@ -132,7 +140,8 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
         await new Promise<void>((resolve) => file.end(() => resolve()));
         if (captureSkipped > 0) diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
       }
-      await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
+      const report = await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
+      return captureError !== undefined ? { telemetry: report, captureError } : { telemetry: report };
     },
   };
 }

@@ -10,8 +10,10 @@
  */
 import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
+import { configurationProblems } from '../../telemetry/config-problems.js';
+import type { TelemetryShutdownReport } from '../../telemetry/setup.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
-import { installDiagnostics } from '../telemetry-options.js';
+import { ENV_LOG_FILE, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
@@ -23,12 +25,43 @@ function describeExit(exit: ProxyExit): string {
 }
 
 /**
+ * The proxy's one line about its own configuration: what is wrong, that the
+ * agent is unaffected, and how to check. Pure.
+ */
+export function configurationWarning(what: string, hasLogFile: boolean): string {
+  const log = hasLogFile ? '' : `; keep the details with ${ENV_LOG_FILE}=<file>`;
+  return `subagent-otel proxy: ${what}; the agent runs unaffected. See where telemetry goes with: subagent-otel check (same options and environment)${log}`;
+}
+
+/** What went undelivered, for the warning at exit, or `undefined` when everything was delivered. */
+function deliveryProblem(report: TelemetryShutdownReport, captureError: string | undefined): string | undefined {
+  const lost = report.dropped.traces + report.dropped.metrics;
+  if (lost === 0 && !report.timedOut) return captureError;
+  // Worded so it is never mistaken for the exporter's own drop line ("traces: otlp export failed") in the log.
+  const first = (report.errors[0] ?? 'flush timed out').replace(/^(traces|metrics): /, '$1, ');
+  return `telemetry was not delivered: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) dropped (first problem: ${first})`;
+}
+
+/**
  * Runs the proxy until the child exits and telemetry is flushed.
- * @returns the child's exit. Prints nothing on stdout; on stderr only when the
- *   command could not be started (the child's stderr is otherwise untouched).
+ * @returns the child's exit. Prints nothing on stdout. On stderr (and in the
+ *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
+ *   at start when the configuration is unusable (an output directory or
+ *   capture file that cannot be written, an endpoint that is no URL, an
+ *   unsupported exporter), else at exit when telemetry was dropped; plus one
+ *   line when the command could not be started. The child's bytes are
+ *   untouched either way.
  */
 export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
   installDiagnostics('proxy', io.env);
+  let warned = false;
+  const warnOnce = (what: string): void => {
+    if (warned) return;
+    warned = true;
+    const line = configurationWarning(what, (io.env[ENV_LOG_FILE] ?? '') !== '');
+    io.stderr.write(`${line}\n`);
+    diag.warn(line);
+  };
   let observation: ProxyObservation | undefined;
   const queue: Array<[Direction, Buffer | null, number]> = [];
   let queuedBytes = 0;
@@ -60,11 +93,21 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
   queue.length = 0;
   if (overflowed) diag.warn(`subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
   observation = ready;
+  // Checked beside the running agent, never before it: forwarding does not wait for the file system.
+  const checked = configurationProblems(telemetryOptions(cmd, io.env), cmd.capture).then(
+    (problems) => {
+      if (problems.length > 0) warnOnce(`telemetry configuration problem: ${problems.join('; ')}`);
+    },
+    (error: unknown) => diag.error(`subagent-otel: configuration check failed: ${error instanceof Error ? error.message : String(error)}`),
+  );
 
   const exit = await exited;
   if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
   ready.end('agent->client');
   ready.end('client->agent');
-  await ready.finish(describeExit(exit));
+  const finished = await ready.finish(describeExit(exit));
+  await checked;
+  const problem = deliveryProblem(finished.telemetry, finished.captureError);
+  if (problem !== undefined) warnOnce(problem);
   return exit;
 }

@@ -1,0 +1,199 @@
+/**
+ * `subagent-otel check`: shows where telemetry goes for the current
+ * environment and flags (the same `createTelemetry` configuration `proxy`,
+ * `replay` and `demo` build), then sends one test span and one test metric
+ * through exactly that configuration and reports, per destination, delivery
+ * or the exact failure. Owns presentation and the exit code; the
+ * configuration itself is `telemetry/setup`'s, its static problems
+ * `telemetry/config-problems`'.
+ *
+ * @module subagent-otel/cli/commands/check
+ */
+import { request } from 'node:http';
+import { planTelemetry, createTelemetry, type Telemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
+import { configurationProblems, deliversAnything } from '../../telemetry/config-problems.js';
+import { INSTRUMENTATION_SCOPE_NAME, METRIC_SUBAGENT_CHECKS, SPAN_NAME_CHECK, UNIT_CHECKS } from '../../telemetry/semconv.js';
+import type { Command } from '../args.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+
+export type CheckCommand = Extract<Command, { name: 'check' }>;
+
+/** Bound on sending the test span and metric, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
+export const DEFAULT_CHECK_FLUSH_MS = 5000;
+
+/** The outcome for one destination. */
+export interface CheckResult {
+  /** The destination as `describeDestinations` names it (no credentials). */
+  readonly destination: string;
+  readonly ok: boolean;
+  /** Why it failed, when it did. */
+  readonly error?: string;
+}
+
+/** The `--json` document. */
+export interface CheckReport {
+  readonly destinations: readonly string[];
+  readonly outDir?: string;
+  readonly otlpHeaders: readonly string[];
+  readonly content: { readonly capture: boolean; readonly maxLength?: number };
+  readonly prometheus?: string;
+  readonly serviceName: string;
+  readonly problems: readonly string[];
+  readonly results: readonly CheckResult[];
+  readonly ok: boolean;
+}
+
+/** `GET url`: resolves with the body, or rejects with the error; bounded by `timeoutMs`. */
+function httpGet(url: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${String(res.statusCode)}`))));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Posts an empty OTLP/HTTP JSON export request (`{}`, which every receiver
+ * accepts) to `url` with the configured headers, to name why the exporter
+ * failed. @returns `undefined` when the receiver answered 2xx, else the error.
+ */
+function probeOtlpHttp(url: string, headers: Readonly<Record<string, string>>, timeoutMs: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let req;
+    try {
+      req = request(url, { method: 'POST', timeout: timeoutMs, headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        resolve(status >= 200 && status < 300 ? undefined : `the endpoint answered HTTP ${status}${res.statusMessage !== undefined ? ` ${res.statusMessage}` : ''}`);
+      });
+    } catch (error) {
+      // request() throws synchronously for a URL scheme node:http cannot speak (e.g. https is another module).
+      resolve(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (error) => resolve(error.message));
+    req.end('{}');
+  });
+}
+
+/** The exporter kind of a destination line (`traces: OTLP/HTTP JSON …` → `otlp`), as the drop messages name it. */
+function kindOf(destination: string): { signal: string; kind: string } | undefined {
+  const match = /^(traces|metrics): (\S+)/.exec(destination);
+  if (match === null) return undefined;
+  const word = (match[2] ?? '').toLowerCase();
+  const kind = word.startsWith('otlp') ? 'otlp' : word;
+  return { signal: match[1] ?? '', kind };
+}
+
+/** Judges each push destination by the shutdown report: a drop or timeout of its signal and kind is its failure. */
+function pushResults(destinations: readonly string[], report: TelemetryShutdownReport): CheckResult[] {
+  const results: CheckResult[] = [];
+  for (const destination of destinations) {
+    const parsed = kindOf(destination);
+    if (parsed === undefined || parsed.kind === 'none' || parsed.kind === 'prometheus') continue;
+    const failure =
+      report.errors.find((e) => e.startsWith(`${parsed.signal}: ${parsed.kind} `)) ??
+      report.errors.find((e) => e.startsWith(`${parsed.signal}: shutdown did not finish`) || e.startsWith(`${parsed.signal}: shutdown failed`));
+    results.push(failure !== undefined ? { destination, ok: false, error: failure.replace(/^\w+: /, '') } : { destination, ok: true });
+  }
+  return results;
+}
+
+async function prometheusResult(telemetry: Telemetry, timeoutMs: number): Promise<CheckResult | undefined> {
+  if (telemetry.prometheus === undefined) return undefined;
+  const destination = `metrics: Prometheus ${telemetry.prometheus.url}`;
+  const url = await telemetry.prometheus.ready;
+  if (url === undefined) return { destination, ok: false, error: 'the endpoint could not listen (see the message above)' };
+  try {
+    const body = await httpGet(url, timeoutMs);
+    const name = `${METRIC_SUBAGENT_CHECKS.replace(/[^a-zA-Z0-9_:]/g, '_')}_total`;
+    return body.includes(name) ? { destination, ok: true } : { destination, ok: false, error: `the scrape did not show ${name}` };
+  } catch (error) {
+    return { destination, ok: false, error: `scraping ${url} failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+function contentLine(content: CheckReport['content']): string {
+  if (!content.capture) return 'not captured (hash and length only; --no-content or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false)';
+  return content.maxLength !== undefined ? `captured, capped at ${content.maxLength} characters` : 'captured (no length cap; turn off with --no-content)';
+}
+
+/** Renders the report for a terminal. Pure. */
+export function formatCheckReport(report: CheckReport): string {
+  const lines = ['Where telemetry goes (this environment and these options):'];
+  for (const destination of report.destinations) lines.push(`  ${destination}`);
+  lines.push(`  output directory: ${report.outDir ?? 'none (no file destination)'}`);
+  lines.push(`  OTLP headers: ${report.otlpHeaders.length === 0 ? 'none' : `${report.otlpHeaders.join(', ')} (values not shown)`}`);
+  lines.push(`  content: ${contentLine(report.content)}`);
+  lines.push(`  Prometheus endpoint: ${report.prometheus ?? 'off (--prometheus-port or SUBAGENT_OTEL_PROMETHEUS_PORT)'}`);
+  lines.push(`  service.name: ${report.serviceName}`);
+  if (report.problems.length > 0) {
+    lines.push('', 'Problems:');
+    for (const problem of report.problems) lines.push(`  - ${problem}`);
+  }
+  lines.push('', `Sent one test span (${SPAN_NAME_CHECK}) and one test metric (${METRIC_SUBAGENT_CHECKS}):`);
+  if (report.results.length === 0) lines.push('  nothing: no destination is configured for traces or metrics');
+  for (const result of report.results) lines.push(result.ok ? `  ok      ${result.destination}` : `  FAILED  ${result.destination}: ${result.error ?? 'failed'}`);
+  const failed = report.results.filter((r) => !r.ok).length;
+  lines.push('');
+  if (report.results.length === 0) lines.push('check failed: nothing would be delivered (OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER say none, and no --out or --prometheus-port).');
+  else if (failed > 0) lines.push(`check failed: ${failed} of ${report.results.length} destinations did not take the test data.`);
+  else if (report.problems.length > 0) lines.push('check failed: the test data was delivered, but the configuration has the problems above.');
+  else lines.push(`check passed: ${report.results.length === 1 ? 'the destination' : `all ${report.results.length} destinations`} took the test span and metric.`);
+  return lines.join('\n');
+}
+
+/**
+ * Runs the check. @returns 0 when every destination took the test data and
+ * the configuration has no problem; 1 otherwise, including when nothing
+ * would be delivered. Never rejects for a bad configuration.
+ */
+export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<number> {
+  installDiagnostics('stderr', io.env, io.stderr);
+  const options = telemetryOptions(cmd, io.env);
+  const problems = await configurationProblems(options);
+  const plan = planTelemetry(options);
+  const anything = deliversAnything(options);
+  const telemetry = createTelemetry(options);
+  const destinations = telemetry.describeDestinations();
+
+  telemetry.tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME).startSpan(SPAN_NAME_CHECK).end();
+  telemetry.meterProvider
+    .getMeter(INSTRUMENTATION_SCOPE_NAME)
+    .createCounter(METRIC_SUBAGENT_CHECKS, { unit: UNIT_CHECKS, description: 'Test data points sent by subagent-otel check' })
+    .add(1);
+
+  const bound = flushBoundMs(io.env, DEFAULT_CHECK_FLUSH_MS);
+  const scraped = await prometheusResult(telemetry, bound);
+  const shutdown = await telemetry.shutdown(bound);
+  const pushed = await Promise.all(
+    pushResults(destinations, shutdown).map(async (result): Promise<CheckResult> => {
+      const otlp = result.destination.startsWith('traces: OTLP/HTTP') ? plan.traces.otlp : result.destination.startsWith('metrics: OTLP/HTTP') ? plan.metrics.otlp : undefined;
+      if (result.ok || otlp === undefined || !otlp.url.startsWith('http:')) return result;
+      const reason = await probeOtlpHttp(otlp.url, otlp.headers, bound);
+      return reason !== undefined ? { ...result, error: `${reason} (${result.error ?? 'not delivered'})` } : result;
+    }),
+  );
+  const results = anything ? [...pushed, ...(scraped !== undefined ? [scraped] : [])] : [];
+  const headers = [...new Set([...Object.keys(plan.traces.otlp?.headers ?? {}), ...Object.keys(plan.metrics.otlp?.headers ?? {})])];
+  const report: CheckReport = {
+    destinations,
+    ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
+    otlpHeaders: headers,
+    content: { capture: telemetry.content.capture, ...(telemetry.content.maxLength !== undefined ? { maxLength: telemetry.content.maxLength } : {}) },
+    ...(telemetry.prometheus !== undefined ? { prometheus: telemetry.prometheus.url } : {}),
+    serviceName: plan.resourceAttributes['service.name'] ?? '',
+    problems,
+    results,
+    ok: results.length > 0 && results.every((r) => r.ok) && problems.length === 0,
+  };
+  io.stdout.write(cmd.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report)}\n`);
+  return report.ok ? 0 : 1;
+}

@@ -1,0 +1,116 @@
+/**
+ * Finds what makes a telemetry configuration unusable before anything is
+ * exported: an output directory that cannot be written, an OTLP endpoint that
+ * is no URL, an exporter name that is not supported, a signal that goes
+ * nowhere by accident. Cheap and side-effect free apart from creating the
+ * output directory (which the file exporter would create anyway). Used by the
+ * proxy (one warning line) and by `subagent-otel check`.
+ *
+ * @module subagent-otel/telemetry/config-problems
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Environment } from './content-policy.js';
+import { METRICS_FILE_NAME, TRACES_FILE_NAME } from './otlp-json-file-exporter.js';
+import { planTelemetry, type TelemetryOptions } from './setup.js';
+
+/** Exporter names `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` may list. */
+const SUPPORTED_EXPORTERS = ['otlp', 'console', 'none'];
+
+function errorCode(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+}
+
+/** An absolute http(s) URL: `localhost:4318` parses as a URL of scheme `localhost:`, and is not one. */
+function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    // The URL constructor throws TypeError for anything that is not an absolute URL.
+    return false;
+  }
+}
+
+/** Why `dir/name` cannot be appended to, or `undefined` when it can (creates `dir`). */
+async function unwritableFile(dir: string, name: string): Promise<string | undefined> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    return `cannot create the output directory ${dir} (${errorCode(error)})`;
+  }
+  try {
+    await access(dir, constants.W_OK);
+  } catch (error) {
+    return `cannot write to the output directory ${dir} (${errorCode(error)})`;
+  }
+  const file = join(dir, name);
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) return `${file} exists and is not a regular file`;
+    await access(file, constants.W_OK);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') return `cannot append to ${file} (${errorCode(error)})`;
+  }
+  return undefined;
+}
+
+/**
+ * The problems of a configuration, one sentence each, in a fixed order:
+ * exporter names, endpoints, output files, then the capture file.
+ *
+ * @param options the `createTelemetry` options (with the environment to read).
+ * @param capture the proxy's `--capture` file, when given.
+ * @returns an empty array when everything is usable. Never rejects; never
+ *   names header values or URL credentials.
+ */
+export async function configurationProblems(options: TelemetryOptions, capture?: string): Promise<string[]> {
+  const env: Environment = options.env ?? process.env;
+  const problems: string[] = [];
+  for (const variable of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER']) {
+    const names = (env[variable] ?? '').split(',').map((n) => n.trim().toLowerCase());
+    const unknown = names.filter((n) => n !== '' && !SUPPORTED_EXPORTERS.includes(n));
+    if (unknown.length > 0) problems.push(`${variable} names ${unknown.map((n) => JSON.stringify(n)).join(', ')}, which is not supported (use ${SUPPORTED_EXPORTERS.join(', ')})`);
+  }
+  for (const variable of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']) {
+    const value = env[variable]?.trim();
+    if (value !== undefined && value !== '' && !isHttpUrl(value)) problems.push(`${variable} is not a URL such as http://localhost:4318`);
+  }
+  const plan = planTelemetry(options);
+  const files: Array<[string, string]> = [];
+  if (plan.traces.fileDir !== undefined) files.push([plan.traces.fileDir, TRACES_FILE_NAME]);
+  if (plan.metrics.fileDir !== undefined) files.push([plan.metrics.fileDir, METRICS_FILE_NAME]);
+  const reported = new Set<string>();
+  for (const [dir, name] of files) {
+    const problem = await unwritableFile(dir, name);
+    if (problem !== undefined && !reported.has(problem)) {
+      reported.add(problem);
+      problems.push(problem);
+    }
+  }
+  if (capture !== undefined) {
+    try {
+      const info = await stat(capture).catch((error: unknown) => {
+        if (errorCode(error) === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (info !== undefined && !info.isFile()) problems.push(`the capture file ${capture} exists and is not a regular file`);
+      else await access(info !== undefined ? capture : dirname(capture), constants.W_OK);
+    } catch (error) {
+      problems.push(`cannot write the capture file ${capture} (${errorCode(error)})`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Whether the configuration sends anything anywhere: some trace or metric
+ * destination (OTLP, file, console) or the Prometheus endpoint. Pure.
+ */
+export function deliversAnything(options: TelemetryOptions): boolean {
+  const plan = planTelemetry(options);
+  const goes = (signal: typeof plan.traces): boolean => signal.otlp !== undefined || signal.fileDir !== undefined || signal.console;
+  return goes(plan.traces) || goes(plan.metrics) || plan.prometheus !== undefined;
+}
