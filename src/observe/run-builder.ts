@@ -132,23 +132,27 @@ export class RunBuilder {
     this.fold.pushText(text);
   }
 
-  /** Folds one validated event. Unknown types are ignored. Never throws. */
-  pushEvent(event: SessionEvent): void {
+  /**
+   * Folds one validated event. Unknown types are ignored. Never throws.
+   * @param at the event's time: default its own `time`, else the latest time seen (events may carry none).
+   */
+  pushEvent(event: SessionEvent, at?: number): void {
     this.fold.push(event);
-    if (event.time > this.#lastTime) this.#lastTime = event.time;
+    const time = event.time ?? at ?? this.#lastTime;
+    if (time > this.#lastTime) this.#lastTime = time;
     if (!isKnownEvent(event)) return;
     switch (event.type) {
       case 'step/start':
-        this.#openStep(event.data.turn, event.data.step, event.time);
+        this.#openStep(event.data.turn, event.data.step, time);
         return;
       case 'step/end': {
         const step = this.#stepIndex.get(stepKey(event.data.turn, event.data.step));
-        if (step !== undefined) step.endTime = event.time;
+        if (step !== undefined) step.endTime = time;
         return;
       }
       case 'assistant/message': {
         const { usage, stream, turn, step } = event.data;
-        const open = this.#openStep(turn, step, event.time);
+        const open = this.#openStep(turn, step, time);
         if (usage !== undefined) {
           addUsage(this.#usage, usage);
           open.usage = usage;
@@ -157,7 +161,7 @@ export class RunBuilder {
         return;
       }
       case 'assistant/attempt': {
-        const open = this.#openStep(event.data.turn, event.data.step, event.time);
+        const open = this.#openStep(event.data.turn, event.data.step, time);
         for (const chunk of event.data.stream) this.#noteChunk(open, chunk);
         const failure = event.data.failure;
         if (failure !== undefined) {
@@ -168,12 +172,12 @@ export class RunBuilder {
         return;
       }
       case 'assistant/chunk': {
-        const open = this.#openStep(event.data.turn, event.data.step, event.time);
+        const open = this.#openStep(event.data.turn, event.data.step, time);
         this.#noteChunk(open, event.data.chunk);
         return;
       }
       case 'tool/call': {
-        const tool: OpenTool = { callId: event.data.callId, name: event.data.name, startTime: event.time, isError: false };
+        const tool: OpenTool = { callId: event.data.callId, name: event.data.name, startTime: time, isError: false };
         this.#tools.push(tool);
         this.#toolIndex.set(tool.callId, tool);
         return;
@@ -184,7 +188,7 @@ export class RunBuilder {
           const b = block as { toolCallId: string; isError?: boolean };
           const tool = this.#toolIndex.get(b.toolCallId);
           if (tool === undefined) continue;
-          tool.endTime = event.time;
+          tool.endTime = time;
           const failed = b.isError === true || event.data.error !== undefined;
           tool.isError = failed;
           if (failed) tool.errorType = event.data.error?.code ?? event.data.error?.name ?? 'tool_error';
@@ -198,7 +202,7 @@ export class RunBuilder {
         return;
       case 'turn/end': {
         this.#turnEnd = event.data.reason;
-        this.#turnEndTime = event.time;
+        this.#turnEndTime = time;
         const err = (event.data.reason as { error?: { message?: unknown } }).error;
         if (typeof err?.message === 'string') this.#failure = err.message;
         return;
