@@ -24,7 +24,7 @@ const note = (method: string, params: unknown): JsonRpcFrame => ({ kind: 'notifi
 const sessionEvent = (sessionId: string, event: SessionEvent): JsonRpcFrame => note('session.event', { sessionId, event });
 
 function feed(tracker: SdkTracker, sessionId: string, evs: SessionEvent[]): void {
-  for (const e of evs) tracker.observeFrame('agent->client', sessionEvent(sessionId, e), e.time);
+  for (const e of evs) tracker.observeFrame('agent->client', sessionEvent(sessionId, e), e.time ?? 0);
 }
 
 const T0 = 1_700_000_000_000;

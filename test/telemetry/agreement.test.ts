@@ -91,7 +91,7 @@ function scenarios(gen: Generation): Record<string, Scenario> {
 
 function observe(evs: readonly SessionEvent[], harness: ReturnType<typeof telemetryHarness>, sessionId = 's1'): void {
   const tracker = new SdkTracker(harness.runs);
-  for (const event of evs) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId, event } }, event.time);
+  for (const event of evs) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId, event } }, event.time ?? 0);
   tracker.close(Date.now());
 }
 
@@ -129,7 +129,7 @@ describe('a runtime that reports the wrong lastAssistantMessage', () => {
       turnEnd('max-tokens'),
     ]);
     tracker.observeFrame('agent->client', { kind: 'notification', method: 'subagent.started', params: { parentSessionId: 'p', childSessionId: 'c' } }, 1);
-    for (const event of child) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } }, event.time);
+    for (const event of child) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } }, event.time ?? 0);
     tracker.observeFrame(
       'agent->client',
       { kind: 'notification', method: 'subagent.finished', params: { provider: 'deepseek', agentId: 'a', parentSessionId: 'p', childSessionId: 'c', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] } },
