@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeDurableLogFile } from '../../src/fixtures/durable-log-writer.js';
-import { attributes, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
+import { attributes, isIdleLine, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
 
@@ -60,8 +60,9 @@ describe('replay of a live proxy capture', () => {
       [4, 's1', 'scenario:completed'],
     ];
     for (const [id, sessionId, prompt] of prompts) {
+      const idle = waitForLine(child, isIdleLine(sessionId));
       child.stdin.write(rpc(id, 'session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: prompt }] }));
-      await waitForLine(child, (line) => line.startsWith(`{"jsonrpc":"2.0","id":${id},`));
+      await idle;
     }
     child.stdin.write(rpc(5, 'shutdown'));
     child.stdin.end();

@@ -85,12 +85,19 @@ async function throughProxy(listener: RunListener, scenarios: readonly string[],
     onEnd: (direction) => tap.end(direction),
   });
   const waiting = new Map<number, () => void>();
+  // The runtime answers session/prompt on queueing; a run is over when its session goes idle.
+  const idle = new Map<string, () => void>();
   let buffered = '';
   fromChild.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
     for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      if (line.startsWith('{"jsonrpc":"2.0","method":"session.status"')) {
+        const params = (JSON.parse(line) as { params?: { sessionId?: unknown; status?: unknown } }).params;
+        if (params?.status === 'idle' && typeof params.sessionId === 'string') idle.get(params.sessionId)?.();
+        continue;
+      }
       if (!line.startsWith('{"jsonrpc":"2.0","id":')) continue;
       const id = (JSON.parse(line) as { id?: unknown }).id;
       if (typeof id === 'number') waiting.get(id)?.();
@@ -107,7 +114,10 @@ async function throughProxy(listener: RunListener, scenarios: readonly string[],
   await request('initialize', { cwd: process.cwd(), ...ROUTE });
   for (const scenario of scenarios) {
     onScenario(scenario);
-    await request('session/prompt', { sessionId: `proxy-${scenario}`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+    const sessionId = `proxy-${scenario}`;
+    const done = new Promise<void>((resolve) => idle.set(sessionId, resolve));
+    await request('session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+    await Promise.race([done, exited.then(() => undefined)]);
   }
   await request('shutdown');
   toChild.end();
