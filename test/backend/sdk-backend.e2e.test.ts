@@ -148,6 +148,7 @@ describe('SDK backend (real runtime process)', () => {
 
   it('nests the late-started child of FAKE_SUBAGENT under the prompt run, with its subagent provider apart from the model provider', async () => {
     const rec = recorder();
+    const harness = telemetryHarness();
     const starts: Array<{ runId: string; parentRunId?: string; sessionId?: string }> = [];
     await runSdkSubagent({
       command: process.execPath,
@@ -155,8 +156,21 @@ describe('SDK backend (real runtime process)', () => {
       ...route,
       sessionId: 'p',
       prompt: 'scenario:late-subagent',
-      listener: { onRunStart: (s) => starts.push(s), onRunEnd: (r) => rec.ends.push(r) },
+      listener: {
+        onRunStart: (s) => {
+          starts.push(s);
+          harness.runs.onRunStart(s);
+        },
+        onRunEnd: (r) => {
+          rec.ends.push(r);
+          harness.runs.onRunEnd(r);
+        },
+      },
     });
+    const [childSpan, parentSpan] = harness.runSpans();
+    expect(childSpan?.parentSpanContext?.spanId).toBe(parentSpan?.spanContext().spanId);
+    expect(childSpan?.attributes['subagent.provider']).toBe('spawn');
+    expect(childSpan?.attributes['gen_ai.provider.name']).toBe('deepseek');
     expect(starts).toHaveLength(2);
     expect(starts[1]).toMatchObject({ sessionId: 'p-child-1', parentRunId: starts[0]?.runId });
     expect(rec.ends.map((r) => [r.sessionId, r.stopReason, r.provider, r.subagentProvider, r.output])).toEqual([

@@ -9,13 +9,15 @@
  * attached: as the proxy sees both directions, as a replay sees only the
  * runtime's side, and in process from the inbox receipt on.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
 import { SdkTracker } from '../../src/observe/sdk-tracker.js';
 import { parseFrame, type JsonRpcFrame } from '../../src/wire/jsonrpc.js';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/paths.js';
+import { runCli } from '../helpers/cli.js';
 
 const LINES = readFileSync(join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson'), 'utf8').trim().split('\n');
 const FRAMES: JsonRpcFrame[] = LINES.map((line) => {
@@ -105,5 +107,14 @@ describe('the real runtime capture', () => {
     expect(rec.ends).toHaveLength(1);
     expect(rec.ends[0]?.agentName).toBe('worker');
     expect(rec.ends[0]).toMatchObject({ stopReason: 'max-tokens', output: EXPECTED_OUTPUT, usage: { inputTokens: 210, outputTokens: 28 } });
+  });
+});
+
+describe('the real runtime capture, replayed by the command line', () => {
+  it('sums to one max-tokens run of 210 in / 28 out', async () => {
+    const r = await runCli(['replay', '--json', '--out', mkdtempSync(join(tmpdir(), 'capture-replay-')), join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson')], '', { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' });
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout.toString('utf8')) as { runs: number; stopReasons: unknown[]; problems: number };
+    expect(summary).toMatchObject({ runs: 1, problems: 0, stopReasons: [{ stopReason: 'max-tokens', runs: 1, inputTokens: 210, outputTokens: 28 }] });
   });
 });
