@@ -38,7 +38,10 @@ interface OpenTool {
 export interface FinishOptions {
   readonly endTime: number;
   readonly stopReason: SubagentStopReason;
-  /** Failure detail; capped to 4096 UTF-8 bytes. Defaults to the last failure seen in the events. */
+  /**
+   * Failure detail; capped to 4096 UTF-8 bytes. None by default: failures seen in dsh events are not
+   * copied, as upstream's in-process reader and SDK backend set no diagnostic (docs/decisions 0011).
+   */
   readonly diagnostic?: string;
   /** What the runtime reported as the output, when it reported anything. */
   readonly reported?: RunRecord['reported'];
@@ -94,7 +97,6 @@ export class RunBuilder {
   #toolIndex = new Map<string, OpenTool>();
   #turnEnd: TurnEndReason | undefined;
   #turnEndTime: number | undefined;
-  #failure: string | undefined;
   #provider: string | undefined;
   #model: string | undefined;
   #lastTime: number;
@@ -164,11 +166,7 @@ export class RunBuilder {
         const open = this.#openStep(event.data.turn, event.data.step, time);
         for (const chunk of event.data.stream) this.#noteChunk(open, chunk);
         const failure = event.data.failure;
-        if (failure !== undefined) {
-          // A cancelled call's failure only restates the cancel; it is no diagnostic.
-          if (failure.code !== 'aborted') this.#failure = failure.message;
-          open.finishReason ??= failure.code === 'aborted' ? 'aborted' : 'error';
-        }
+        if (failure !== undefined) open.finishReason ??= failure.code === 'aborted' ? 'aborted' : 'error';
         return;
       }
       case 'assistant/chunk': {
@@ -203,8 +201,6 @@ export class RunBuilder {
       case 'turn/end': {
         this.#turnEnd = event.data.reason;
         this.#turnEndTime = time;
-        const err = (event.data.reason as { error?: { message?: unknown } }).error;
-        if (typeof err?.message === 'string') this.#failure = err.message;
         return;
       }
       default:
@@ -262,7 +258,7 @@ export class RunBuilder {
         ...(t.errorType !== undefined ? { errorType: t.errorType } : unfinished ? { errorType: 'unfinished' } : {}),
       };
     });
-    const diagnostic = options.diagnostic ?? (completed ? undefined : this.#failure);
+    const diagnostic = options.diagnostic;
     const provider = options.provider ?? this.#provider;
     const model = this.#model;
     const record: RunRecord = {
