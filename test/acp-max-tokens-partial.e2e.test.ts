@@ -3,8 +3,8 @@
  * a parent delegates through the ACP backend to the scripted agent, which
  * streams text and a tool call, ends at a tool-only max-tokens step, and
  * writes its own durable log with the empty usage message. The snapshot
- * holds what the parent received (the errored foreground tool result:
- * headline, then the partial text), the child's durable log (times and the
+ * holds what the parent received (the errored foreground tool result in
+ * upstream's wording: one text block, headline, then the partial text), the child's durable log (times and the
  * creation time normalised), and the run span's attributes as the real
  * OpenTelemetry SDK recorded them (span ids and the random run id
  * normalised; the trace id comes from the traceparent handed in).
@@ -103,15 +103,12 @@ describe('subagent-max-tokens-partial', () => {
     await expect(`${JSON.stringify(snapshot, null, 2)}\n`).toMatchFileSnapshot('./snapshots/subagent-max-tokens-partial.json');
   });
 
-  it('gives the parent an errored tool result: the headline, then the partial text', async () => {
+  it('gives the parent upstream\'s errored tool result: one block, the headline, then the partial text', async () => {
     const { outcome } = await delegate();
     expect(outcome.result).toEqual({ output: [{ type: 'text', text: PARTIAL_TEXT }], stopReason: 'max-tokens' });
     expect(outcome.toolResult).toEqual({
       isError: true,
-      content: [
-        { type: 'text', text: 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).' },
-        { type: 'text', text: `Partial output from the subagent (it may be incomplete):\n${PARTIAL_TEXT}` },
-      ],
+      content: [{ type: 'text', text: `Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\n${PARTIAL_TEXT}` }],
     });
   });
 

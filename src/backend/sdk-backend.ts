@@ -6,6 +6,16 @@
  * foreground tool result of the run. Spawning, the scrubbed environment and
  * bounded teardown belong to `child-process.ts`.
  *
+ * Behaves as upstream's SDK backend (`subagent-dsh-sdk`, docs/decisions
+ * 0010 and 0011): the run is the tracker's prompt run (inbox receipt to
+ * `session.status idle`), its stop reason upstream's SDK rule; the protocol
+ * has no cancel, so an abort settles the result at once as `aborted` with
+ * the output folded so far and then disposes the runtime (`shutdown`, stdin
+ * EOF, SIGTERM, SIGKILL). After `initialize` succeeded no result carries a
+ * diagnostic, as upstream's backend sets none; a runtime that cannot start
+ * (where upstream's `start` rejects) gives `error` with the reason as
+ * diagnostic.
+ *
  * Never rejects: a child that fails to start, crashes, hangs or is cancelled
  * resolves with stop reason `error` or `aborted` and the output folded so far.
  *
@@ -37,7 +47,7 @@ export interface SdkSubagentOptions {
   readonly prompt: string | readonly ContentBlock[];
   /** Session id to prompt; default a fresh one. */
   readonly sessionId?: string;
-  /** Cancels the run: `session/cancel`, then teardown; the result keeps the partial output. */
+  /** Cancels the run: the result settles as `aborted` with the partial output, then the runtime is disposed. */
   readonly signal?: AbortSignal;
   /** Receives every run observed (the prompt turn and in-runtime subagents), e.g. telemetry. */
   readonly listener?: RunListener;
@@ -45,8 +55,6 @@ export interface SdkSubagentOptions {
   readonly agentName?: string;
   /** W3C trace context parenting the run. */
   readonly traceparent?: string;
-  /** Bound on waiting for the turn after a cancel, in ms. Default 2000. */
-  readonly cancelGraceMs?: number;
   /** Bound on waiting for `initialize`, in ms. Default 10000. */
   readonly initializeTimeoutMs?: number;
   /** Sees every validated frame in both directions, after the tracker (progress display, tests). Must not throw. */
@@ -72,10 +80,6 @@ class RpcClient {
     const answered = new Promise<JsonRpcFrame & { kind: 'response' }>((resolve) => this.#pending.set(id, resolve));
     this.#send({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
     return Promise.race([answered, until.then(() => undefined)]).finally(() => this.#pending.delete(id));
-  }
-
-  notify(method: string, params: unknown): void {
-    this.#send({ jsonrpc: '2.0', method, params });
   }
 
   /** Routes a response frame to its pending request. */
@@ -110,16 +114,19 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   const sessionId = options.sessionId ?? `subagent-${process.pid}-${sessionCounter}`;
   const cancelled = { value: false };
   let record: RunRecord | undefined;
+  let onRecord: () => void = () => undefined;
+  const recorded = new Promise<void>((resolve) => (onRecord = resolve));
   const userListener = options.listener;
 
-  // Intercept the prompted run: a cancel turns an observer-closed `error` into `aborted`.
+  // Intercept the prompted run: once cancellation settled locally, the run is `aborted` whatever the observer saw.
   const listener: RunListener = {
     onRunStart: (start: RunStart) => userListener?.onRunStart(start),
     onRunEnd: (r: RunRecord) => {
       let final = r;
       if (r.sessionId === sessionId && r.source === 'sdk' && record === undefined) {
-        if (cancelled.value && r.stopReason === 'error') final = { ...r, stopReason: 'aborted' };
+        if (cancelled.value) final = { ...r, stopReason: 'aborted' };
         record = final;
+        onRecord();
       }
       userListener?.onRunEnd(final);
     },
@@ -165,7 +172,8 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   });
   const stop = Promise.race([exited, aborted]);
 
-  let diagnostic: string | undefined;
+  // Startup failures: upstream's start rejects with the reason; here the result carries it as the diagnostic.
+  let startFailure: string | undefined;
   const init = await rpc.request(
     SDK_REQUESTS.initialize,
     {
@@ -178,21 +186,21 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   );
   if (options.signal?.aborted === true) {
     cancelled.value = true;
-    diagnostic = 'cancelled by the parent before the prompt was sent';
-  } else if (init === undefined) diagnostic = 'the runtime did not answer initialize';
-  else if (init.error !== undefined) diagnostic = `initialize failed: ${init.error.message}`;
+    startFailure = 'cancelled by the parent before the prompt was sent';
+  } else if (init === undefined) startFailure = child.exitInfo !== undefined ? 'the runtime exited before answering initialize' : 'the runtime did not answer initialize';
+  else if (init.error !== undefined) startFailure = `initialize failed: ${init.error.message}`;
 
-  if (diagnostic === undefined && !cancelled.value) {
+  if (startFailure === undefined) {
     const blocks: readonly ContentBlock[] = typeof options.prompt === 'string' ? [{ type: 'text', text: options.prompt }] : options.prompt;
-    const prompt = rpc.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
-    const first = await Promise.race([prompt, aborted.then(() => 'aborted' as const)]);
-    if (first === 'aborted') {
+    // The answer only acknowledges queueing; the run ends when the tracker closes it (idle), the runtime exits, or the parent aborts.
+    void rpc.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
+    const first = await Promise.race([recorded.then(() => 'recorded' as const), aborted.then(() => 'aborted' as const), exited.then(() => 'exited' as const)]);
+    if (first === 'aborted' && record === undefined) {
+      // No wire-level cancel exists: settle locally with the output so far, then dispose the runtime.
       cancelled.value = true;
-      rpc.notify(SDK_REQUESTS.cancel, { sessionId });
-      await Promise.race([prompt, delay(options.cancelGraceMs ?? 2000)]);
+      tracker.close(Date.now());
     }
   }
-  if (options.signal?.aborted === true) cancelled.value = true;
 
   const exit = await child.dispose({
     graceful: async () => {
@@ -202,18 +210,12 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   });
   await Promise.race([stdoutEnded, delay(500)]);
   tap.end('agent->client');
-  const why =
-    diagnostic ??
-    (exit.error !== undefined
-      ? `runtime failed: ${exit.error}`
-      : cancelled.value
-        ? 'cancelled by the parent before the turn ended'
-        : `runtime exited (${exit.signal ?? `code ${String(exit.code)}`}) before the turn ended`);
-  tracker.close(Date.now(), why);
+  tracker.close(Date.now());
 
   let run = record;
   if (run === undefined) {
     // No run was ever opened (the runtime never started or never got the prompt): still report one.
+    const why = startFailure ?? (exit.error !== undefined ? `runtime failed: ${exit.error}` : 'the runtime never started the run');
     const empty = emptyRecord(sessionId, options, cancelled.value ? 'aborted' : 'error', why);
     listener.onRunStart(empty);
     listener.onRunEnd(empty);

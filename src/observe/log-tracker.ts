@@ -9,9 +9,9 @@
  * inherited and produce nothing; after it, each `turn/start` opens an epoch
  * that runs to the next `turn/start`, and each epoch is one run accumulated
  * by the shared `RunBuilder` (the same accumulator live SDK observation
- * uses), with the in-process `readResult` semantics: output by the one rule
- * over the epoch's own events only, stop reason from the epoch's last
- * `turn/end` (none: `error`). Files are read as a stream and epochs folded as
+ * uses): output by the one rule over the epoch's own events only, stop
+ * reason by upstream's in-process rule (or, for a continuable child, its
+ * epoch rule) over the same events (`output/stop-reason`). Files are read as a stream and epochs folded as
  * they go: what is held is one record per finished epoch (bounded by its
  * output, steps and tool calls), never a file's events.
  *
@@ -30,7 +30,8 @@
 import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
-import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
+import { ConsumedWorkFold } from '../output/consumed-work.js';
+import { stopReasonOf } from '../output/stop-reason.js';
 import { RunBuilder } from './run-builder.js';
 import type { RunListener, RunRecord, RunStart } from './run-record.js';
 
@@ -171,7 +172,7 @@ export class LogTracker {
               break batches;
             }
             this.#files.set(record.value.id, name);
-            reader.header(record.value.id, record.value['parentSession']);
+            reader.header(record.value.id, record.value['parentSession'], record.value['createdAt']);
           } else if (record.kind === 'event') {
             reader.event(record.value, record.line, record.member);
           } else {
@@ -266,9 +267,23 @@ export class LogTracker {
   }
 }
 
+/** An epoch being folded: the shared accumulator plus the work account its stop reason comes from. */
+interface OpenEpoch {
+  readonly builder: RunBuilder;
+  readonly work: ConsumedWorkFold;
+}
+
 /**
  * Folds one file's records into epochs. Holds the open epoch's builder and
  * the records of finished epochs since the last `session/end-seed`.
+ *
+ * Stop reasons follow upstream's readers (docs/decisions 0011): a
+ * continuable child (its `subagent/descriptor` says `mode: 'continuable'`)
+ * by the epoch rule, every other log by the in-process rule, each over the
+ * epoch's own events. A child session (its header names a parent) whose log
+ * holds no turn after its last `session/end-seed` is still one run: the
+ * delegation failed before the child's first turn, and the parent received
+ * a result for it.
  */
 class SessionFileReader {
   readonly #file: string;
@@ -280,10 +295,17 @@ class SessionFileReader {
   problems = 0;
   isSkipped = false;
   #finished: PendingRun[] = [];
-  #open: RunBuilder | undefined;
+  #open: OpenEpoch | undefined;
+  /** Events after the last `session/end-seed` and before the first `turn/start`, for a child whose log holds no turn. */
+  #preamble: OpenEpoch | undefined;
   #epoch = 0;
   #provider: string | undefined;
   #model: string | undefined;
+  /** From `subagent/descriptor`: the subagent provider that ran this child, and whether it is continuable. */
+  #subagentProvider: string | undefined;
+  #continuable = false;
+  /** Latest time known: the header's `createdAt`, then each event's `time` (events may carry none). */
+  #time = 0;
 
   constructor(file: string, options: LogTrackerOptions, report: (problem: LogProblem) => void) {
     this.#file = file;
@@ -291,9 +313,10 @@ class SessionFileReader {
     this.#report = report;
   }
 
-  header(id: string, parentSession: unknown): void {
+  header(id: string, parentSession: unknown, createdAt: unknown): void {
     this.sessionId = id;
     if (typeof parentSession === 'string' && parentSession !== '') this.parentSessionId = parentSession;
+    if (typeof createdAt === 'number' && Number.isFinite(createdAt)) this.#time = createdAt;
   }
 
   problem(line: number, code: LogProblemCode, message: string, scope: LogProblem['scope'] = FILE_LEVEL_CODES.has(code) ? 'file' : 'record'): void {
@@ -311,11 +334,14 @@ class SessionFileReader {
       return;
     }
     const event = parsed.event;
+    if (event.time !== undefined) this.#time = event.time;
+    if (event.type === 'subagent/descriptor') this.#noteDescriptor(event.data);
     if (isKnownEvent(event)) {
       if (event.type === 'session/end-seed') {
         // Everything so far was inherited (resume, fork, seed): no epoch before it is this session's own.
         this.#finished = [];
         this.#open = undefined;
+        this.#preamble = undefined;
         this.#epoch = 0;
         return;
       }
@@ -326,19 +352,39 @@ class SessionFileReader {
       }
       if (event.type === 'turn/start') {
         this.#closeEpoch();
-        this.#open = this.#openEpoch(event);
+        this.#preamble = undefined;
+        this.#open = this.#openEpoch(this.#time);
       }
     }
-    this.#open?.pushEvent(event);
+    let target = this.#open;
+    if (target === undefined && this.#epoch === 0 && this.parentSessionId !== undefined) {
+      this.#preamble ??= this.#openEpoch(this.#time, false);
+      target = this.#preamble;
+    }
+    target?.builder.pushEvent(event, this.#time);
+    target?.work.push(event);
   }
 
   /** Closes the last epoch. @returns the runs of the file since its last `session/end-seed`. */
   finish(): PendingRun[] {
     this.#closeEpoch();
+    if (this.#finished.length === 0 && this.parentSessionId !== undefined && !this.isSkipped && this.sessionId !== undefined) {
+      // A child whose log holds no turn: the delegation ended before its first turn; still one run.
+      this.#open = this.#preamble ?? this.#openEpoch(this.#time);
+      this.#closeEpoch();
+    }
     return this.#finished;
   }
 
-  #openEpoch(turnStart: SessionEvent): RunBuilder {
+  #noteDescriptor(data: unknown): void {
+    if (typeof data !== 'object' || data === null) return;
+    const d = data as { mode?: unknown; provider?: unknown };
+    if (typeof d.provider === 'string' && d.provider !== '') this.#subagentProvider = d.provider;
+    if (d.mode === 'continuable') this.#continuable = true;
+    else if (d.mode === 'one-shot') this.#continuable = false;
+  }
+
+  #openEpoch(time: number, counts = true): OpenEpoch {
     const sessionId = this.sessionId ?? '';
     const start: RunStart = {
       runId: `${sessionId}#${this.#epoch}`,
@@ -346,25 +392,28 @@ class SessionFileReader {
       agentName: this.#options.agentName ?? this.#provider ?? LOG_DEFAULT_AGENT_NAME,
       sessionId,
       ...(this.parentSessionId !== undefined ? { parentSessionId: this.parentSessionId } : {}),
-      startTime: turnStart.time,
+      startTime: time,
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
       ...(this.#model !== undefined ? { model: this.#model } : {}),
     };
-    this.#epoch += 1;
-    return new RunBuilder(start);
+    if (counts) this.#epoch += 1;
+    return { builder: new RunBuilder(start), work: new ConsumedWorkFold() };
   }
 
   #closeEpoch(): void {
-    const builder = this.#open;
-    if (builder === undefined) return;
+    const open = this.#open;
+    if (open === undefined) return;
     this.#open = undefined;
+    const { builder, work } = open;
+    const account = work.result;
     const finished = builder.finish({
       endTime: builder.turnEndTime ?? builder.lastTime,
-      stopReason: stopReasonFromTurnEnd(builder.turnEnd),
+      stopReason: stopReasonOf(this.#continuable ? 'epoch' : 'in-process', builder.turnEnd, account),
     });
     // The agent name is settled at the end, when the epoch's own route is known; start and end agree on it.
     const agentName = this.#options.agentName ?? finished.provider ?? LOG_DEFAULT_AGENT_NAME;
-    this.#finished.push({ start: { ...builder.start, agentName }, record: { ...finished, agentName } });
+    const subagent = this.#subagentProvider !== undefined ? { subagentProvider: this.#subagentProvider } : {};
+    this.#finished.push({ start: { ...builder.start, agentName, ...subagent }, record: { ...finished, agentName, ...subagent } });
   }
 }
 

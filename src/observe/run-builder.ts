@@ -38,7 +38,10 @@ interface OpenTool {
 export interface FinishOptions {
   readonly endTime: number;
   readonly stopReason: SubagentStopReason;
-  /** Failure detail; capped to 4096 UTF-8 bytes. Defaults to the last failure seen in the events. */
+  /**
+   * Failure detail; capped to 4096 UTF-8 bytes. None by default: failures seen in dsh events are not
+   * copied, as upstream's in-process reader and SDK backend set no diagnostic (docs/decisions 0011).
+   */
   readonly diagnostic?: string;
   /** What the runtime reported as the output, when it reported anything. */
   readonly reported?: RunRecord['reported'];
@@ -94,7 +97,6 @@ export class RunBuilder {
   #toolIndex = new Map<string, OpenTool>();
   #turnEnd: TurnEndReason | undefined;
   #turnEndTime: number | undefined;
-  #failure: string | undefined;
   #provider: string | undefined;
   #model: string | undefined;
   #lastTime: number;
@@ -132,23 +134,27 @@ export class RunBuilder {
     this.fold.pushText(text);
   }
 
-  /** Folds one validated event. Unknown types are ignored. Never throws. */
-  pushEvent(event: SessionEvent): void {
+  /**
+   * Folds one validated event. Unknown types are ignored. Never throws.
+   * @param at the event's time: default its own `time`, else the latest time seen (events may carry none).
+   */
+  pushEvent(event: SessionEvent, at?: number): void {
     this.fold.push(event);
-    if (event.time > this.#lastTime) this.#lastTime = event.time;
+    const time = event.time ?? at ?? this.#lastTime;
+    if (time > this.#lastTime) this.#lastTime = time;
     if (!isKnownEvent(event)) return;
     switch (event.type) {
       case 'step/start':
-        this.#openStep(event.data.turn, event.data.step, event.time);
+        this.#openStep(event.data.turn, event.data.step, time);
         return;
       case 'step/end': {
         const step = this.#stepIndex.get(stepKey(event.data.turn, event.data.step));
-        if (step !== undefined) step.endTime = event.time;
+        if (step !== undefined) step.endTime = time;
         return;
       }
       case 'assistant/message': {
         const { usage, stream, turn, step } = event.data;
-        const open = this.#openStep(turn, step, event.time);
+        const open = this.#openStep(turn, step, time);
         if (usage !== undefined) {
           addUsage(this.#usage, usage);
           open.usage = usage;
@@ -157,23 +163,19 @@ export class RunBuilder {
         return;
       }
       case 'assistant/attempt': {
-        const open = this.#openStep(event.data.turn, event.data.step, event.time);
+        const open = this.#openStep(event.data.turn, event.data.step, time);
         for (const chunk of event.data.stream) this.#noteChunk(open, chunk);
         const failure = event.data.failure;
-        if (failure !== undefined) {
-          // A cancelled call's failure only restates the cancel; it is no diagnostic.
-          if (failure.code !== 'aborted') this.#failure = failure.message;
-          open.finishReason ??= failure.code === 'aborted' ? 'aborted' : 'error';
-        }
+        if (failure !== undefined) open.finishReason ??= failure.code === 'aborted' ? 'aborted' : 'error';
         return;
       }
       case 'assistant/chunk': {
-        const open = this.#openStep(event.data.turn, event.data.step, event.time);
+        const open = this.#openStep(event.data.turn, event.data.step, time);
         this.#noteChunk(open, event.data.chunk);
         return;
       }
       case 'tool/call': {
-        const tool: OpenTool = { callId: event.data.callId, name: event.data.name, startTime: event.time, isError: false };
+        const tool: OpenTool = { callId: event.data.callId, name: event.data.name, startTime: time, isError: false };
         this.#tools.push(tool);
         this.#toolIndex.set(tool.callId, tool);
         return;
@@ -184,7 +186,7 @@ export class RunBuilder {
           const b = block as { toolCallId: string; isError?: boolean };
           const tool = this.#toolIndex.get(b.toolCallId);
           if (tool === undefined) continue;
-          tool.endTime = event.time;
+          tool.endTime = time;
           const failed = b.isError === true || event.data.error !== undefined;
           tool.isError = failed;
           if (failed) tool.errorType = event.data.error?.code ?? event.data.error?.name ?? 'tool_error';
@@ -198,9 +200,7 @@ export class RunBuilder {
         return;
       case 'turn/end': {
         this.#turnEnd = event.data.reason;
-        this.#turnEndTime = event.time;
-        const err = (event.data.reason as { error?: { message?: unknown } }).error;
-        if (typeof err?.message === 'string') this.#failure = err.message;
+        this.#turnEndTime = time;
         return;
       }
       default:
@@ -258,7 +258,7 @@ export class RunBuilder {
         ...(t.errorType !== undefined ? { errorType: t.errorType } : unfinished ? { errorType: 'unfinished' } : {}),
       };
     });
-    const diagnostic = options.diagnostic ?? (completed ? undefined : this.#failure);
+    const diagnostic = options.diagnostic;
     const provider = options.provider ?? this.#provider;
     const model = this.#model;
     const record: RunRecord = {

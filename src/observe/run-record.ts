@@ -49,6 +49,12 @@ export interface RunStart {
   readonly inProcess?: boolean;
   /** Model provider, when known at start. */
   readonly provider?: string;
+  /**
+   * Subagent provider that ran the child (`spawn`, `fork`, ...), when the
+   * source tells (`subagent.finished.provider`, a log's `subagent/descriptor`).
+   * Not a model provider: never `gen_ai.provider.name`.
+   */
+  readonly subagentProvider?: string;
   /** Requested model, when known at start. */
   readonly model?: string;
 }

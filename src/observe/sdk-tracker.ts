@@ -1,11 +1,26 @@
 /**
  * Run tracking for the dsh SDK runtime protocol. Groups frames of both
- * directions into runs: a prompt turn on an SDK session (from `session/prompt`
- * or `turn/start` to `turn/end`), and an in-runtime subagent (from
- * `subagent.started` to `subagent.finished`, its events arriving as
- * `session.event` with the child's session id). Each run is accumulated by a
- * `RunBuilder` and reported to a `RunListener`. Also offers the in-process
- * attach: a callback usable as the SDK client's `onNotification`.
+ * directions into runs (docs/decisions 0010): a prompt run on an SDK session,
+ * and an in-runtime subagent (from `subagent.started` to `subagent.finished`,
+ * its events arriving as `session.event` with the child's session id). Each
+ * run is accumulated by a `RunBuilder` and reported to a `RunListener`. Also
+ * offers the in-process attach: a callback usable as the SDK client's
+ * `onNotification`.
+ *
+ * A prompt run is framed as upstream's SDK client frames it, whenever the
+ * `session/prompt` answer arrives (the real runtime answers on queueing,
+ * before the turn runs): it opens at the prompt request (in process, where
+ * no request is seen: at the inbox receipt or `turn/start`), folds the
+ * session's events from the inbox receipt of its message (or, without
+ * receipts, from `turn/start`), and closes at the session's
+ * `session.status idle`; a session that never reported a status closes at
+ * `turn/end` instead. A prompt answered with an error or without a
+ * `messageId` ends its run as `error` with no output, as upstream's client
+ * never starts collecting then. An event upstream's client rejects (not an
+ * event object; an `assistant/message` without a content array) ends the
+ * run as `error` with the output folded so far. Stop reason: upstream's SDK
+ * rule over the run's last `turn/end` (`output/stop-reason`). No run gets a
+ * diagnostic: upstream's SDK backend sets none.
  *
  * Never throws on bad input: a frame whose params fail validation is reported
  * through `onMalformed` and skipped.
@@ -15,16 +30,19 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import {
+  isReceipt,
   parseInitializeParams,
   parsePromptParams,
+  parsePromptResult,
   parseSdkNotification,
   SDK_NOTIFICATIONS,
   SDK_REQUESTS,
   type SubagentFinishedParams,
+  upstreamRejectsEvent,
 } from '../wire/sdk-protocol.js';
 import { isKnownEvent, type SessionEvent } from '../wire/events.js';
 import type { WireError } from '../wire/wire-error.js';
-import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
+import { sdkStopReason } from '../output/stop-reason.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder } from './run-builder.js';
 import type { RunListener, RunSource } from './run-record.js';
@@ -41,12 +59,14 @@ export interface SdkTrackerOptions {
 }
 
 interface OpenRun {
-  readonly builder: RunBuilder;
+  builder: RunBuilder;
   readonly source: RunSource;
   /** Set once the turn has ended; prompt turns close right away, subagents wait for `subagent.finished`. */
   turnEnded: boolean;
   /** The `session/prompt` request whose arrival opened the run, if one did; only its answer may close the run. */
   promptId?: string | number;
+  /** Events are folded: the inbox receipt (or, without one, `turn/start`) has been seen. */
+  collecting: boolean;
 }
 
 /**
@@ -67,6 +87,10 @@ export class SdkTracker implements FrameObserver {
   readonly #prompts = new Map<string | number, string>();
   /** Per session, prompts queued behind a running turn, oldest first: the next run of the session belongs to the first. */
   readonly #queued = new Map<string, Array<string | number>>();
+  /** Sessions that reported a `session.status`: their runs close at `idle`, not at `turn/end`. */
+  readonly #reportsStatus = new Set<string>();
+  /** Per session, the id of its last closed run: a child started after its parent's run closed still nests under it. */
+  readonly #lastRun = new Map<string, string>();
   #closed = false;
 
   constructor(listener: RunListener, options: SdkTrackerOptions = {}) {
@@ -89,14 +113,14 @@ export class SdkTracker implements FrameObserver {
       return;
     }
     if (frame.kind === 'notification') this.#onNotification(frame.method, frame.params, time);
-    else if (frame.kind === 'response' && frame.id !== null) this.#onResponse(frame.id, frame.error, time);
+    else if (frame.kind === 'response' && frame.id !== null) this.#onResponse(frame.id, frame.error, frame.result, time);
   }
 
   /**
    * The in-process attach: pass a runtime notification as it arrives.
    * Accepts `(method, params)` or one `{ method, params }` object, so it can
-   * be handed directly to an SDK client as its `onNotification` callback.
-   * Never throws.
+   * be handed directly to upstream's `DeepSeekHarness.run(input, { onNotification })`
+   * or `HarnessSession.run(...)`. Never throws.
    */
   onNotification(methodOrNotification: string | { readonly method: string; readonly params?: unknown }, params?: unknown): void {
     if (this.#closed) return;
@@ -104,15 +128,20 @@ export class SdkTracker implements FrameObserver {
     else this.#onNotification(methodOrNotification.method, methodOrNotification.params, Date.now());
   }
 
-  /** {@inheritDoc FrameObserver.close} */
-  close(time: number, diagnostic = 'the stream ended before the run finished'): void {
+  /**
+   * {@inheritDoc FrameObserver.close}
+   * Every open run ends as `error` (a subagent whose turn already ended keeps
+   * its turn's SDK-rule reason); `diagnostic` is accepted for the observer
+   * contract but not recorded: upstream's SDK backend sets no diagnostic.
+   */
+  close(time: number, _diagnostic?: string): void {
     if (this.#closed) return;
     // Children first, so each subagent closes before the turn that started it.
     const entries = [...this.#runs.entries()].reverse();
     for (const [sessionId, run] of entries) {
       this.#runs.delete(sessionId);
-      const stopReason = run.turnEnded ? stopReasonFromTurnEnd(run.builder.turnEnd) : 'error';
-      this.#emitEnd(run, { endTime: time, stopReason, diagnostic });
+      const stopReason = run.turnEnded && run.source === 'sdk-subagent' ? sdkStopReason(run.builder.turnEnd) : 'error';
+      this.#emitEnd(sessionId, run, { endTime: time, stopReason });
     }
     this.#closed = true;
   }
@@ -130,7 +159,7 @@ export class SdkTracker implements FrameObserver {
     const sessionId = parsed.value.sessionId;
     this.#prompts.set(id, sessionId);
     if (!this.#runs.has(sessionId)) {
-      this.#open(sessionId, 'sdk', time).promptId = id;
+      this.#open(sessionId, 'sdk', time, false).promptId = id;
       return;
     }
     const queue = this.#queued.get(sessionId);
@@ -138,36 +167,41 @@ export class SdkTracker implements FrameObserver {
     else queue.push(id);
   }
 
-  #onResponse(id: string | number, error: { readonly message: string } | undefined, time: number): void {
+  #onResponse(id: string | number, error: { readonly message: string } | undefined, result: unknown, time: number): void {
     const sessionId = this.#prompts.get(id);
     if (sessionId === undefined) return;
     this.#prompts.delete(id);
+    // The real runtime answers on queueing: a `{ messageId }` answer says nothing about the run's end.
+    if (error === undefined && parsePromptResult(result).ok) return;
     this.#unqueue(sessionId, id);
     const run = this.#runs.get(sessionId);
-    // Only the answer of the prompt a run belongs to can close it: a queued prompt's run may already
-    // be open when the previous prompt is answered.
+    // Only the answer of the prompt a run belongs to can close it.
     if (run === undefined || run.source !== 'sdk' || run.promptId !== id) return;
-    // The runtime answers a prompt after its turn ended; a run still open here ended uncleanly.
+    // Upstream's client rejects the prompt and never collects the run's events: error, no output.
     this.#runs.delete(sessionId);
-    this.#emitEnd(run, {
-      endTime: time,
-      stopReason: 'error',
-      diagnostic: error !== undefined ? `session/prompt failed: ${error.message}` : 'session/prompt answered before the turn ended',
-    });
+    run.builder = new RunBuilder(run.builder.start);
+    this.#emitEnd(sessionId, run, { endTime: time, stopReason: 'error' });
   }
 
   #onNotification(method: string, params: unknown, time: number): void {
     const parsed = parseSdkNotification(method, params);
-    if (!parsed.ok) return this.#malformed(parsed.error);
+    if (!parsed.ok) {
+      this.#malformed(parsed.error);
+      if (method === SDK_NOTIFICATIONS.sessionEvent) this.#onRejectedEvent(params, time);
+      return;
+    }
     if (!parsed.known) return;
     const n = parsed.notification;
     switch (n.method) {
       case SDK_NOTIFICATIONS.sessionEvent:
         this.#onEvent(n.params.sessionId, n.params.event, time);
         return;
+      case SDK_NOTIFICATIONS.sessionStatus:
+        this.#onStatus(n.params.sessionId, n.params.status, time);
+        return;
       case SDK_NOTIFICATIONS.subagentStarted:
         this.#children.set(n.params.childSessionId, n.params.parentSessionId);
-        if (!this.#runs.has(n.params.childSessionId)) this.#open(n.params.childSessionId, 'sdk-subagent', time);
+        if (!this.#runs.has(n.params.childSessionId)) this.#open(n.params.childSessionId, 'sdk-subagent', time, true);
         return;
       case SDK_NOTIFICATIONS.subagentFinished:
         this.#onSubagentFinished(n.params, time);
@@ -177,32 +211,67 @@ export class SdkTracker implements FrameObserver {
     }
   }
 
-  #onEvent(sessionId: string, event: SessionEvent, time: number): void {
+  /** A `session.event` that failed validation: when upstream's client would reject it too, the run of its session ends. */
+  #onRejectedEvent(params: unknown, time: number): void {
+    const sessionId = sessionIdOf(params);
+    if (sessionId === undefined) return;
+    const run = this.#runs.get(sessionId);
+    if (run === undefined || run.source !== 'sdk' || !run.collecting) return;
+    if (!upstreamRejectsEvent((params as { event?: unknown }).event)) return;
+    this.#runs.delete(sessionId);
+    this.#emitEnd(sessionId, run, { endTime: time, stopReason: 'error' });
+  }
+
+  #onStatus(sessionId: string, status: string, time: number): void {
+    if (this.#children.has(sessionId)) return; // subagent runs end at `subagent.finished`
+    this.#reportsStatus.add(sessionId);
+    if (status !== 'idle') return;
+    const run = this.#runs.get(sessionId);
+    if (run === undefined || run.source !== 'sdk' || !run.collecting) return;
+    this.#runs.delete(sessionId);
+    this.#emitEnd(sessionId, run, { endTime: time, stopReason: sdkStopReason(run.builder.turnEnd) });
+  }
+
+  #onEvent(sessionId: string, event: SessionEvent, frameTime: number): void {
+    const time = event.time ?? frameTime;
+    const isChild = this.#children.has(sessionId);
     let run = this.#runs.get(sessionId);
+    const opensRun = event.type === 'turn/start' || (!isChild && isReceipt(event));
+    if (run !== undefined && run.source === 'sdk' && run.turnEnded && event.type === 'turn/start' && this.#queued.has(sessionId)) {
+      // A queued prompt's turn follows in the same busy period: the finished turn's run ends here.
+      this.#runs.delete(sessionId);
+      this.#emitEnd(sessionId, run, { endTime: run.builder.turnEndTime ?? time, stopReason: sdkStopReason(run.builder.turnEnd) });
+      run = undefined;
+    }
     if (run === undefined) {
-      // Events outside a run (idle-time bookkeeping) are not output; a turn/start opens one.
-      if (event.type !== 'turn/start') return;
-      run = this.#open(sessionId, this.#children.has(sessionId) ? 'sdk-subagent' : 'sdk', event.time);
+      // Events outside a run (idle-time bookkeeping) are not output; a receipt or turn/start opens one.
+      if (!opensRun) return;
+      run = this.#open(sessionId, isChild ? 'sdk-subagent' : 'sdk', time, true);
       const promptId = this.#queued.get(sessionId)?.[0];
       if (promptId !== undefined) {
         run.promptId = promptId;
         this.#unqueue(sessionId, promptId);
       }
+    } else if (!run.collecting) {
+      // Events before the run's inbox receipt belong to earlier activity of the session.
+      if (!opensRun) return;
+      run.collecting = true;
     }
     if (event.type === 'session/end-seed') {
       // Everything before the seed marker was inherited: restart the run's accumulation from here.
       const fresh = new RunBuilder(run.builder.start);
       fresh.setRoute(this.#provider, this.#model);
-      run = { builder: fresh, source: run.source, turnEnded: false, ...(run.promptId !== undefined ? { promptId: run.promptId } : {}) };
-      this.#runs.set(sessionId, run);
+      run.builder = fresh;
+      run.turnEnded = false;
       return;
     }
-    run.builder.pushEvent(event);
+    run.builder.pushEvent(event, time);
     if (isKnownEvent(event) && event.type === 'turn/end') {
       run.turnEnded = true;
-      if (run.source === 'sdk') {
+      if (run.source === 'sdk' && !this.#reportsStatus.has(sessionId)) {
+        // No status reports from this runtime: the turn's end is the run's end.
         this.#runs.delete(sessionId);
-        this.#emitEnd(run, { endTime: event.time, stopReason: stopReasonFromTurnEnd(event.data.reason) });
+        this.#emitEnd(sessionId, run, { endTime: time, stopReason: sdkStopReason(event.data.reason) });
       }
     }
   }
@@ -221,23 +290,30 @@ export class SdkTracker implements FrameObserver {
     if (run === undefined) {
       // Finished without a visible start (attached mid-run): still report it, with what is known.
       this.#children.set(childId, params.parentSessionId);
-      run = this.#open(childId, 'sdk-subagent', time);
+      run = this.#open(childId, 'sdk-subagent', time, true);
     }
     this.#runs.delete(childId);
     this.#children.delete(childId);
     const endTime = Math.max(run.builder.lastTime, time);
-    this.#emitEnd(run, {
-      endTime,
-      stopReason: params.stopReason,
-      provider: params.provider,
-      agentName: this.#options.agentName ?? params.provider,
-      reported: { output: params.lastAssistantMessage },
-    });
+    // The runtime's stop reason is what the parent received; `provider` names the subagent provider, not the model's.
+    this.#emitEnd(
+      childId,
+      run,
+      {
+        endTime,
+        stopReason: params.stopReason,
+        agentName: this.#options.agentName ?? params.provider,
+        reported: { output: params.lastAssistantMessage },
+      },
+      params.provider,
+    );
   }
 
-  #open(sessionId: string, source: RunSource, time: number): OpenRun {
+  #open(sessionId: string, source: RunSource, time: number, collecting: boolean): OpenRun {
     const parentSessionId = this.#children.get(sessionId);
     const parentRun = parentSessionId !== undefined ? this.#runs.get(parentSessionId) : undefined;
+    // A child started after its parent's run closed (upstream's scripted runtime starts it after `turn/end`) still nests under that run.
+    const parentRunId = parentRun?.builder.start.runId ?? (parentSessionId !== undefined ? this.#lastRun.get(parentSessionId) : undefined);
     const agentName = this.#options.agentName ?? this.#provider ?? 'dsh';
     const builder = new RunBuilder({
       runId: (this.#options.newRunId ?? randomUUID)(),
@@ -245,22 +321,24 @@ export class SdkTracker implements FrameObserver {
       agentName,
       sessionId,
       ...(parentSessionId !== undefined ? { parentSessionId } : {}),
-      ...(parentRun !== undefined ? { parentRunId: parentRun.builder.start.runId } : {}),
-      ...(parentRun === undefined && this.#options.traceparent !== undefined ? { traceparent: this.#options.traceparent } : {}),
-      ...(parentRun === undefined && this.#options.tracestate !== undefined ? { tracestate: this.#options.tracestate } : {}),
+      ...(parentRunId !== undefined ? { parentRunId } : {}),
+      ...(parentRunId === undefined && this.#options.traceparent !== undefined ? { traceparent: this.#options.traceparent } : {}),
+      ...(parentRunId === undefined && this.#options.tracestate !== undefined ? { tracestate: this.#options.tracestate } : {}),
       startTime: time,
       ...(source === 'sdk-subagent' ? { inProcess: true } : {}),
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
       ...(this.#model !== undefined ? { model: this.#model } : {}),
     });
-    const run: OpenRun = { builder, source, turnEnded: false };
+    const run: OpenRun = { builder, source, turnEnded: false, collecting };
     this.#runs.set(sessionId, run);
     this.#guard(() => this.#listener.onRunStart(builder.start));
     return run;
   }
 
-  #emitEnd(run: OpenRun, options: Parameters<RunBuilder['finish']>[0]): void {
-    const record = run.builder.finish(options);
+  #emitEnd(sessionId: string, run: OpenRun, options: Parameters<RunBuilder['finish']>[0], subagentProvider?: string): void {
+    const finished = run.builder.finish(options);
+    const record = subagentProvider !== undefined ? { ...finished, subagentProvider } : finished;
+    this.#lastRun.set(sessionId, record.runId);
     this.#guard(() => this.#listener.onRunEnd(record));
   }
 
@@ -276,4 +354,11 @@ export class SdkTracker implements FrameObserver {
       // for the other runs. Telemetry reports its own failures through the diag logger.
     }
   }
+}
+
+/** The `sessionId` of raw `session.event` params, when it is a string. */
+function sessionIdOf(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null) return undefined;
+  const id = (params as { sessionId?: unknown }).sessionId;
+  return typeof id === 'string' ? id : undefined;
 }

@@ -7,9 +7,10 @@
  * @module subagent-otel/output/result
  */
 import type { ContentBlock } from '../wire/content.js';
-import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/events.js';
+import type { SessionEvent } from '../wire/events.js';
 import { AssistantOutputFold } from './assistant-output.js';
-import { stopReasonFromTurnEnd, type SubagentStopReason } from './stop-reason.js';
+import { ConsumedWorkFold } from './consumed-work.js';
+import { stopReasonOf, type SubagentStopReason } from './stop-reason.js';
 
 /** Maximum size of a diagnostic, in UTF-8 bytes. */
 export const DIAGNOSTIC_MAX_BYTES = 4096;
@@ -38,7 +39,10 @@ export interface SubagentRunEndInfo {
 /** A foreground delegation tool result as the parent model sees it. */
 export interface ForegroundToolResult {
   readonly isError: boolean;
+  /** What the parent model reads: always one text block. */
   readonly content: readonly ContentBlock[];
+  /** Completed runs only: the tool's structured value, `SubagentResult.output` (`[]` when the child produced nothing). */
+  readonly output?: readonly ContentBlock[];
 }
 
 /**
@@ -83,53 +87,60 @@ export function subagentRunEndInfo(
   return output !== undefined && output.length > 0 ? { ...info, lastAssistantMessage: output } : info;
 }
 
-function headline(stopReason: SubagentStopReason): string {
+/**
+ * The headline of a non-`completed` run's tool result, as upstream's
+ * foreground delegation tool words it (`stopReasonError`).
+ */
+export function stopReasonHeadline(stopReason: SubagentStopReason): string {
   switch (stopReason) {
-    case 'max-tokens':
-      return 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).';
     case 'aborted':
-      return 'Subagent stopped early: it was cancelled before it finished (stop reason: aborted).';
-    case 'refusal':
-      return 'Subagent stopped early: the model refused to continue (stop reason: refusal).';
+      return 'subagent run was cancelled';
     case 'error':
-      return 'Subagent failed (stop reason: error).';
+      return 'subagent run failed';
+    case 'max-tokens':
+      return 'subagent run hit its token limit before finishing';
+    case 'refusal':
+      return 'subagent declined the task';
     default:
-      return `Subagent did not complete (stop reason: ${stopReason}).`;
+      return `subagent run ended abnormally (${stopReason})`;
   }
 }
 
-/** Label of the diagnostic block of an errored tool result. */
-export const TOOL_RESULT_DIAGNOSTIC_LABEL = 'Provider diagnostic:';
-/** Label of the partial-output block of an errored tool result. */
-export const TOOL_RESULT_PARTIAL_LABEL = 'Partial output from the subagent (it may be incomplete):';
-/** Text of a completed run's tool result when the child produced no output. */
-export const TOOL_RESULT_NO_OUTPUT = 'The subagent completed without producing output.';
+/** Prefix the tool registry puts before the message of a failed tool call. */
+export const TOOL_RESULT_ERROR_PREFIX = 'Error: ';
+/** Introduces the diagnostic line of an errored tool result. */
+export const TOOL_RESULT_DIAGNOSTIC_LABEL = 'Diagnostic: ';
+/** Introduces the partial text of an errored tool result (on its own line). */
+export const TOOL_RESULT_PARTIAL_LABEL = 'Partial output before the run ended:';
+
+/** The text blocks of `output`, concatenated with nothing between them. */
+function textOf(output: readonly ContentBlock[]): string {
+  return output
+    .filter((b): b is ContentBlock & { type: 'text'; text: string } => b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+}
 
 /**
- * Builds the foreground delegation tool result.
+ * Builds the foreground delegation tool result exactly as upstream's tool
+ * gives it to the parent model (docs/decisions 0012).
  *
- * @returns for `completed`: `{ isError: false, content: output }` (one text
- *   block saying there was no output when `output` is empty). For any other
- *   stop reason: `{ isError: true, content }` whose text blocks are, in order,
- *   the stop-reason headline, the diagnostic under its label when present
- *   (capped at 4096 UTF-8 bytes), and the child's partial text (the text
- *   blocks of `output`, joined) under its label when there is any. Each part
- *   is its own block, so they are never conflated.
+ * @returns for `completed`: `{ isError: false, content: [one text block:
+ *   the output's text blocks joined with ''], output }` (the text is `''`
+ *   when there is none; `output` is `SubagentResult.output`, `[]` when
+ *   none). For any other stop reason: `{ isError: true, content: [one text
+ *   block] }` whose text is `Error: <headline>`, then `\nDiagnostic: <d>`
+ *   when the result has a diagnostic, then `\nPartial output before the run
+ *   ended:\n<text>` when the output has text (text blocks joined with '').
  */
 export function foregroundToolResult(result: SubagentResult): ForegroundToolResult {
   if (result.stopReason === 'completed') {
-    return { isError: false, content: result.output.length > 0 ? result.output : [{ type: 'text', text: TOOL_RESULT_NO_OUTPUT }] };
+    return { isError: false, content: [{ type: 'text', text: textOf(result.output) }], output: result.output };
   }
-  const content: ContentBlock[] = [{ type: 'text', text: headline(result.stopReason) }];
-  if (result.diagnostic !== undefined && result.diagnostic !== '') {
-    content.push({ type: 'text', text: `${TOOL_RESULT_DIAGNOSTIC_LABEL}\n${capUtf8(result.diagnostic, DIAGNOSTIC_MAX_BYTES)}` });
-  }
-  const partial = result.output
-    .filter((b): b is ContentBlock & { type: 'text'; text: string } => b.type === 'text' && typeof b.text === 'string')
-    .map((b) => b.text)
-    .join('\n');
-  if (partial !== '') content.push({ type: 'text', text: `${TOOL_RESULT_PARTIAL_LABEL}\n${partial}` });
-  return { isError: true, content };
+  const diagnostic = result.diagnostic === undefined ? '' : `\n${TOOL_RESULT_DIAGNOSTIC_LABEL}${result.diagnostic}`;
+  const text = textOf(result.output);
+  const partial = text === '' ? '' : `\n${TOOL_RESULT_PARTIAL_LABEL}\n${text}`;
+  return { isError: true, content: [{ type: 'text', text: `${TOOL_RESULT_ERROR_PREFIX}${stopReasonHeadline(result.stopReason)}${diagnostic}${partial}` }] };
 }
 
 function canonicalJson(value: unknown): string | undefined {
@@ -154,32 +165,35 @@ export function reportedOutputMatches(
 }
 
 /**
- * The in-process `readResult`: the result of a finished child read from the
- * event suffix of its run (the events after its boundary).
+ * The in-process `readResult`: the result of a finished one-shot child read
+ * from the event suffix of its run (the events after its boundary).
  *
- * @returns output by the one rule (`[]` when none) and the stop reason of the
- *   suffix's last `turn/end` (`error` when there is none: an unclean end is
- *   never `completed`). A failed model call's or turn's error message becomes
- *   the diagnostic (a cancelled call's `aborted` failure does not). Never throws.
+ * @returns output by the one rule (`[]` when none) and the in-process stop
+ *   reason (`inProcessStopReason` of the last turn that accounted for work;
+ *   `error` when none did). No diagnostic: upstream's reader sets none.
+ *   Never throws.
  */
 export function readResult(events: Iterable<SessionEvent>): SubagentResult {
+  return readSuffix(events, 'in-process');
+}
+
+/**
+ * A continuable child's epoch result, as its `subagent/end` and parent
+ * delivery report it: output by the one rule, stop reason by the epoch rule
+ * (`epochStopReason`). No diagnostic. Never throws.
+ */
+export function readEpochResult(events: Iterable<SessionEvent>): SubagentResult {
+  return readSuffix(events, 'epoch');
+}
+
+function readSuffix(events: Iterable<SessionEvent>, rule: 'in-process' | 'epoch'): SubagentResult {
   const fold = new AssistantOutputFold();
-  let end: TurnEndReason | undefined;
-  let diagnostic: string | undefined;
+  const work = new ConsumedWorkFold();
   for (const event of events) {
     fold.push(event);
-    if (!isKnownEvent(event)) continue;
-    if (event.type === 'turn/end') {
-      end = event.data.reason;
-      const err = (end as { error?: { message?: unknown } }).error;
-      if (end.kind === 'error' && typeof err?.message === 'string') diagnostic = err.message;
-    } else if (event.type === 'assistant/attempt' && event.data.failure !== undefined && event.data.failure.code !== 'aborted') {
-      // A cancelled call's failure only restates the cancel; it is no diagnostic.
-      diagnostic = event.data.failure.message;
-    }
+    work.push(event);
   }
-  const stopReason = stopReasonFromTurnEnd(end);
-  return subagentResult(fold.collect(), stopReason, stopReason === 'completed' ? undefined : diagnostic);
+  return subagentResult(fold.collect(), stopReasonOf(rule, undefined, work.result));
 }
 
 /**

@@ -197,7 +197,8 @@ function identityAttributes(start: RunStart): Attributes {
   };
   putString(attributes, ATTR_GEN_AI_CONVERSATION_ID, start.sessionId);
   putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, start.provider);
-  putString(attributes, ATTR_SUBAGENT_PROVIDER, start.provider);
+  // The subagent provider (`spawn`) of an in-runtime child is no model provider: it goes here, never in gen_ai.provider.name.
+  putString(attributes, ATTR_SUBAGENT_PROVIDER, start.subagentProvider ?? start.provider);
   putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, start.model);
   putString(attributes, ATTR_SUBAGENT_PARENT_SESSION_ID, start.parentSessionId);
   return attributes;

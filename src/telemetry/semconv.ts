@@ -109,7 +109,7 @@ export const ATTR_SUBAGENT_EMPTY_MESSAGES = 'subagent.empty_messages' as const;
 export const ATTR_SUBAGENT_PARENT_SESSION_ID = 'subagent.parent.session_id' as const;
 /** Run id (same value as `gen_ai.agent.id`, kept for searches across products). */
 export const ATTR_SUBAGENT_RUN_ID = 'subagent.run_id' as const;
-/** Provider label of the run. */
+/** Subagent provider that ran the child (`spawn`, from `subagent.finished` or the log's descriptor), else the run's model provider. @example `spawn` */
 export const ATTR_SUBAGENT_PROVIDER = 'subagent.provider' as const;
 /** Where the run was observed: `sdk`, `sdk-subagent`, `acp`, `log`. */
 export const ATTR_SUBAGENT_SOURCE = 'subagent.source' as const;

@@ -42,10 +42,16 @@ export interface UserMessage {
   readonly source?: unknown;
 }
 
+/**
+ * The event envelope. `seq` and `time` are optional, as upstream's recorded
+ * logs and its tests treat them: a log written by upstream's snapshot harness
+ * carries neither, and consumers fall back to the time the event was read
+ * (live) or to the last known time (logs).
+ */
 interface Envelope<T extends string, D> {
   readonly type: T;
-  readonly seq: number;
-  readonly time: number;
+  readonly seq?: number;
+  readonly time?: number;
   readonly data: D;
 }
 
@@ -90,6 +96,23 @@ export type ToolResultEvent = Envelope<
 >;
 export type RequestContextEvent = Envelope<'request/context', { readonly provider?: string; readonly model?: string; readonly [field: string]: unknown }>;
 export type EndSeedEvent = Envelope<'session/end-seed', Record<string, unknown>>;
+/**
+ * A mutation of the session's inbox. With `inserted` messages and no
+ * `removedCount` it is the durable receipt of queued input (a prompt's
+ * `messageId` is the id of an inserted message); with `removedCount` it is a
+ * turn claiming input, or, with `outcome: 'canceled'`, input cancelled
+ * before it ran.
+ */
+export type InboxSplicedEvent = Envelope<
+  'agent/inbox/spliced',
+  {
+    readonly target?: string;
+    readonly start?: number;
+    readonly removedCount?: number;
+    readonly outcome?: string;
+    readonly inserted: readonly { readonly id?: string; readonly [field: string]: unknown }[];
+  }
+>;
 
 /** Every event type the observer reads. */
 export type KnownSessionEvent =
@@ -104,13 +127,14 @@ export type KnownSessionEvent =
   | ToolCallEvent
   | ToolResultEvent
   | RequestContextEvent
-  | EndSeedEvent;
+  | EndSeedEvent
+  | InboxSplicedEvent;
 
 /** An event of a type this version does not read; passed along, ignored by every consumer. */
 export interface UnknownSessionEvent {
   readonly type: string;
-  readonly seq: number;
-  readonly time: number;
+  readonly seq?: number;
+  readonly time?: number;
   readonly data?: unknown;
 }
 
@@ -150,6 +174,13 @@ const dataSchemas = {
   }),
   'request/context': z.looseObject({ provider: z.string().optional(), model: z.string().optional() }),
   'session/end-seed': z.looseObject({}),
+  'agent/inbox/spliced': z.looseObject({
+    target: z.string().optional(),
+    start: z.number().optional(),
+    removedCount: nat.optional(),
+    outcome: z.string().optional(),
+    inserted: z.array(z.looseObject({ id: z.string().optional() })),
+  }),
 } as const;
 
 type KnownType = keyof typeof dataSchemas;
@@ -291,7 +322,7 @@ export type EventParseResult =
  * @param basePath prefix for error paths, e.g. `params.event`.
  * @returns `{ ok: true, event, known: true }` for a valid known event;
  *   `{ ok: true, event, known: false }` for any other `type` with a valid
- *   envelope (`seq`, `time`; `data` optional); `{ ok: false, error }` naming
+ *   envelope (`seq` and `time` optional, well-typed when present; `data` optional); `{ ok: false, error }` naming
  *   the field, what was expected and what arrived otherwise.
  *   Never throws; never mutates `value`. The returned event is `value` itself
  *   when valid (no copy), so callers must treat it as read-only.
@@ -305,10 +336,10 @@ export function parseSessionEvent(value: unknown, basePath = ''): EventParseResu
   if (typeof record.type !== 'string') {
     return { ok: false, error: wireError('invalid', at('type'), 'string', describeValue(record.type)) };
   }
-  if (typeof record.seq !== 'number' || !Number.isInteger(record.seq) || record.seq < 0) {
+  if (record.seq !== undefined && (typeof record.seq !== 'number' || !Number.isInteger(record.seq) || record.seq < 0)) {
     return { ok: false, error: wireError('invalid', at('seq'), 'non-negative integer', describeValue(record.seq)) };
   }
-  if (typeof record.time !== 'number' || !Number.isFinite(record.time)) {
+  if (record.time !== undefined && (typeof record.time !== 'number' || !Number.isFinite(record.time))) {
     return { ok: false, error: wireError('invalid', at('time'), 'number (epoch ms)', describeValue(record.time)) };
   }
   const type = record.type;

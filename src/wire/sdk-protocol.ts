@@ -12,11 +12,14 @@ import { ContentBlockSchema, type ContentBlock } from './content.js';
 import { parseSessionEvent, type SessionEvent } from './events.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
 
-/** Client-to-runtime request methods. */
+/**
+ * Client-to-runtime request methods: all the protocol has. There is no
+ * cancel: a client stops a run by disposing the runtime (`shutdown`, then
+ * stdin EOF, SIGTERM, SIGKILL).
+ */
 export const SDK_REQUESTS = {
   initialize: 'initialize',
   prompt: 'session/prompt',
-  cancel: 'session/cancel',
   shutdown: 'shutdown',
 } as const;
 
@@ -28,11 +31,11 @@ export const SDK_NOTIFICATIONS = {
   subagentFinished: 'subagent.finished',
 } as const;
 
-/** `initialize` params. */
+/** `initialize` params: all required but `maxTokens`, a positive safe integer when present. */
 export interface InitializeParams {
-  readonly cwd?: string;
-  readonly provider?: string;
-  readonly model?: string;
+  readonly cwd: string;
+  readonly provider: string;
+  readonly model: string;
   readonly maxTokens?: number;
 }
 /** `session/prompt` params. */
@@ -40,9 +43,9 @@ export interface PromptParams {
   readonly sessionId: string;
   readonly contentBlocks: readonly ContentBlock[];
 }
-/** `session/prompt` result. */
+/** `session/prompt` result: the durable enqueue receipt of the prompt's user message. */
 export interface PromptResult {
-  readonly messageId?: string;
+  readonly messageId: string;
 }
 
 export interface SessionEventParams {
@@ -92,11 +95,12 @@ const SubagentFinishedSchema = z.looseObject({
   lastAssistantMessage: z.array(ContentBlockSchema).optional(),
 });
 const InitializeSchema = z.looseObject({
-  cwd: z.string().optional(),
-  provider: z.string().optional(),
-  model: z.string().optional(),
-  maxTokens: z.number().optional(),
+  cwd: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  maxTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
+const PromptResultSchema = z.looseObject({ messageId: z.string() });
 const PromptSchema = z.looseObject({ sessionId: z.string(), contentBlocks: z.array(ContentBlockSchema) });
 
 function validate<T>(schema: z.ZodType, params: unknown): { ok: true; value: T } | { ok: false; error: WireError } {
@@ -149,9 +153,55 @@ export function parseSdkNotification(method: string, params: unknown): SdkNotifi
   }
 }
 
-/** Validates `initialize` params. @returns the params or a `WireError`; never throws. */
+/**
+ * Validates `initialize` params as upstream's protocol types them: string
+ * `cwd`, `provider` and `model`, and `maxTokens` absent or a positive safe
+ * integer. @returns the params or a `WireError`; never throws.
+ */
 export function parseInitializeParams(params: unknown): { ok: true; value: InitializeParams } | { ok: false; error: WireError } {
   return validate<InitializeParams>(InitializeSchema, params ?? {});
+}
+
+/**
+ * Validates a `session/prompt` result: upstream's client requires a string
+ * `messageId` and treats any other answer as a protocol error.
+ * @returns the result or a `WireError` under `result`; never throws.
+ */
+export function parsePromptResult(result: unknown): { ok: true; value: PromptResult } | { ok: false; error: WireError } {
+  const parsed = PromptResultSchema.safeParse(result);
+  if (parsed.success) return { ok: true, value: parsed.data as PromptResult };
+  return { ok: false, error: wireErrorFromIssues(parsed.error.issues, result, 'result') };
+}
+
+/**
+ * Whether a validated event is an inbox receipt: an `agent/inbox/spliced`
+ * that inserts messages and claims none (no `removedCount`). A prompt's
+ * `messageId` is the id of a message such a receipt inserts.
+ */
+export function isReceipt(event: SessionEvent): boolean {
+  if (event.type !== 'agent/inbox/spliced') return false;
+  const data = event.data as { removedCount?: unknown; inserted?: unknown } | undefined;
+  return data !== undefined && data.removedCount === undefined && Array.isArray(data.inserted) && data.inserted.length > 0;
+}
+
+/**
+ * Whether upstream's SDK client rejects a `session.event` payload as a
+ * protocol error, which ends its run: the event is not an object with a
+ * string `type`, or it is an `assistant/message` whose `data.message.content`
+ * is not an array of objects with a string `type`. Other invalid events do
+ * not stop upstream's client. Never throws.
+ */
+export function upstreamRejectsEvent(event: unknown): boolean {
+  if (!isObject(event) || typeof event['type'] !== 'string') return true;
+  if (event['type'] !== 'assistant/message') return false;
+  const data = event['data'];
+  const message = isObject(data) ? data['message'] : undefined;
+  const content = isObject(message) ? message['content'] : undefined;
+  return !Array.isArray(content) || !content.every((block) => isObject(block) && typeof block['type'] === 'string');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Validates `session/prompt` params. @returns the params or a `WireError`; never throws. */

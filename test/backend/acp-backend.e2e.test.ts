@@ -39,7 +39,7 @@ describe('runAcpSubagent: scenarios end to end', () => {
   it('returns the streamed text of a completed turn', async () => {
     const run = await delegate('scenario:end_turn');
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'All done.' }], stopReason: 'completed' });
-    expect(run.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'All done.' }] });
+    expect(run.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'All done.' }], output: [{ type: 'text', text: 'All done.' }] });
     expect(run.runEnd).toEqual({
       runId: run.record.runId,
       provider: 'fake-acp-agent',
@@ -59,10 +59,7 @@ describe('runAcpSubagent: scenarios end to end', () => {
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'I found the config file. Reading it now.' }], stopReason: 'max-tokens' });
     expect(run.toolResult).toEqual({
       isError: true,
-      content: [
-        { type: 'text', text: 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).' },
-        { type: 'text', text: 'Partial output from the subagent (it may be incomplete):\nI found the config file. Reading it now.' },
-      ],
+      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nI found the config file. Reading it now.' }],
     });
     expect(run.record.usage).toEqual({ inputTokens: 2510, outputTokens: 304, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
     expect(run.record.toolCalls).toMatchObject([{ callId: 'call_1', name: 'read_file', isError: false }]);
@@ -90,7 +87,7 @@ describe('runAcpSubagent: scenarios end to end', () => {
     const run = await delegate('scenario:non-text-only');
     expect(run.result).toEqual({ output: [], stopReason: 'completed' });
     expect(run.runEnd).not.toHaveProperty('lastAssistantMessage');
-    expect(run.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'The subagent completed without producing output.' }] });
+    expect(run.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: '' }], output: [] });
     expect(run.record.outputSource).toBe('none');
   });
 
@@ -139,10 +136,7 @@ describe('runAcpSubagent: cancellation and failures', () => {
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'Starting the long task - stopping now.' }], stopReason: 'aborted' });
     expect(run.toolResult).toEqual({
       isError: true,
-      content: [
-        { type: 'text', text: 'Subagent stopped early: it was cancelled before it finished (stop reason: aborted).' },
-        { type: 'text', text: 'Partial output from the subagent (it may be incomplete):\nStarting the long task - stopping now.' },
-      ],
+      content: [{ type: 'text', text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nStarting the long task - stopping now.' }],
     });
   });
 

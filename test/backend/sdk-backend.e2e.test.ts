@@ -54,10 +54,7 @@ describe('SDK backend (real runtime process)', () => {
     expect(outcome.runEnd.stopReason).toBe('max-tokens');
     expect(outcome.toolResult).toEqual({
       isError: true,
-      content: [
-        { type: 'text', text: 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).' },
-        { type: 'text', text: 'Partial output from the subagent (it may be incomplete):\nPartial answer before the limit' },
-      ],
+      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nPartial answer before the limit' }],
     });
     expect(rec.ends).toHaveLength(1);
     expect(rec.ends[0]).toMatchObject({ output: partial, outputSource: 'stream', emptyMessages: 1, stopReason: 'max-tokens', provider: 'deepseek' });
@@ -70,12 +67,18 @@ describe('SDK backend (real runtime process)', () => {
     const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
       ...route, prompt: 'scenario:completed' });
     expect(outcome.result).toEqual({ output: [{ type: 'text', text: 'The answer is 42.' }], stopReason: 'completed' });
-    expect(outcome.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'The answer is 42.' }] });
+    expect(outcome.toolResult).toEqual({
+      isError: false,
+      content: [{ type: 'text', text: 'The answer is 42.' }],
+      output: [{ type: 'text', text: 'The answer is 42.' }],
+    });
   });
 
-  it('cancels a hanging turn with session/cancel and keeps the partial text', async () => {
+  it('settles an aborted run locally with its partial text and disposes the runtime, sending no cancel (the protocol has none)', async () => {
     const ready = join(mkdtempSync(join(tmpdir(), 'sdk-')), 'ready');
     const controller = new AbortController();
+    const sent: string[] = [];
+    const abort = abortOnFirstText(controller);
     const rec = await runSdkSubagent({
       command: process.execPath,
       args: [FIXTURE_SDK_RUNTIME],
@@ -83,13 +86,19 @@ describe('SDK backend (real runtime process)', () => {
       env: { FAKE_SCENARIO: 'hang', FAKE_READY_FILE: ready },
       prompt: 'go',
       signal: controller.signal,
-      onFrame: abortOnFirstText(controller),
+      onFrame: (direction, frame) => {
+        if (direction === 'client->agent' && frame.kind === 'request') sent.push(frame.method);
+        if (direction === 'client->agent' && frame.kind === 'notification') sent.push(frame.method);
+        abort(direction, frame);
+      },
     });
     expect(rec.result).toEqual({ output: [{ type: 'text', text: 'Thinking about' }], stopReason: 'aborted' });
+    expect(rec.toolResult.content).toEqual([{ type: 'text', text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nThinking about' }]);
+    expect(sent).toEqual(['initialize', 'session/prompt', 'shutdown']);
     expect(isAlive(Number(readFileSync(ready, 'utf8')))).toBe(false);
   });
 
-  it('reaps a runtime that ignores cancel, shutdown, EOF and SIGTERM, leaving no orphan', async () => {
+  it('reaps a runtime that ignores shutdown, EOF and SIGTERM, leaving no orphan', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sdk-'));
     const readyFile = join(dir, 'ready');
     const controller = new AbortController();
@@ -100,7 +109,6 @@ describe('SDK backend (real runtime process)', () => {
       env: { FAKE_SCENARIO: 'hang', FAKE_IGNORE_CANCEL: '1', FAKE_READY_FILE: readyFile },
       prompt: 'go',
       signal: controller.signal,
-      cancelGraceMs: 200,
       onStderr: () => undefined,
       onFrame: abortOnFirstText(controller),
     });
@@ -113,8 +121,8 @@ describe('SDK backend (real runtime process)', () => {
   it('resolves with error and the partial output when the runtime crashes mid-run', async () => {
     const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
       ...route, env: { FAKE_EXIT_AFTER_PROMPT: '3' }, prompt: 'go' });
-    expect(outcome.result.stopReason).toBe('error');
-    expect(outcome.result.diagnostic).toBe('runtime exited (code 3) before the turn ended');
+    // Upstream's backend flattens a lost transport to error with the output so far and no diagnostic.
+    expect(outcome.result).toEqual({ output: [], stopReason: 'error' });
   });
 
   it('resolves with error when the command does not exist', async () => {
@@ -124,6 +132,51 @@ describe('SDK backend (real runtime process)', () => {
     expect(outcome.result.stopReason).toBe('error');
     expect(outcome.result.output).toEqual([]);
     expect(rec.ends).toHaveLength(1);
+  });
+
+  // Upstream's scripted-runtime scenarios, with the result upstream's SDK backend returns for each.
+  it.each([
+    ['empty-message', 'FAKE_EMPTY_MESSAGE + FAKE_REASON_KIND=max-tokens', 'max-tokens', [{ type: 'text', text: 'Partial answer before the limit' }]],
+    ['stream-then-malformed', 'FAKE_STREAM_THEN_MALFORMED', 'error', []],
+    ['malformed-message', 'FAKE_MALFORMED_MESSAGE', 'error', [{ type: 'text', text: 'stream-only answer' }]],
+    ['reason-none', 'FAKE_REASON_KIND=none', 'error', [{ type: 'text', text: 'hello from fake runtime' }]],
+    ['late-subagent', 'FAKE_SUBAGENT', 'completed', [{ type: 'text', text: 'hello from fake runtime' }]],
+  ])('scenario %s (upstream %s): stop reason %s, output %j', async (scenario, _upstream, stopReason, output) => {
+    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME], ...route, prompt: `scenario:${scenario}` });
+    expect(outcome.result).toEqual({ output, stopReason });
+  });
+
+  it('nests the late-started child of FAKE_SUBAGENT under the prompt run, with its subagent provider apart from the model provider', async () => {
+    const rec = recorder();
+    const harness = telemetryHarness();
+    const starts: Array<{ runId: string; parentRunId?: string; sessionId?: string }> = [];
+    await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      sessionId: 'p',
+      prompt: 'scenario:late-subagent',
+      listener: {
+        onRunStart: (s) => {
+          starts.push(s);
+          harness.runs.onRunStart(s);
+        },
+        onRunEnd: (r) => {
+          rec.ends.push(r);
+          harness.runs.onRunEnd(r);
+        },
+      },
+    });
+    const [childSpan, parentSpan] = harness.runSpans();
+    expect(childSpan?.parentSpanContext?.spanId).toBe(parentSpan?.spanContext().spanId);
+    expect(childSpan?.attributes['subagent.provider']).toBe('spawn');
+    expect(childSpan?.attributes['gen_ai.provider.name']).toBe('deepseek');
+    expect(starts).toHaveLength(2);
+    expect(starts[1]).toMatchObject({ sessionId: 'p-child-1', parentRunId: starts[0]?.runId });
+    expect(rec.ends.map((r) => [r.sessionId, r.stopReason, r.provider, r.subagentProvider, r.output])).toEqual([
+      ['p-child-1', 'completed', 'deepseek', 'spawn', [{ type: 'text', text: 'child says hi' }]],
+      ['p', 'completed', 'deepseek', undefined, [{ type: 'text', text: 'hello from fake runtime' }]],
+    ]);
   });
 
   it('gives the child a scrubbed environment', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_OUTPUT_SOURCE, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
-import { attributes, finished, readSpans, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { attributes, finished, isIdleLine, readSpans, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 
 const ECHO = join(ROOT, 'test', 'helpers', 'echo-child.cjs');
@@ -93,8 +93,9 @@ describe('proxy observation of the SDK runtime', () => {
     });
     const done = finished(child);
     child.stdin.write(rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }));
+    const idle = waitForLine(child, isIdleLine('s1'));
     child.stdin.write(rpc(2, 'session/prompt', { sessionId: 's1', contentBlocks: [{ type: 'text', text: 'go' }] }));
-    await waitForLine(child, (l) => l.includes('"id":2') && l.includes('"result"'));
+    await idle;
     child.stdin.write(rpc(3, 'shutdown'));
     child.stdin.end();
     const r = await done;

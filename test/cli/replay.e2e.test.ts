@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeDurableLogFile } from '../../src/fixtures/durable-log-writer.js';
-import { attributes, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
+import { attributes, isIdleLine, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
-import { events, step, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
+import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replay-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,8 +60,9 @@ describe('replay of a live proxy capture', () => {
       [4, 's1', 'scenario:completed'],
     ];
     for (const [id, sessionId, prompt] of prompts) {
+      const idle = waitForLine(child, isIdleLine(sessionId));
       child.stdin.write(rpc(id, 'session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: prompt }] }));
-      await waitForLine(child, (line) => line.startsWith(`{"jsonrpc":"2.0","id":${id},`));
+      await idle;
     }
     child.stdin.write(rpc(5, 'shutdown'));
     child.stdin.end();
@@ -108,7 +109,7 @@ describe('replay of session log directories', () => {
     const root = join(dir, 'logs');
     mkdirSync(root);
     const turn = (gen: 'chunk' | 'embedded') =>
-      events([turnStart(0), step(gen, { stream: [textDelta('Same '), textDelta('answer '), textDelta('everywhere')], content: [], usage: usage(10, 64) }), turnEnd('max-tokens', 0)], 0, T0);
+      events([turnStart(0), stepStart(0), step(gen, { stream: [textDelta('Same '), textDelta('answer '), textDelta('everywhere')], content: [], usage: usage(10, 64) }), turnEnd('max-tokens', 0)], 0, T0);
     let n = 0;
     for (const gen of ['chunk', 'embedded'] as const) {
       for (const zstd of [false, true]) {
@@ -135,7 +136,7 @@ describe('replay of session log directories', () => {
   it('reports damaged, empty, binary and missing inputs with file and line, keeps the rest, and exits 1', async () => {
     const root = join(dir, 'damaged');
     mkdirSync(root);
-    const good = events([turnStart(0), step('embedded', { content: [text('kept')] }), turnEnd('completed', 0)], 0, T0);
+    const good = events([turnStart(0), stepStart(0), step('embedded', { content: [text('kept')] }), turnEnd('completed', 0)], 0, T0);
     await writeDurableLogFile(join(root, 'a-good.jsonl.zstd'), header('good'), good, { zstd: true, pack: false });
     const lines = [JSON.stringify(header('torn')), ...good.map((e) => JSON.stringify(e))];
     writeFileSync(join(root, 'b-torn.jsonl'), `${lines.slice(0, 3).join('\n')}\n${lines[3]?.slice(0, 15)}`);

@@ -114,6 +114,13 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
   child.stdin.on('error', () => undefined); // EPIPE when the proxy died: the pending requests are rejected through `exited` instead
 
   const pending = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
+  const idleWaiters = new Map<string, Array<() => void>>();
+  const nextIdle = (sessionId: string): Promise<void> =>
+    new Promise((resolve) => {
+      const queue = idleWaiters.get(sessionId) ?? [];
+      queue.push(resolve);
+      idleWaiters.set(sessionId, queue);
+    });
   let nextId = 1;
   let isClosed = false;
   const decoder = new StringDecoder('utf8');
@@ -125,11 +132,16 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       nl = buffered.indexOf('\n');
-      let message: { id?: unknown; result?: unknown; error?: { code: number; message: string } };
+      let message: { id?: unknown; result?: unknown; error?: { code: number; message: string }; method?: unknown; params?: { sessionId?: unknown; status?: unknown } };
       try {
         message = JSON.parse(line) as typeof message;
       } catch {
         // SyntaxError: the scripted scenarios used here write JSON only; anything else is not an answer.
+        continue;
+      }
+      // The runtime answers a prompt on queueing; its run ends at the session's idle status.
+      if (message.method === 'session.status' && message.params?.status === 'idle' && typeof message.params.sessionId === 'string') {
+        idleWaiters.get(message.params.sessionId)?.shift()?.();
         continue;
       }
       if (typeof message.id !== 'number') continue;
@@ -165,7 +177,9 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
     answered,
     async runBatch(batch) {
       for (const scenario of batch) {
+        const idle = nextIdle(`${job}-session`);
         await request('session/prompt', { sessionId: `${job}-session`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+        await Promise.race([idle, exited.then(() => undefined)]);
         answered[scenario] += 1;
       }
     },

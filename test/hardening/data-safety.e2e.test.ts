@@ -27,7 +27,7 @@ import {
   ATTR_SUBAGENT_OUTPUT_TRUNCATED,
 } from '../../src/telemetry/semconv.js';
 import { createTelemetry } from '../../src/telemetry/setup.js';
-import { attributes, finished, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { attributes, finished, isIdleLine, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 import { ECHO, allBytesUnder, fileSpans, logLines, scriptedRun } from './workload.js';
@@ -147,8 +147,9 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
       rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }),
       rpc(2, 'session/prompt', { sessionId: 's1', contentBlocks: [{ type: 'text', text: 'go' }] }),
     ];
+    const idle = waitForLine(child, isIdleLine('s1'));
     child.stdin.write(input.join(''));
-    await waitForLine(child, (l) => l.includes('"id":2,"result"'));
+    await idle;
     input.push(rpc(3, 'shutdown'));
     child.stdin.end(input[2]);
     const r = await done;

@@ -88,7 +88,9 @@ describe('the agent crashes mid-run', () => {
     const r = await done;
 
     expect(r.code).toBe(9);
-    expect(r.stdout.toString()).not.toContain('"id":2,');
+    // The prompt was acknowledged on queueing; the turn never ended.
+    expect(r.stdout.toString()).toContain('"id":2,"result":{"messageId":"s1/user-0"}');
+    expect(r.stdout.toString()).not.toContain('"turn/end"');
     const spans = runSpans(out);
     expect(spans.map((s) => attributes(s)[ATTR_SUBAGENT_STOP_REASON])).toEqual(['error']);
     expect(attributes(spans[0]!)[ATTR_SUBAGENT_OUTPUT_SOURCE]).toBe('none');

@@ -105,6 +105,8 @@ describe('soak', () => {
       };
 
       const pending = new Map<number, () => void>();
+      // The runtime answers a prompt on queueing; its run is over at the session's next idle (turns of a session run in order).
+      const turnsOf = new Map<string, Array<() => void>>();
       let partial = '';
       child.stdout.on('data', (chunk: Buffer) => {
         receivedHash.update(chunk);
@@ -117,10 +119,18 @@ describe('soak', () => {
           nl = partial.indexOf('\n');
           const id = /^\{"jsonrpc":"2\.0","id":(\d+),"(result|error)"/.exec(line)?.[1];
           if (id !== undefined) pending.get(Number(id))?.();
+          const idle = /^\{"jsonrpc":"2\.0","method":"session\.status","params":\{"sessionId":"([^"]+)","status":"idle"/.exec(line)?.[1];
+          if (idle !== undefined) turnsOf.get(idle)?.shift()?.();
         }
       });
 
       const answer = (id: number): Promise<void> => new Promise((resolve) => pending.set(id, resolve));
+      const turnDone = (sessionId: string): Promise<void> =>
+        new Promise((resolve) => {
+          const queue = turnsOf.get(sessionId) ?? [];
+          queue.push(resolve);
+          turnsOf.set(sessionId, queue);
+        });
       send(rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }));
       await answer(1);
 
@@ -137,7 +147,7 @@ describe('soak', () => {
           const id = next++;
           const scenario = SCENARIOS[id % SCENARIOS.length]!;
           if (id % 7 === 0) send('this line is not JSON-RPC {\n');
-          const done = answer(id).then(() => {
+          const done = turnDone(`soak-${id % IN_FLIGHT}`).then(() => {
             inFlight.delete(done);
             answered += 1;
             for (const stop of SCENARIO_RUNS[scenario]!) expected[stop] = (expected[stop] ?? 0) + 1;

@@ -40,6 +40,14 @@ export async function runCli(args: readonly string[], input: Buffer | string = '
 }
 
 /** Resolves with the first stdout line for which `match` is true (lines are JSON-parsed when possible). */
+/**
+ * Matches the runtime's `session.status idle` line of `sessionId`: the end of
+ * a prompted run (the runtime answers `session/prompt` earlier, on queueing).
+ */
+export function isIdleLine(sessionId: string): (line: string) => boolean {
+  return (line) => line.includes('"method":"session.status"') && line.includes('"status":"idle"') && line.includes(`"sessionId":"${sessionId}"`);
+}
+
 export function waitForLine(child: ChildProcessWithoutNullStreams, match: (line: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';

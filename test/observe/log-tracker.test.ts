@@ -205,18 +205,22 @@ describe('LogTracker: inherited events and continuable epochs', () => {
     endSeed(),
     // Epoch 0: a complete answer.
     turnStart(1),
+    stepStart(0, 1),
     step('embedded', { turn: 1, content: [text('first epoch answer')], usage: usage(100, 10) }),
     turnEnd('completed', 1),
     // Epoch 1: only an empty usage-only message, cut off.
     turnStart(2),
+    stepStart(0, 2),
     step('embedded', { turn: 2, stream: [toolDelta('call-9', '{"q'), finish('max-tokens')], content: [], usage: usage(150, 64) }),
     turnEnd('max-tokens', 2),
     // Epoch 2: streamed text only, then aborted.
     turnStart(3),
+    stepStart(0, 3),
     attempt('embedded', { turn: 3, stream: [textDelta('third '), textDelta('epoch')] }),
     turnEnd('aborted', 3, { reason: { kind: 'parent' } }),
     // Epoch 3: a reasoning-only message beats streamed text.
     turnStart(4),
+    stepStart(0, 4),
     step('embedded', { turn: 4, stream: [textDelta('streamed')], content: [reasoning('thinking only')] }),
     turnEnd('completed', 4),
   ]);
@@ -331,9 +335,11 @@ describe('LogTracker: linking sessions across files', () => {
 describe('LogTracker: damaged input', () => {
   const twoEpochs = events([
     turnStart(0),
+    stepStart(0),
     step('embedded', { content: [text('one')] }),
     turnEnd('completed', 0),
     turnStart(1),
+    stepStart(0, 1),
     step('embedded', { turn: 1, content: [text('two')] }),
     turnEnd('completed', 1),
   ]);
@@ -343,28 +349,28 @@ describe('LogTracker: damaged input', () => {
     const path = join(dir, 'torn.jsonl');
     writeFileSync(path, body.slice(0, body.length - 12));
     const { listener, problems, results } = await replayFiles([path]);
-    expect(problems).toEqual([{ file: path, line: 7, code: 'torn-tail', scope: 'record', message: expect.stringContaining('incomplete') as unknown }]);
+    expect(problems).toEqual([{ file: path, line: 9, code: 'torn-tail', scope: 'record', message: expect.stringContaining('incomplete') as unknown }]);
     expect(listener.records().map((r) => [r.runId, r.stopReason, r.output])).toEqual([
       ['torn#0', 'completed', [{ type: 'text', text: 'one' }]],
       ['torn#1', 'error', [{ type: 'text', text: 'two' }]],
     ]);
-    expect(results[0]).toMatchObject({ records: 5, runs: 2, problems: 1, isSkipped: false });
+    expect(results[0]).toMatchObject({ records: 7, runs: 2, problems: 1, isSkipped: false });
   });
 
   it('reports a corrupt record in the middle with file and line, skips it, and replays the other runs', async () => {
     const lines = serializeDurableLog(header('corrupt'), twoEpochs, { pack: false }).split('\n');
-    lines[2] = '{"type":"assistant/message","seq":1,"time":1,"data":{"turn":0}}'; // epoch 0's message, invalid
-    lines[3] = '{"type":"turn/end", not json';
+    lines[3] = '{"type":"assistant/message","seq":2,"time":1,"data":{"turn":0}}'; // epoch 0's message, invalid
+    lines[4] = '{"type":"turn/end", not json';
     const path = join(dir, 'corrupt.jsonl');
     writeFileSync(path, lines.join('\n'));
     const { listener, problems } = await replayFiles([path]);
     expect(problems.map((p) => [p.line, p.code, p.scope])).toEqual([
-      [3, 'invalid-event', 'record'],
-      [4, 'not-json', 'record'],
+      [4, 'invalid-event', 'record'],
+      [5, 'not-json', 'record'],
     ]);
     expect(listener.calls.filter((c) => c.kind === 'malformed')).toEqual([
-      { kind: 'malformed', origin: 'log', code: 'invalid-event', message: expect.stringMatching(/^.*corrupt\.jsonl:3: the event is not a valid session event/) as unknown },
-      { kind: 'malformed', origin: 'log', code: 'not-json', message: `${path}:4: line 4 is not valid JSON` },
+      { kind: 'malformed', origin: 'log', code: 'invalid-event', message: expect.stringMatching(/^.*corrupt\.jsonl:4: the event is not a valid session event/) as unknown },
+      { kind: 'malformed', origin: 'log', code: 'not-json', message: `${path}:5: line 5 is not valid JSON` },
     ]);
     expect(listener.records().map((r) => [r.runId, r.stopReason, r.output])).toEqual([
       ['corrupt#0', 'error', undefined],

@@ -24,7 +24,7 @@ const note = (method: string, params: unknown): JsonRpcFrame => ({ kind: 'notifi
 const sessionEvent = (sessionId: string, event: SessionEvent): JsonRpcFrame => note('session.event', { sessionId, event });
 
 function feed(tracker: SdkTracker, sessionId: string, evs: SessionEvent[]): void {
-  for (const e of evs) tracker.observeFrame('agent->client', sessionEvent(sessionId, e), e.time);
+  for (const e of evs) tracker.observeFrame('agent->client', sessionEvent(sessionId, e), e.time ?? 0);
 }
 
 const T0 = 1_700_000_000_000;
@@ -96,7 +96,7 @@ describe('SdkTracker', () => {
     );
     tracker.observeFrame(
       'agent->client',
-      note('subagent.finished', { provider: 'deepseek', agentId: 'child-1', parentSessionId: 'parent', childSessionId: 'child', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] }),
+      note('subagent.finished', { provider: 'spawn', agentId: 'child-1', parentSessionId: 'parent', childSessionId: 'child', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] }),
       T0 + 500,
     );
     feed(tracker, 'parent', events([toolResultEvent('call_d', true), step('embedded', { step: 1, content: [text('The child was cut off.')] }), turnEnd('completed')], 10, T0 + 600));
@@ -106,10 +106,13 @@ describe('SdkTracker', () => {
       ['run-2', 'sdk-subagent', 'child', 'run-1', 'parent'],
     ]);
     const [child, parent] = rec.ends;
+    // `subagent.finished.provider` names the subagent provider, never the model provider.
+    expect(child?.provider).toBeUndefined();
     expect(child).toMatchObject({
       runId: 'run-2',
       stopReason: 'max-tokens',
-      provider: 'deepseek',
+      subagentProvider: 'spawn',
+      agentName: 'spawn',
       output: [{ type: 'text', text: 'Child partial answer.' }, { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{"path":"a.txt"}' }],
       outputSource: 'message',
       emptyMessages: 1,
@@ -135,14 +138,15 @@ describe('SdkTracker', () => {
     expect(rec.ends[0]).toMatchObject({ agentName: 'researcher', sessionId: 's9', stopReason: 'completed', output: [{ type: 'text', text: 'The answer is 42.' }], outputSource: 'message' });
   });
 
-  it('closes an open run as error with the output folded so far when the stream ends', () => {
+  it('closes an open run as error with the output folded so far and no diagnostic when the stream ends', () => {
     const rec = new Recorder();
     const tracker = new SdkTracker(rec, { newRunId: counter() });
     feed(tracker, 's1', events([turnStart(), step('chunk', { stream: [textDelta('Half')], content: [] }).slice(0, 1)].flat(), 0, T0));
     tracker.close(T0 + 999, 'agent exited with code 3');
     tracker.close(T0 + 2000);
     expect(rec.ends).toHaveLength(1);
-    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', diagnostic: 'agent exited with code 3', output: [{ type: 'text', text: 'Half' }], endTime: T0 + 999 });
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', output: [{ type: 'text', text: 'Half' }], endTime: T0 + 999 });
+    expect(rec.ends[0]?.diagnostic).toBeUndefined();
   });
 
   it('reports a prompt answered with an error as an error run', () => {
@@ -150,7 +154,8 @@ describe('SdkTracker', () => {
     const tracker = new SdkTracker(rec, { newRunId: counter() });
     tracker.observeFrame('client->agent', { kind: 'request', id: 7, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0);
     tracker.observeFrame('agent->client', { kind: 'response', id: 7, error: { code: -32000, message: 'no provider key' } }, T0 + 3);
-    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', diagnostic: 'session/prompt failed: no provider key', output: undefined, outputSource: 'none' });
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', output: undefined, outputSource: 'none' });
+    expect(rec.ends[0]?.diagnostic).toBeUndefined();
   });
 
   it('reports malformed notifications and goes on with the run', () => {
@@ -217,7 +222,100 @@ describe('SdkTracker with prompts queued on a busy session', () => {
     tracker.observeFrame('agent->client', { kind: 'response', id: 2, error: { code: -32000, message: 'runtime shutting down' } }, T0 + 50);
     expect(rec.ends.map((r) => [r.runId, r.stopReason, r.diagnostic])).toEqual([
       ['run-1', 'completed', undefined],
-      ['run-2', 'error', 'session/prompt failed: runtime shutting down'],
+      ['run-2', 'error', undefined],
+    ]);
+  });
+});
+
+describe('SdkTracker frames runs as upstream\'s SDK client does', () => {
+  const receipt = (id: string): SessionEvent => ({ type: 'agent/inbox/spliced', seq: 0, time: T0, data: { target: 'next-turn', start: 0, inserted: [{ id, role: 'user', content: [] }] } }) as SessionEvent;
+  const status = (sessionId: string, value: string): JsonRpcFrame => note('session.status', { sessionId, status: value });
+  const prompt = (tracker: SdkTracker, id: number, sessionId: string): void =>
+    tracker.observeFrame('client->agent', { kind: 'request', id, method: 'session/prompt', params: { sessionId, contentBlocks: [text('go')] } }, T0 - 1);
+  const start = (tracker: SdkTracker, sessionId: string): void => {
+    prompt(tracker, 1, sessionId);
+    tracker.observeFrame('agent->client', sessionEvent(sessionId, receipt('m1')), T0);
+    tracker.observeFrame('agent->client', status(sessionId, 'running'), T0);
+  };
+
+  it('ends a run whose prompt answer has no messageId as error without output or usage, as upstream\'s client never collects it', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    start(tracker, 's');
+    feed(tracker, 's', events([{ type: 'assistant/chunk', data: { turn: 0, step: 0, chunk: textDelta('streamed then cut short') } }], 1, T0 + 1));
+    tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: {} }, T0 + 5);
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', output: undefined, outputSource: 'none', usage: { reported: false }, endTime: T0 + 5 });
+  });
+
+  it('ends a run at an assistant/message without a content array, as error with the text streamed before it', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    start(tracker, 's');
+    tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: { messageId: 'm1' } }, T0 + 1);
+    feed(tracker, 's', events([turnStart(), { type: 'assistant/chunk', data: { turn: 0, step: 0, chunk: textDelta('stream-only answer') } }], 1, T0 + 2));
+    tracker.observeFrame('agent->client', sessionEvent('s', { type: 'assistant/message', seq: 3, time: T0 + 30, data: { turn: 0, step: 0, message: { id: 'x', role: 'assistant', content: 'not-an-array' } } } as unknown as SessionEvent), T0 + 30);
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.ends[0]).toMatchObject({ stopReason: 'error', output: [{ type: 'text', text: 'stream-only answer' }], outputSource: 'stream', endTime: T0 + 30 });
+    tracker.observeFrame('agent->client', status('s', 'idle'), T0 + 40);
+    expect(rec.ends).toHaveLength(1);
+    expect(rec.malformed).toHaveLength(1);
+  });
+
+  it('keeps a run open through an invalid event upstream\'s client does not reject', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    start(tracker, 's');
+    tracker.observeFrame('agent->client', sessionEvent('s', { type: 'step/start', seq: 1, time: T0 + 1, data: { turn: 'one' } } as unknown as SessionEvent), T0 + 1);
+    expect(rec.ends).toEqual([]);
+    feed(tracker, 's', events([turnStart(), step('embedded', { content: [text('fine')] }), turnEnd('completed')], 2, T0 + 2));
+    expect(rec.ends).toEqual([]); // a session that reports its status ends its run at idle, not at turn/end
+    tracker.observeFrame('agent->client', status('s', 'idle'), T0 + 50);
+    expect(rec.ends.map((r) => [r.stopReason, r.output, r.endTime])).toEqual([['completed', [{ type: 'text', text: 'fine' }], T0 + 50]]);
+  });
+
+  it('maps a turn-end kind no rule knows (upstream\'s FAKE_REASON_KIND=none) to error', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    start(tracker, 's');
+    feed(tracker, 's', events([turnStart(), step('embedded', { content: [text('hello from fake runtime')] }), turnEnd('none')], 1, T0 + 1));
+    tracker.observeFrame('agent->client', status('s', 'idle'), T0 + 50);
+    expect(rec.ends.map((r) => [r.stopReason, r.output])).toEqual([['error', [{ type: 'text', text: 'hello from fake runtime' }]]]);
+  });
+
+  it('nests a child whose subagent.started arrives after the parent\'s turn/end under the parent\'s run, and records its provider apart', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    tracker.observeFrame('client->agent', { kind: 'request', id: 0, method: 'initialize', params: { cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' } }, T0 - 2);
+    start(tracker, 'p');
+    feed(tracker, 'p', events([turnStart(), step('embedded', { content: [text('hello from fake runtime')] }), turnEnd('completed')], 1, T0 + 1));
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'p', childSessionId: 'p-child' }), T0 + 40);
+    feed(tracker, 'p-child', events([turnStart(), step('embedded', { content: [text('child says hi')] }), turnEnd('completed')], 0, T0 + 41));
+    tracker.observeFrame(
+      'agent->client',
+      note('subagent.finished', { provider: 'spawn', agentId: 'p-child', parentSessionId: 'p', childSessionId: 'p-child', status: 'ok', stopReason: 'completed', lastAssistantMessage: [text('child says hi')] }),
+      T0 + 70,
+    );
+    tracker.observeFrame('agent->client', status('p', 'idle'), T0 + 80);
+    expect(rec.starts.map((s) => [s.runId, s.sessionId, s.parentRunId])).toEqual([
+      ['run-1', 'p', undefined],
+      ['run-2', 'p-child', 'run-1'],
+    ]);
+    expect(rec.ends.map((r) => [r.runId, r.stopReason, r.provider, r.subagentProvider, r.agentName])).toEqual([
+      ['run-2', 'completed', 'deepseek', 'spawn', 'spawn'],
+      ['run-1', 'completed', 'deepseek', undefined, 'deepseek'],
+    ]);
+  });
+
+  it('nests a child started after its parent\'s run already closed (a runtime without status reports) under that run', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    feed(tracker, 'p', events([turnStart(), step('embedded', { content: [text('done')] }), turnEnd('completed')], 0, T0));
+    expect(rec.ends).toHaveLength(1);
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'p', childSessionId: 'c' }), T0 + 40);
+    expect(rec.starts.map((s) => [s.runId, s.parentRunId])).toEqual([
+      ['run-1', undefined],
+      ['run-2', 'run-1'],
     ]);
   });
 });

@@ -156,14 +156,14 @@ describe('the one rule, under random event sequences', () => {
         else expect(end.lastAssistantMessage).toEqual(expected);
         const tool = foregroundToolResult(result);
         expect(tool.isError).toBe(result.stopReason !== 'completed');
+        const joined = (expected ?? []).flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
+        expect(tool.content).toHaveLength(1);
+        const toolText = (tool.content[0] as { text: string }).text;
         if (!tool.isError) {
-          if (expected !== undefined) expect(tool.content).toEqual(expected);
-        } else {
-          const partial = (expected ?? []).flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('\n');
-          const block = tool.content.find((b) => (b as { text?: string }).text?.startsWith(TOOL_RESULT_PARTIAL_LABEL));
-          if (partial === '') expect(block).toBeUndefined();
-          else expect(block).toEqual({ type: 'text', text: `${TOOL_RESULT_PARTIAL_LABEL}\n${partial}` });
-        }
+          expect(toolText).toBe(joined);
+          expect(tool.output).toEqual(expected ?? []);
+        } else if (joined === '') expect(toolText).not.toContain(TOOL_RESULT_PARTIAL_LABEL);
+        else expect(toolText.endsWith(`\n${TOOL_RESULT_PARTIAL_LABEL}\n${joined}`)).toBe(true);
       }),
       { numRuns: RUNS },
     );

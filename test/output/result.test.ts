@@ -9,7 +9,7 @@ import {
   subagentRunEndInfo,
 } from '../../src/output/result.js';
 import { stopReasonFromAcp, stopReasonFromTurnEnd } from '../../src/output/stop-reason.js';
-import { attempt, endSeed, events, finish, step, text, textDelta, toolCall, turnEnd, turnStart, usage } from '../helpers/events.js';
+import { attempt, endSeed, events, finish, step, stepStart, text, textDelta, toolCall, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 const identity = { runId: 'run-1', provider: 'deepseek', id: 'child-1', local: true };
 
@@ -22,7 +22,7 @@ describe('stop reason mappings', () => {
     ['blocked', 'error'],
     ['interrupted', 'error'],
     ['some-future-kind', 'error'],
-  ])('maps the turn-end kind %s to %s', (kind, expected) => {
+  ])('maps the turn-end kind %s to %s by the SDK rule (its older name)', (kind, expected) => {
     expect(stopReasonFromTurnEnd({ kind })).toBe(expected);
   });
 
@@ -46,7 +46,7 @@ describe('stop reason mappings', () => {
 describe('readResult', () => {
   it('keeps the streamed text and the max-tokens stop reason after an empty terminal message', () => {
     const result = readResult(
-      events([turnStart(), step('embedded', { stream: [textDelta('Partial answer'), finish('max-tokens')], content: [], usage: usage(10, 4096) }), turnEnd('max-tokens')]),
+      events([turnStart(), stepStart(0), step('embedded', { stream: [textDelta('Partial answer'), finish('max-tokens')], content: [], usage: usage(10, 4096) }), turnEnd('max-tokens')]),
     );
     expect(result).toEqual({ output: [{ type: 'text', text: 'Partial answer' }], stopReason: 'max-tokens' });
   });
@@ -55,15 +55,16 @@ describe('readResult', () => {
     expect(readResult(events([turnStart()]))).toEqual({ output: [], stopReason: 'error' });
   });
 
-  it('carries the failure of an errored turn as the diagnostic, separate from the output', () => {
+  it('sets no diagnostic for an errored turn, as upstream\'s readResult sets none', () => {
     const result = readResult(
       events([
         turnStart(),
+        stepStart(0),
         attempt('embedded', { stream: [textDelta('Half a thought')], failure: { message: 'provider overloaded', code: 'overloaded' } }),
         turnEnd('error', 0, { error: { message: 'provider overloaded', code: 'overloaded' } }),
       ]),
     );
-    expect(result).toEqual({ output: [{ type: 'text', text: 'Half a thought' }], stopReason: 'error', diagnostic: 'provider overloaded' });
+    expect(result).toEqual({ output: [{ type: 'text', text: 'Half a thought' }], stopReason: 'error' });
   });
 });
 
@@ -93,6 +94,7 @@ describe('splitEpochs', () => {
       step('embedded', { turn: 0, content: [text('epoch one answer')] }),
       turnEnd('completed', 0),
       turnStart(1),
+      stepStart(0, 1),
       step('embedded', { turn: 1, content: [] }),
       turnEnd('max-tokens', 1),
     ]);
@@ -109,34 +111,41 @@ describe('splitEpochs', () => {
 });
 
 describe('foregroundToolResult', () => {
-  it('returns the output blocks of a completed run', () => {
-    expect(foregroundToolResult(subagentResult([text('All done.')], 'completed'))).toEqual({ isError: false, content: [{ type: 'text', text: 'All done.' }] });
-  });
-
-  it('says so when a completed run produced nothing', () => {
-    expect(foregroundToolResult(subagentResult(undefined, 'completed'))).toEqual({
+  it('gives a completed run one text block of its text blocks joined with nothing between them, and the output as value', () => {
+    const output = [text('All '), toolCall('call_1'), text('done.')];
+    expect(foregroundToolResult(subagentResult(output, 'completed'))).toEqual({
       isError: false,
-      content: [{ type: 'text', text: 'The subagent completed without producing output.' }],
+      content: [{ type: 'text', text: 'All done.' }],
+      output,
     });
   });
 
-  it('presents headline, diagnostic and partial text as separate blocks for a non-completed run', () => {
-    const result = subagentResult([text('I will look that up.'), toolCall('call_1')], 'max-tokens', 'provider said: context too long');
-    expect(foregroundToolResult(result)).toEqual({
+  it('gives a completed run without output an empty text and output []', () => {
+    expect(foregroundToolResult(subagentResult(undefined, 'completed'))).toEqual({ isError: false, content: [{ type: 'text', text: '' }], output: [] });
+  });
+
+  it('gives the parent of upstream\'s subagent-max-tokens-partial snapshot exactly its recorded tool result', () => {
+    expect(foregroundToolResult(subagentResult([text('partial one'), toolCall('call_child_1', 'todo_write')], 'max-tokens'))).toEqual({
       isError: true,
-      content: [
-        { type: 'text', text: 'Subagent stopped early: it reached its output token limit (stop reason: max-tokens).' },
-        { type: 'text', text: 'Provider diagnostic:\nprovider said: context too long' },
-        { type: 'text', text: 'Partial output from the subagent (it may be incomplete):\nI will look that up.' },
-      ],
+      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\npartial one' }],
     });
   });
 
-  it('omits the partial block when an aborted child produced no text', () => {
-    expect(foregroundToolResult(subagentResult(undefined, 'aborted'))).toEqual({
-      isError: true,
-      content: [{ type: 'text', text: 'Subagent stopped early: it was cancelled before it finished (stop reason: aborted).' }],
-    });
+  it.each([
+    ['completed', undefined, [], { isError: false, content: [{ type: 'text', text: '' }], output: [] }],
+    ['aborted', undefined, [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] }],
+    ['error', 'provider said: overloaded', [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run failed\nDiagnostic: provider said: overloaded' }] }],
+    [
+      'max-tokens',
+      'context too long',
+      [text('I will '), toolCall('c'), text('look.')],
+      { isError: true, content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nDiagnostic: context too long\nPartial output before the run ended:\nI will look.' }] },
+    ],
+    ['refusal', undefined, [text('No.')], { isError: true, content: [{ type: 'text', text: 'Error: subagent declined the task\nPartial output before the run ended:\nNo.' }] }],
+    ['paused', undefined, [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run ended abnormally (paused)' }] }],
+    ['aborted', undefined, [toolCall('only-a-call')], { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] }],
+  ] as const)('stop reason %s, diagnostic %s, output %j: upstream\'s tool result', (stopReason, diagnostic, output, expected) => {
+    expect(foregroundToolResult(subagentResult([...output], stopReason, diagnostic))).toEqual(expected);
   });
 
   it('caps the diagnostic at 4096 UTF-8 bytes without splitting a character', () => {

@@ -5,7 +5,10 @@
  * output, the `SubagentResult.output` that `readResult` gives for the same
  * events, and the `subagent/end` payload's `lastAssistantMessage` (absent
  * exactly when there is no output). A property test repeats the agreement
- * over random runs.
+ * over random runs. Every turn here enters a step, so the live tracker's SDK
+ * rule and `readResult`'s in-process rule read the same turn (their tables
+ * differ only for `blocked` and turns that did no work: see
+ * test/output/stop-reason.test.ts).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +25,7 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   METRIC_SUBAGENT_OUTPUT_MISMATCHES,
 } from '../../src/telemetry/semconv.js';
-import { attempt, events, finish, reasoning, reasoningDelta, step, text, textDelta, toolCall, toolCallEvent, toolDelta, toolResultEvent, turnEnd, turnStart, usage, type Generation } from '../helpers/events.js';
+import { attempt, events, finish, reasoning, reasoningDelta, step, stepStart, text, textDelta, toolCall, toolCallEvent, toolDelta, toolResultEvent, turnEnd, turnStart, usage, type Generation } from '../helpers/events.js';
 import { telemetryHarness } from '../helpers/telemetry-harness.js';
 
 interface Scenario {
@@ -36,7 +39,7 @@ interface Scenario {
 function scenarios(gen: Generation): Record<string, Scenario> {
   return {
     'empty terminal message after streamed text': {
-      events: events([turnStart(), step(gen, { stream: [textDelta('Partial '), textDelta('answer'), finish('max-tokens')], content: [], usage: usage(100, 4096) }), turnEnd('max-tokens')]),
+      events: events([turnStart(), stepStart(0), step(gen, { stream: [textDelta('Partial '), textDelta('answer'), finish('max-tokens')], content: [], usage: usage(100, 4096) }), turnEnd('max-tokens')]),
       output: [text('Partial answer')],
       stopReason: 'max-tokens',
       source: 'stream',
@@ -45,6 +48,7 @@ function scenarios(gen: Generation): Record<string, Scenario> {
     'multi-step max-tokens turn ending in a tool-only step': {
       events: events([
         turnStart(),
+        stepStart(0),
         step(gen, { step: 0, stream: [textDelta('I will look that up.'), toolDelta('call_1', '{}')], content: [text('I will look that up.'), toolCall('call_1')], usage: usage(50, 20, { cacheReadTokens: 30 }) }),
         toolCallEvent('call_1'),
         toolResultEvent('call_1'),
@@ -57,31 +61,31 @@ function scenarios(gen: Generation): Record<string, Scenario> {
       tokens: [160, 4116],
     },
     'cancelled child whose only text is in an attempt stream': {
-      events: events([turnStart(), attempt(gen, { stream: [textDelta('Working on it')], failure: { message: 'aborted', code: 'aborted' } }), turnEnd('aborted')]),
+      events: events([turnStart(), stepStart(0), attempt(gen, { stream: [textDelta('Working on it')], failure: { message: 'aborted', code: 'aborted' } }), turnEnd('aborted')]),
       output: [text('Working on it')],
       stopReason: 'aborted',
       source: 'stream',
     },
     'reasoning-only message beating streamed text': {
-      events: events([turnStart(), attempt(gen, { step: 0, stream: [textDelta('streamed')] }), step(gen, { step: 1, stream: [reasoningDelta('hmm')], content: [reasoning('hmm')] }), turnEnd('completed')]),
+      events: events([turnStart(), stepStart(0), attempt(gen, { step: 0, stream: [textDelta('streamed')] }), step(gen, { step: 1, stream: [reasoningDelta('hmm')], content: [reasoning('hmm')] }), turnEnd('completed')]),
       output: [reasoning('hmm')],
       stopReason: 'completed',
       source: 'message',
     },
     'text streamed after a complete message': {
-      events: events([turnStart(), step(gen, { step: 0, content: [text('done')] }), attempt(gen, { step: 1, stream: [textDelta('later')] }), turnEnd('aborted')]),
+      events: events([turnStart(), stepStart(0), step(gen, { step: 0, content: [text('done')] }), attempt(gen, { step: 1, stream: [textDelta('later')] }), turnEnd('aborted')]),
       output: [text('done')],
       stopReason: 'aborted',
       source: 'message',
     },
     'no output at all': {
-      events: events([turnStart(), step(gen, { stream: [reasoningDelta('thinking')], content: [] }), turnEnd('completed')]),
+      events: events([turnStart(), stepStart(0), step(gen, { stream: [reasoningDelta('thinking')], content: [] }), turnEnd('completed')]),
       output: undefined,
       stopReason: 'completed',
       source: 'none',
     },
     'unknown turn-end kind': {
-      events: events([turnStart(), step(gen, { content: [text('x')] }), turnEnd('galaxy-brain')]),
+      events: events([turnStart(), stepStart(0), step(gen, { content: [text('x')] }), turnEnd('galaxy-brain')]),
       output: [text('x')],
       stopReason: 'error',
       source: 'message',
@@ -91,7 +95,7 @@ function scenarios(gen: Generation): Record<string, Scenario> {
 
 function observe(evs: readonly SessionEvent[], harness: ReturnType<typeof telemetryHarness>, sessionId = 's1'): void {
   const tracker = new SdkTracker(harness.runs);
-  for (const event of evs) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId, event } }, event.time);
+  for (const event of evs) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId, event } }, event.time ?? 0);
   tracker.close(Date.now());
 }
 
@@ -129,7 +133,7 @@ describe('a runtime that reports the wrong lastAssistantMessage', () => {
       turnEnd('max-tokens'),
     ]);
     tracker.observeFrame('agent->client', { kind: 'notification', method: 'subagent.started', params: { parentSessionId: 'p', childSessionId: 'c' } }, 1);
-    for (const event of child) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } }, event.time);
+    for (const event of child) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } }, event.time ?? 0);
     tracker.observeFrame(
       'agent->client',
       { kind: 'notification', method: 'subagent.finished', params: { provider: 'deepseek', agentId: 'a', parentSessionId: 'p', childSessionId: 'c', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] } },
@@ -158,7 +162,8 @@ describe('agreement over random runs', () => {
   it('the span output always equals readResult and the subagent/end payload', () => {
     fc.assert(
       fc.property(runArb, ({ body, end }) => {
-        const evs = events([turnStart(), ...body, turnEnd(end)]);
+        // A step makes the turn account for work, so the SDK rule (span) and the in-process rule (readResult) read the same turn.
+        const evs = events([turnStart(), stepStart(0), ...body, turnEnd(end)]);
         const harness = telemetryHarness();
         observe(evs, harness);
         const [span] = harness.runSpans();

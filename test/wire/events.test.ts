@@ -36,6 +36,12 @@ describe('parseSessionEvent', () => {
     ['a string turn', { type: 'turn/start', ...base, data: { turn: 'zero' } }, { code: 'invalid', path: 'data.turn', expected: 'number', received: 'string "zero"' }],
     ['a number where the event belongs', 42, { code: 'not-object', path: '', expected: 'a session event object', received: 'number 42' }],
     ['a negative seq', { type: 'turn/start', seq: -1, time: 0, data: { turn: 0 } }, { code: 'invalid', path: 'seq', expected: 'non-negative integer', received: 'number -1' }],
+    ['a string time', { type: 'turn/start', seq: 0, time: 'noon', data: { turn: 0 } }, { code: 'invalid', path: 'time', expected: 'number (epoch ms)', received: 'string "noon"' }],
+    [
+      'a splice without inserted',
+      { type: 'agent/inbox/spliced', ...base, data: { target: 'next-turn', start: 0, removedCount: 1 } },
+      { code: 'invalid', path: 'data.inserted', expected: 'array', received: 'nothing (field missing)' },
+    ],
     ['a missing type', { ...base, data: {} }, { code: 'invalid', path: 'type', expected: 'string', received: 'nothing (field missing)' }],
     [
       'a text block without text',
@@ -53,6 +59,22 @@ describe('parseSessionEvent', () => {
     if (!result.ok) {
       expect(result.error).toMatchObject(expected);
       expect(result.error.message).toBe(`${expected.path === '' ? '(root)' : expected.path}: expected ${expected.expected}, received ${expected.received}`);
+    }
+  });
+
+  it('accepts events without seq and time, as upstream\'s recorded logs carry them', () => {
+    const event = { type: 'turn/end', data: { turn: 1, reason: { kind: 'max-tokens' } } };
+    expect(parseSessionEvent(event)).toEqual({ ok: true, event, known: true });
+    expect(parseSessionEvent({ type: 'approval/policy', data: { policy: 'never' } })).toMatchObject({ ok: true, known: false });
+  });
+
+  it('reads inbox splices: a receipt, a claim, a cancellation', () => {
+    for (const data of [
+      { target: 'next-turn', start: 0, inserted: [{ id: 'm1', role: 'user', content: [] }] },
+      { target: 'next-turn', start: 0, removedCount: 1, inserted: [] },
+      { target: 'next-turn', start: 0, removedCount: 1, outcome: 'canceled', inserted: [] },
+    ]) {
+      expect(parseSessionEvent({ type: 'agent/inbox/spliced', data })).toMatchObject({ ok: true, known: true });
     }
   });
 

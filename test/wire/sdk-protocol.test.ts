@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseInitializeParams, parsePromptParams, parseSdkNotification } from '../../src/wire/sdk-protocol.js';
+import { isReceipt, parseInitializeParams, parsePromptParams, parsePromptResult, parseSdkNotification, SDK_REQUESTS, upstreamRejectsEvent } from '../../src/wire/sdk-protocol.js';
+import type { SessionEvent } from '../../src/wire/events.js';
 
 describe('parseSdkNotification', () => {
   it('validates a session.event and keeps the event object', () => {
@@ -50,5 +51,54 @@ describe('request params', () => {
     expect(parseInitializeParams({ cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' })).toMatchObject({ ok: true, value: { provider: 'deepseek' } });
     expect(parsePromptParams({ sessionId: 's', contentBlocks: [{ type: 'text', text: 'hi' }] })).toMatchObject({ ok: true });
     expect(parsePromptParams({ sessionId: 's', contentBlocks: 'hi' })).toMatchObject({ ok: false, error: { path: 'params.contentBlocks' } });
+  });
+});
+
+describe('the protocol as upstream types it', () => {
+  it('has exactly three requests and no cancel', () => {
+    expect(Object.values(SDK_REQUESTS)).toEqual(['initialize', 'session/prompt', 'shutdown']);
+  });
+
+  it.each([
+    [{ cwd: '/w', provider: 'p', model: 'm' }, true],
+    [{ cwd: '/w', provider: 'p', model: 'm', maxTokens: 64 }, true],
+    [{ cwd: '/w', provider: 'p', model: 'm', maxTokens: Number.MAX_SAFE_INTEGER }, true],
+    [{ provider: 'p', model: 'm' }, false],
+    [{ cwd: '/w', model: 'm' }, false],
+    [{ cwd: '/w', provider: 'p' }, false],
+    [{ cwd: '/w', provider: 'p', model: 'm', maxTokens: 0 }, false],
+    [{ cwd: '/w', provider: 'p', model: 'm', maxTokens: 1.5 }, false],
+    [{ cwd: '/w', provider: 'p', model: 'm', maxTokens: Number.MAX_SAFE_INTEGER + 1 }, false],
+  ])('initialize %j is valid: %s', (params, ok) => {
+    expect(parseInitializeParams(params).ok).toBe(ok);
+  });
+
+  it('requires a string messageId in the session/prompt result', () => {
+    expect(parsePromptResult({ messageId: 'm1' })).toEqual({ ok: true, value: { messageId: 'm1' } });
+    expect(parsePromptResult({})).toMatchObject({ ok: false, error: { path: 'result.messageId' } });
+    expect(parsePromptResult({ messageId: 7 })).toMatchObject({ ok: false });
+    expect(parsePromptResult(null)).toMatchObject({ ok: false });
+  });
+
+  it('tells an inbox receipt from a claim and a cancellation', () => {
+    const splice = (data: object) => ({ type: 'agent/inbox/spliced', seq: 0, time: 0, data }) as SessionEvent;
+    expect(isReceipt(splice({ target: 'next-turn', start: 0, inserted: [{ id: 'm1' }] }))).toBe(true);
+    expect(isReceipt(splice({ target: 'next-turn', start: 0, removedCount: 1, inserted: [] }))).toBe(false);
+    expect(isReceipt(splice({ target: 'next-turn', start: 0, removedCount: 1, outcome: 'canceled', inserted: [{ id: 'm2' }] }))).toBe(false);
+    expect(isReceipt(splice({ target: 'next-turn', start: 0, inserted: [] }))).toBe(false);
+    expect(isReceipt({ type: 'turn/start', seq: 0, time: 0, data: { turn: 0 } })).toBe(false);
+  });
+
+  it.each([
+    [42, true],
+    [{ seq: 0 }, true],
+    [{ type: 'assistant/message', data: { message: { content: 'not-an-array' } } }, true],
+    [{ type: 'assistant/message', data: { message: { content: [{ text: 'no type' }] } } }, true],
+    [{ type: 'assistant/message' }, true],
+    [{ type: 'assistant/message', data: { message: { content: [{ type: 'text', text: 'x' }] } } }, false],
+    [{ type: 'step/start', data: { turn: 'one' } }, false],
+    [{ type: 'future/thing' }, false],
+  ])('upstream\'s client rejects the event %j: %s', (event, rejected) => {
+    expect(upstreamRejectsEvent(event)).toBe(rejected);
   });
 });

@@ -141,6 +141,8 @@ async function throughProxy(
     onEnd: (direction) => tap.end(direction),
   });
   const waiting = new Map<number, () => void>();
+  // The runtime answers session/prompt on queueing; a run is over when its session goes idle.
+  const idle = new Map<string, () => void>();
   let buffered = '';
   fromChild.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
@@ -148,6 +150,11 @@ async function throughProxy(
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       onLine?.(line);
+      if (line.startsWith('{"jsonrpc":"2.0","method":"session.status"')) {
+        const params = (JSON.parse(line) as { params?: { sessionId?: unknown; status?: unknown } }).params;
+        if (params?.status === 'idle' && typeof params.sessionId === 'string') idle.get(params.sessionId)?.();
+        continue;
+      }
       if (!line.startsWith('{"jsonrpc":"2.0","id":')) continue;
       const id = (JSON.parse(line) as { id?: unknown }).id;
       if (typeof id === 'number') waiting.get(id)?.();
@@ -164,7 +171,10 @@ async function throughProxy(
   await request('initialize', { cwd: process.cwd(), ...ROUTE });
   for (const scenario of scenarios) {
     onScenario(scenario);
-    await request('session/prompt', { sessionId: `proxy-${scenario}`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+    const sessionId = `proxy-${scenario}`;
+    const done = new Promise<void>((resolve) => idle.set(sessionId, resolve));
+    await request('session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+    await Promise.race([done, exited.then(() => undefined)]);
   }
   await request('shutdown');
   toChild.end();

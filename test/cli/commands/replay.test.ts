@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ProgressReporter, runReplay, type ReplayCommand, type ReplayJson } from '../../../src/cli/commands/replay.js';
 import { writeDurableLogFile } from '../../../src/fixtures/durable-log-writer.js';
-import { events, step, text, textDelta, turnEnd, turnStart, usage } from '../../helpers/events.js';
+import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../../helpers/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replay-cmd-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,14 +40,14 @@ async function sessions(root: string): Promise<void> {
   await writeDurableLogFile(
     join(root, 'parent.jsonl.zstd'),
     header('parent'),
-    events([turnStart(0), step('embedded', { content: [text('delegated and done')], usage: usage(300, 30) }), turnEnd('completed', 0)], 0, T0),
+    events([turnStart(0), stepStart(0), step('embedded', { content: [text('delegated and done')], usage: usage(300, 30) }), turnEnd('completed', 0)], 0, T0),
     { zstd: true, pack: false },
   );
   await writeDurableLogFile(
     join(root, 'child.jsonl'),
     header('child', 'parent'),
     events(
-      [turnStart(0), step('chunk', { stream: [textDelta('cut '), textDelta('off '), textDelta('here')], content: [], usage: usage(100, 64) }), turnEnd('max-tokens', 0)],
+      [turnStart(0), stepStart(0), step('chunk', { stream: [textDelta('cut '), textDelta('off '), textDelta('here')], content: [], usage: usage(100, 64) }), turnEnd('max-tokens', 0)],
       0,
       T0 + 5,
     ),
