@@ -135,7 +135,13 @@ export async function expandPaths(
 
 /** What {@link sniffFile} found. */
 export type SniffResult =
-  | { readonly ok: true; readonly format: InputFormat; readonly compression: LogCompression }
+  | {
+      readonly ok: true;
+      readonly format: InputFormat;
+      readonly compression: LogCompression;
+      /** For a session log whose line 1 was read whole: its session id and parent session (when it names one). */
+      readonly session?: { readonly id: string; readonly parentSessionId?: string };
+    }
   | { readonly ok: false; readonly code: 'unreadable' | 'empty-file' | 'binary' | 'corrupt-zstd' | 'unrecognized'; readonly message: string };
 
 /**
@@ -167,8 +173,12 @@ export async function sniffFile(path: string): Promise<SniffResult> {
   if (bytes.includes(0)) return { ok: false, code: 'binary', message: 'binary data (a NUL byte in line 1): not a session log or capture' };
   const text = head.isComplete ? decodeUtf8Line(bytes) : decodeUtf8Prefix(bytes);
   if (!text.ok) return { ok: false, code: 'binary', message: 'binary data (line 1 is not UTF-8 text): not a session log or capture' };
-  const format = head.isComplete ? formatOfLine(text.text) : formatOfPrefix(text.text);
-  if (format !== undefined) return { ok: true, format, compression };
+  const line1 = head.isComplete ? parseLine(text.text) : undefined;
+  const format = head.isComplete ? formatOfValue(line1) : formatOfPrefix(text.text);
+  if (format !== undefined) {
+    const session = format === 'log' ? sessionOf(line1) : undefined;
+    return { ok: true, format, compression, ...(session !== undefined ? { session } : {}) };
+  }
   return {
     ok: false,
     code: 'unrecognized',
@@ -306,14 +316,24 @@ async function readFirstLine(path: string): Promise<{ bytes: Uint8Array; compres
   return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };
 }
 
-function formatOfLine(text: string): InputFormat | undefined {
-  let value: unknown;
+function parseLine(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     // SyntaxError: line 1 is not JSON, so the file is none of the known formats.
     return undefined;
   }
+}
+
+function sessionOf(value: unknown): { id: string; parentSessionId?: string } | undefined {
+  const record = value as Record<string, unknown>;
+  const id = record['id'];
+  const parent = record['parentSession'];
+  if (typeof id !== 'string') return undefined;
+  return typeof parent === 'string' && parent !== '' ? { id, parentSessionId: parent } : { id };
+}
+
+function formatOfValue(value: unknown): InputFormat | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   if (isCaptureHeader(value)) return 'capture';
   const record = value as Record<string, unknown>;

@@ -4,9 +4,11 @@
  * sums them up.
  *
  * Each file's format is told from its first line (`input-files`):
- * - durable session logs go to the `LogTracker` (one run per epoch; children
- *   linked to their parents across all files; reported after every file is
- *   read, parents first);
+ * - durable session logs go to the `LogTracker` (one run per epoch). Line 1
+ *   of every file is read first, so each session is known before any is
+ *   replayed: a session nothing links to is streamed (each run reported as
+ *   it closes); sessions linked as parent and child across files are held
+ *   and reported after every file is read, parents first, children nested;
  * - captures written by `proxy --capture` are fed record by record, with
  *   their recorded direction and time, through `FrameTap.observeLine` into
  *   the tracker the live proxy would use (the header's protocol, else the
@@ -39,7 +41,7 @@ import { LogTracker } from '../observe/log-tracker.js';
 import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
-import { expandPaths, readLines, sniffFile, type InputFormat } from './input-files.js';
+import { expandPaths, readLines, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
 import { fileChunks } from '../wire/file-chunks.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
@@ -85,7 +87,18 @@ export interface ReplayOptions {
   readonly onProgress?: (progress: ReplayProgress) => void;
   /** Called for each problem as it is found. Must not throw. */
   readonly onProblem?: (problem: ReplayProblem) => void;
+  /**
+   * Backpressure: awaited whenever runs carrying {@link BACKPRESSURE_SPANS}
+   * spans or more were reported since the last wait; resolves when the
+   * listener's exporters have taken what they were given (e.g. the tracer
+   * provider's `forceFlush`). Reading waits meanwhile, so a replay of any
+   * size never outruns a bounded export queue. Must not reject.
+   */
+  readonly backpressure?: () => Promise<void>;
 }
+
+/** Spans (a run's `invoke_agent`, `chat` and `execute_tool`) reported between two backpressure waits at most, plus one run's. */
+export const BACKPRESSURE_SPANS = 512;
 
 /** What one input file gave. */
 export interface FileSummary {
@@ -131,9 +144,12 @@ export interface ReplaySummary {
 
 /**
  * Replays every file under `paths` into `listener`, in order, and sums up
- * the runs it reported. Runs of captures are reported while their file is
- * read; runs of session logs after the last file (so that a child's parent
- * can be in any file).
+ * the runs it reported. Runs of captures and of unlinked session logs are
+ * reported while their file is read; runs of sessions linked across files
+ * after the last file (so that a child's parent can be in any file). With
+ * `options.backpressure`, reading waits for the exporters every
+ * {@link BACKPRESSURE_SPANS} spans: memory stays bounded by the largest run
+ * (and the linked sessions held), whatever the number of runs or files.
  *
  * @returns the summary. Never rejects for any input (missing, unreadable,
  *   empty, binary, damaged files are problems); a listener that throws is
@@ -161,7 +177,23 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
     progress(filesDone, file);
   };
 
-  const logs = new LogTracker(stats, options.agentName !== undefined ? { agentName: options.agentName } : {});
+  // Line 1 of every file first: which sessions link to which, before any run is reported.
+  const sniffs: SniffResult[] = [];
+  for (const { path } of expanded.files) sniffs.push(await sniffFile(path));
+  const sessions = new Set<string>();
+  const linked = new Set<string>();
+  for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
+  for (const sniffed of sniffs) {
+    const parent = sniffed.ok ? sniffed.session?.parentSessionId : undefined;
+    if (!sniffed.ok || sniffed.session === undefined || parent === undefined || !sessions.has(parent)) continue;
+    linked.add(parent);
+    linked.add(sniffed.session.id);
+  }
+  const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
+  const logs = new LogTracker(stats, {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    stream: (sessionId, parentSessionId) => !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
+  });
 
   for (const [index, { path, size }] of expanded.files.entries()) {
     progress(index, path);
@@ -170,17 +202,17 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       problemCount += 1;
       report(problem);
     };
-    const sniffed = await sniffFile(path);
+    const sniffed = sniffs[index] ?? (await sniffFile(path));
     if (!sniffed.ok) {
       fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
       skipped.files += 1;
       files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
     } else if (sniffed.format === 'log') {
-      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index) });
+      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index), pause });
       if (result.isSkipped) skipped.files += 1;
       files.push({ path, format: 'log', records: result.records, runs: result.runs, problems: problemCount, isSkipped: result.isSkipped });
     } else {
-      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index));
+      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index), pause);
       if (result.isSkipped) skipped.files += 1;
       files.push({ ...result, problems: problemCount });
     }
@@ -189,7 +221,8 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
     progress(index + 1);
   }
 
-  logs.emit();
+  await logs.emitPausing(pause);
+  await stats.settle(options.backpressure);
   for (const problem of expanded.problems) {
     report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
     skipped.files += 1;
@@ -239,6 +272,7 @@ async function replayStream(
   options: ReplayOptions,
   report: (problem: ReplayProblem) => void,
   onBytes: (bytes: number) => void,
+  pause: () => Promise<void> | undefined,
 ): Promise<Omit<FileSummary, 'problems'>> {
   let line = 0;
   let records = 0;
@@ -282,6 +316,8 @@ async function replayStream(
   let isSkipped = false;
 
   for await (const item of readLines(fileChunks(path, onBytes))) {
+    const pausing = pause();
+    if (pausing !== undefined) await pausing;
     line = item.line;
     if (item.kind === 'problem') {
       if (item.code === 'unreadable' && records === 0) {
@@ -377,6 +413,8 @@ class SummaryListener implements RunListener {
   readonly #byReason = new Map<string, { runs: number; inputTokens: number; outputTokens: number }>();
   runs = 0;
   #mismatches = 0;
+  /** Spans reported since the last backpressure wait. */
+  #unsettledSpans = 0;
 
   constructor(target: RunListener) {
     this.#target = target;
@@ -386,8 +424,30 @@ class SummaryListener implements RunListener {
     guard(() => this.#target.onRunStart(start));
   }
 
+  /**
+   * @returns a wait on `backpressure` when {@link BACKPRESSURE_SPANS} spans
+   *   or more were reported since the last one, else `undefined` (no await,
+   *   so reading pays nothing between waits).
+   */
+  pause(backpressure: (() => Promise<void>) | undefined): Promise<void> | undefined {
+    if (backpressure === undefined || this.#unsettledSpans < BACKPRESSURE_SPANS) return undefined;
+    return this.settle(backpressure);
+  }
+
+  /** Waits on `backpressure` for every span reported so far. Never rejects. */
+  async settle(backpressure: (() => Promise<void>) | undefined): Promise<void> {
+    this.#unsettledSpans = 0;
+    if (backpressure === undefined) return;
+    try {
+      await backpressure();
+    } catch {
+      // The contract forbids a rejecting backpressure; if one does, reading goes on (drops are the exporter's to count).
+    }
+  }
+
   onRunEnd(record: RunRecord): void {
     this.runs += 1;
+    this.#unsettledSpans += 1 + record.steps.length + record.toolCalls.length;
     const entry = this.#byReason.get(record.stopReason) ?? { runs: 0, inputTokens: 0, outputTokens: 0 };
     entry.runs += 1;
     if (record.usage.reported) {

@@ -12,7 +12,7 @@ import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummar
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { formatProblem, formatProgressBar, formatStopReasonSummary } from '../summary.js';
-import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type ReplayCommand = Extract<Command, { name: 'replay' }>;
 
@@ -62,6 +62,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     onProblem,
+    backpressure: exportBackpressure(telemetry.tracerProvider),
     ...(bar !== undefined ? { onProgress: (progress: ReplayProgress) => bar.update(progress) } : {}),
   });
   bar?.finish();
