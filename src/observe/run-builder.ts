@@ -8,7 +8,7 @@
  *
  * @module subagent-otel/observe/run-builder
  */
-import type { TokenUsage } from '../wire/content.js';
+import { normalizeUsage, type TokenUsage } from '../wire/content.js';
 import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/events.js';
 import { AssistantOutputFold } from '../output/assistant-output.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
@@ -48,12 +48,14 @@ export interface FinishOptions {
 }
 
 /** Adds one message's usage into running totals. */
-export function addUsage(totals: UsageTotals, usage: TokenUsage): void {
-  totals.inputTokens += usage.inputTokens;
-  totals.outputTokens += usage.outputTokens;
-  totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-  totals.reasoningTokens += usage.reasoningTokens ?? 0;
+export function addUsage(totals: UsageTotals, raw: TokenUsage): void {
+  // Counts are clamped (an out-of-range number never drops its message), and so are the sums.
+  const usage = normalizeUsage(raw);
+  totals.inputTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.inputTokens + usage.inputTokens);
+  totals.outputTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.outputTokens + usage.outputTokens);
+  totals.cacheReadTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.cacheReadTokens + (usage.cacheReadTokens ?? 0));
+  totals.cacheWriteTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.cacheWriteTokens + (usage.cacheWriteTokens ?? 0));
+  totals.reasoningTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.reasoningTokens + (usage.reasoningTokens ?? 0));
   totals.reported = true;
 }
 
@@ -243,7 +245,7 @@ export class RunBuilder {
       startTime: s.startTime,
       endTime: s.endTime ?? options.endTime,
       ...(s.model !== undefined ? { model: s.model } : this.#model !== undefined ? { model: this.#model } : {}),
-      ...(s.usage !== undefined ? { usage: s.usage } : {}),
+      ...(s.usage !== undefined ? { usage: normalizeUsage(s.usage) } : {}),
       ...(s.finishReason !== undefined ? { finishReason: s.finishReason } : {}),
     }));
     const completed = options.stopReason === 'completed';
