@@ -11,7 +11,7 @@
 import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
-import { installDiagnostics } from '../telemetry-options.js';
+import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
@@ -25,7 +25,9 @@ function describeExit(exit: ProxyExit): string {
 /**
  * Runs the proxy until the child exits and telemetry is flushed.
  * @returns the child's exit. Prints nothing on stdout; on stderr only when the
- *   command could not be started (the child's stderr is otherwise untouched).
+ *   command could not be started, and one warning line per privacy setting
+ *   that was not understood (content capture then off); the child's stderr is
+ *   otherwise untouched.
  */
 export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
   installDiagnostics('proxy', io.env);
@@ -51,6 +53,11 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
     onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
+  // Privacy settings fail closed; the proxy's diag logger goes only to its log file, so say it where a user looks.
+  const { resolveContentPolicyWithWarnings } = await import('../../telemetry/content-policy.js');
+  for (const warning of resolveContentPolicyWithWarnings(telemetryOptions(cmd, io.env).content, io.env).warnings) {
+    io.stderr.write(`subagent-otel proxy: warning: ${warning}\n`);
+  }
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io.env);
   for (const [direction, chunk, time] of queue) {
