@@ -30,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { reportedOutputMatches } from '../output/result.js';
-import { parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
+import { isCaptureHeader, parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
 import { parseFrame, type JsonRpcFrame } from '../wire/jsonrpc.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
 import { AcpTracker } from '../observe/acp-tracker.js';
@@ -294,13 +294,39 @@ async function replayStream(
   };
 
   const runIdPrefix = `replay-${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 12)}`;
-  let protocol: Protocol | 'auto' = format === 'ndjson' ? (options.protocol ?? 'auto') : 'auto';
-  let observing: ReturnType<typeof observerFor> | undefined;
-  let tap: FrameTap | undefined;
-  const startObserving = (): FrameTap => {
-    observing = observerFor(protocol, listener, runIdPrefix, options.agentName);
-    tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
-    return tap;
+  /** One conversation of the file: a capture shared by several proxies holds one per writer (its header's `id`). */
+  interface Stream {
+    readonly protocol: Protocol | 'auto';
+    readonly prefix: string;
+    observing?: ReturnType<typeof observerFor>;
+    tap?: FrameTap;
+    lastTime: number;
+  }
+  const streams = new Map<string, Stream>();
+  const ended: Stream[] = [];
+  const newStream = (key: string, protocol: Protocol | 'auto', startedAt: number): Stream => {
+    const previous = streams.get(key);
+    if (previous !== undefined) ended.push(previous); // a second header for the same stream: its own conversation
+    const stream: Stream = { protocol, prefix: key === '' && previous === undefined ? runIdPrefix : `${runIdPrefix}-${key === '' ? 'h' : key}-${line}`, lastTime: startedAt };
+    streams.set(key, stream);
+    return stream;
+  };
+  const tapOf = (stream: Stream): FrameTap => {
+    if (stream.tap !== undefined) return stream.tap;
+    const observing = observerFor(stream.protocol, listener, stream.prefix, options.agentName);
+    stream.observing = observing;
+    stream.tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
+    return stream.tap;
+  };
+  const captureHeader = (bytes: Uint8Array, at: number): void => {
+    const header = parseCaptureHeader(parseJsonLine(bytes));
+    if (!header.ok) {
+      problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, at);
+      if (!streams.has('')) newStream('', 'auto', Date.now());
+      return;
+    }
+    const declared = header.header.protocol === 'sdk' || header.header.protocol === 'acp' ? header.header.protocol : 'auto';
+    newStream(header.header.id ?? '', declared, header.header.startedAt);
   };
 
   let baseTime = Date.now();
@@ -310,9 +336,9 @@ async function replayStream(
     } catch {
       // The file vanished between sniffing and reading: reading it reports that below.
     }
+    newStream('', options.protocol ?? 'auto', baseTime);
   }
   const requestDirections = new Map<string, Direction>();
-  let lastTime = baseTime;
   let isSkipped = false;
 
   for await (const item of readLines(fileChunks(path, onBytes))) {
@@ -328,35 +354,35 @@ async function replayStream(
       }
       continue;
     }
-    if (format === 'capture' && item.line === 1) {
-      const header = parseCaptureHeader(parseJsonLine(item.bytes));
-      if (!header.ok) {
-        problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, 1);
-      } else {
-        if (header.header.protocol === 'sdk' || header.header.protocol === 'acp') protocol = header.header.protocol;
-        lastTime = header.header.startedAt;
-      }
-      continue;
-    }
-    records += 1;
-    const activeTap = tap ?? startObserving();
     if (format === 'capture') {
-      const record = parseCaptureRecord(parseJsonLine(item.bytes));
+      const value = parseJsonLine(item.bytes);
+      if (item.line === 1 || isCaptureHeader(value)) {
+        // Line 1, or the header of another writer appending to the same file.
+        captureHeader(item.bytes, item.line);
+        continue;
+      }
+      records += 1;
+      const record = parseCaptureRecord(value);
       if (!record.ok) {
         malformed(record.error.code, `not a capture record (${record.error.message}); skipped`);
         continue;
       }
-      lastTime = record.time;
-      activeTap.observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
+      const key = record.stream ?? '';
+      const stream = streams.get(key) ?? newStream(key, 'auto', record.time);
+      stream.lastTime = record.time;
+      tapOf(stream).observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
       continue;
     }
+    records += 1;
     // Raw NDJSON: synthetic time, direction told from the frame (FrameTap parses the line again and reports what fails).
+    const stream = streams.get('') ?? newStream('', options.protocol ?? 'auto', baseTime);
     const time = baseTime + (item.line - 1);
-    lastTime = time;
-    activeTap.observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
+    stream.lastTime = time;
+    tapOf(stream).observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
   }
-  observing?.observer.close(lastTime, CAPTURE_ENDED_DIAGNOSTIC);
-  const decided = observing?.protocol();
+  const all = [...ended, ...streams.values()];
+  for (const stream of all) stream.observing?.observer.close(stream.lastTime, CAPTURE_ENDED_DIAGNOSTIC);
+  const decided = all.map((stream) => stream.observing?.protocol()).find((protocol) => protocol !== undefined);
   return { path, format, ...(decided !== undefined ? { protocol: decided } : {}), records, runs: stats.runs - runsBefore, isSkipped };
 }
 
