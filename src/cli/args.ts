@@ -135,6 +135,11 @@ function hostOf(flag: string, value: string | undefined): string | undefined {
   return value;
 }
 
+function agentNameOf(value: string): string {
+  if (value.trim() === '') throw new UsageError(`--agent-name takes a non-empty name such as 'coder', got '${value}'`);
+  return value;
+}
+
 function protocolOf(value: string | undefined): Protocol {
   if (value === undefined) return 'auto';
   if (value === 'sdk' || value === 'acp' || value === 'auto') return value;
@@ -151,7 +156,7 @@ function telemetryFlags(values: Values): TelemetryFlags {
     ...(prometheusHost !== undefined ? { prometheusHost } : {}),
     ...(values['no-content'] === true ? { captureContent: false as const } : {}),
     ...(maxContentLength !== undefined ? { maxContentLength } : {}),
-    ...(typeof values['agent-name'] === 'string' ? { agentName: values['agent-name'] } : {}),
+    ...(typeof values['agent-name'] === 'string' ? { agentName: agentNameOf(values['agent-name']) } : {}),
   };
 }
 
