@@ -38,7 +38,7 @@ import type { JsonRpcFrame, JsonRpcResponse } from '../wire/jsonrpc.js';
 import type { WireError } from '../wire/wire-error.js';
 import { stopReasonFromAcp, type SubagentStopReason } from '../output/stop-reason.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
-import { RunBuilder } from './run-builder.js';
+import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunStart } from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for frames this tracker rejects. */
@@ -92,7 +92,7 @@ export class AcpTracker implements FrameObserver {
   #closed = false;
 
   constructor(listener: RunListener, options: AcpTrackerOptions = {}) {
-    this.#listener = listener;
+    this.#listener = guardListener(listener);
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#newRunId = options.newRunId ?? randomUUID;

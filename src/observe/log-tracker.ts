@@ -37,7 +37,7 @@ import { fileChunks } from '../wire/file-chunks.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { stopReasonFromTurnEnd } from '../output/stop-reason.js';
-import { RunBuilder } from './run-builder.js';
+import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunRecord, RunStart } from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for log records this tracker skips. */
@@ -150,7 +150,7 @@ export class LogTracker {
   readonly #files = new Map<string, string>();
 
   constructor(listener: RunListener, options: LogTrackerOptions = {}) {
-    this.#listener = listener;
+    this.#listener = guardListener(listener);
     this.#options = options;
   }
 

@@ -5,6 +5,7 @@
  * and the last turn end. Shared by every tracker that reads dsh events (live
  * SDK notifications and durable logs), so they cannot disagree. State is
  * bounded by the run's output, steps and tool calls, never by its event count.
+ * Also owns the one guarded way trackers call their listener (`guardListener`).
  *
  * @module subagent-otel/observe/run-builder
  */
@@ -13,7 +14,8 @@ import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/eve
 import { AssistantOutputFold } from '../output/assistant-output.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import type { SubagentStopReason } from '../output/stop-reason.js';
-import type { RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
+import { diag } from '@opentelemetry/api';
+import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
 
 interface OpenStep {
   turn?: number;
@@ -312,3 +314,53 @@ export class RunBuilder {
 function stepKey(turn: number, step: number): string {
   return `${turn}:${step}`;
 }
+
+/** Distinct listener failure messages logged; later ones are only counted. */
+const MAX_LOGGED_LISTENER_FAILURES = 32;
+const loggedListenerFailures = new Set<string>();
+let listenerFailureCount = 0;
+
+/**
+ * Listener calls that threw, process-wide, since start: the counter behind
+ * {@link guardListener}. A `RunListener` must not throw, so this is 0 unless
+ * a listener is broken.
+ */
+export function listenerFailures(): number {
+  return listenerFailureCount;
+}
+
+/**
+ * The one guarded way every tracker calls its listener: a wrapper whose
+ * methods never throw. A throwing call is counted ({@link listenerFailures})
+ * and logged through the OpenTelemetry diag logger (each distinct message
+ * once), and the tracker goes on with its other runs and frames. Wrapping a
+ * guarded listener again returns it unchanged.
+ */
+export function guardListener(listener: RunListener): RunListener {
+  if (GUARDED.has(listener)) return listener;
+  const call = (method: string, fn: () => void): void => {
+    try {
+      fn();
+    } catch (error) {
+      listenerFailureCount += 1;
+      const message = `subagent-otel: RunListener.${method} threw and was skipped: ${error instanceof Error ? error.message : String(error)}`;
+      if (loggedListenerFailures.size < MAX_LOGGED_LISTENER_FAILURES && !loggedListenerFailures.has(message)) {
+        loggedListenerFailures.add(message);
+        try {
+          diag.error(message);
+        } catch {
+          // A broken diag logger: the failure is still counted.
+        }
+      }
+    }
+  };
+  const guarded: RunListener = {
+    onRunStart: (start) => call('onRunStart', () => listener.onRunStart(start)),
+    onRunEnd: (record) => call('onRunEnd', () => listener.onRunEnd(record)),
+    onMalformed: (origin, error) => call('onMalformed', () => listener.onMalformed?.(origin, error)),
+  };
+  GUARDED.add(guarded);
+  return guarded;
+}
+
+const GUARDED = new WeakSet<RunListener>();
