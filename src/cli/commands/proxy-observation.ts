@@ -135,7 +135,11 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
         await new Promise<void>((resolve) => file.end(() => resolve()));
         if (captureSkipped > 0) diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
       }
-      await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
+      const report = await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
+      // The exact totals, once, besides the first failure of each exporter (the proxy's stderr is the agent's).
+      if (report.dropped.traces + report.dropped.metrics > 0) {
+        diag.warn(`subagent-otel: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered`);
+      }
     },
   };
 }
