@@ -39,6 +39,12 @@ export interface StdioProxyOptions {
   readonly onEnd?: (direction: Direction) => void;
   /** Observation failed; forwarding goes on. */
   readonly onObserverError?: (error: unknown) => void;
+  /**
+   * Called once when the child closed its stdout and everything it wrote was
+   * flushed to `stdout`, while the child may still run: the CLI closes its own
+   * stdout there, so the client sees EOF when the bare command would give it.
+   */
+  readonly onStdoutEnd?: () => void;
   /** Signals to forward; default `FORWARDED_SIGNALS`. Pass `[]` when embedding. */
   readonly signals?: readonly NodeJS.Signals[];
 }
@@ -144,7 +150,19 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     // Child -> parent, both output streams, with backpressure.
     childStdout.pipe(stdout, { end: false });
     childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
-    childStdout.on('end', () => ended('agent->client'));
+    childStdout.on('end', () => {
+      ended('agent->client');
+      if (options.onStdoutEnd === undefined) return;
+      const onStdoutEnd = options.onStdoutEnd;
+      // An empty write completes after every earlier one: then all of the child's output was handed on.
+      stdout.write('', () => {
+        try {
+          onStdoutEnd();
+        } catch (err) {
+          options.onObserverError?.(err);
+        }
+      });
+    });
     childStdout.on('error', () => {
       // EIO/ECONNRESET on our read end: the output ends here, as a closed pipe would.
     });

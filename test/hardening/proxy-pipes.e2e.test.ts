@@ -53,6 +53,20 @@ describe('proxy stdio', () => {
     expect(done.stdout.toString()).toBe('[true,true]\n');
   });
 
+  it('gives the client EOF when the agent closes its stdout, while the agent still runs', async () => {
+    // The agent says goodbye, closes its stdout, and runs on until its stdin ends.
+    const agent = "process.stdout.write('bye\\n',()=>{require('fs').closeSync(1);process.stdin.on('data',()=>{});process.stdin.on('end',()=>process.exit(0));})";
+    const proxy = spawnCli(['proxy', '--out', join(dir, 'otel-eof'), '--', process.execPath, '-e', agent]);
+    const out: Buffer[] = [];
+    proxy.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    const exited = new Promise<number | null>((resolve) => proxy.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => proxy.stdout.once('end', () => resolve()));
+    expect(proxy.exitCode).toBeNull();
+    expect(Buffer.concat(out).toString()).toBe('bye\n');
+    proxy.stdin.end();
+    expect(await exited).toBe(0);
+  }, 30_000);
+
   it.runIf(process.platform === 'linux')('takes the agent down when the proxy is killed with SIGKILL', async () => {
     // The agent opens a FIFO the test reads, prints its pid and waits forever: the test's read
     // end sees EOF exactly when the agent is gone (it is the only writer).
@@ -69,7 +83,13 @@ describe('proxy stdio', () => {
     expect(agentPid).toBeGreaterThan(0);
     proxy.kill('SIGKILL');
     await gone;
-    // Gone, or a zombie waiting for its new parent (init) to reap it.
-    expect(processState(agentPid)).toMatch(/^(gone|Z)$/);
+    // EOF on the FIFO means the agent's descriptor closed: it never closes it, so it is exiting. The kernel
+    // closes files before the process turns zombie: yield to the event loop until /proc shows it gone or a zombie.
+    let state = processState(agentPid);
+    for (let turn = 0; turn < 1_000_000 && state !== 'gone' && state !== 'Z'; turn += 1) {
+      await new Promise((resolve) => setImmediate(resolve));
+      state = processState(agentPid);
+    }
+    expect(state).toMatch(/^(gone|Z)$/);
   }, 30_000);
 });

@@ -10,6 +10,7 @@
  */
 import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
+import { closeProcessStdout } from '../close-stdout.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
 import { installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
@@ -50,6 +51,7 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
       queue.push([direction, chunk, Date.now()]);
     },
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null, Date.now()])),
+    onStdoutEnd: () => void closeProcessStdout(),
     onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
