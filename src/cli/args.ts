@@ -98,8 +98,9 @@ Example:
 Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC) and dsh
 durable session logs (.jsonl, .jsonl.zstd), emits the same spans and metrics as live
 observation, and prints a summary. Directories are searched recursively; child session logs
-are nested under their parent's span. Exit code 0: everything read; 1: something was skipped
-(reported on stderr); 2: usage error.
+are nested under their parent's span. Exit code 0: everything read and delivered; 1: something
+was skipped (reported on stderr); 2: usage error or an unwritable --out; 3: telemetry not all
+delivered (counts on stderr).
 
 Options:
   --json                      print the summary as JSON on stdout
