@@ -8,6 +8,7 @@
  * @module subagent-otel/backend/child-process
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { withParentDeathSignal } from './parent-death.js';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 
 /**
@@ -151,9 +152,12 @@ export function spawnChild(options: SpawnChildOptions): ChildHandle {
     };
   });
   try {
-    child = spawn(options.command, [...(options.args ?? [])], {
+    const env = scrubbedEnv(process.env, options.env);
+    // On Linux the child gets a parent-death signal: it does not outlive a killed parent.
+    const target = withParentDeathSignal(options.command, options.args ?? [], env, options.cwd);
+    child = spawn(target.command, [...target.args], {
       cwd: options.cwd,
-      env: scrubbedEnv(process.env, options.env),
+      env,
       stdio: ['pipe', 'pipe', stderrOption === 'inherit' ? 'inherit' : typeof stderrOption === 'function' ? 'pipe' : 'ignore'],
       detached: isGroup,
       windowsHide: true,

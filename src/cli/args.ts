@@ -117,8 +117,9 @@ Environment of its own:
 Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC) and dsh
 durable session logs (.jsonl, .jsonl.zstd), emits the same spans and metrics as live
 observation, and prints a summary. Directories are searched recursively; child session logs
-are nested under their parent's span. Exit code 0: everything read; 1: something was skipped
-(reported on stderr); 2: usage error.
+are nested under their parent's span. Exit code 0: everything read and delivered; 1: something
+was skipped (reported on stderr); 2: usage error or an unwritable --out; 3: telemetry not all
+delivered (counts on stderr).
 
 Options:
   --json                      print the summary as JSON on stdout
@@ -173,6 +174,11 @@ function hostOf(flag: string, value: string | undefined): string | undefined {
   return value;
 }
 
+function agentNameOf(value: string): string {
+  if (value.trim() === '') throw new UsageError(`--agent-name takes a non-empty name such as 'coder', got '${value}'`);
+  return value;
+}
+
 function protocolOf(value: string | undefined): Protocol {
   if (value === undefined) return 'auto';
   if (value === 'sdk' || value === 'acp' || value === 'auto') return value;
@@ -189,7 +195,7 @@ function telemetryFlags(values: Values): TelemetryFlags {
     ...(prometheusHost !== undefined ? { prometheusHost } : {}),
     ...(values['no-content'] === true ? { captureContent: false as const } : {}),
     ...(maxContentLength !== undefined ? { maxContentLength } : {}),
-    ...(typeof values['agent-name'] === 'string' ? { agentName: values['agent-name'] } : {}),
+    ...(typeof values['agent-name'] === 'string' ? { agentName: agentNameOf(values['agent-name']) } : {}),
   };
 }
 

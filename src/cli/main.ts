@@ -16,8 +16,16 @@ function version(): string {
   return pkg.version;
 }
 
+/**
+ * Whether exiting waits for stdout to drain: every command but the proxy,
+ * whose stdout carries the agent's bytes under its own flow control (a
+ * client that stopped reading must not keep the proxy alive).
+ */
+let waitForStdout = true;
+
 async function main(argv: readonly string[]): Promise<number> {
   const cmd = parseCommandLine(argv);
+  if (cmd.name === 'proxy') waitForStdout = false;
   switch (cmd.name) {
     case 'help':
       process.stdout.write(`${helpText(cmd.topic)}\n`);
@@ -67,8 +75,36 @@ function exitCodeOf(err: unknown): number {
   return 70;
 }
 
+/**
+ * Resolves once everything written to `stream` so far has been handed to the
+ * operating system (or the reader went away: EPIPE). `process.exit` does not
+ * wait for a pipe's pending writes, so `replay --json | reader` would lose
+ * all but the first 64 KiB without this.
+ */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) {
+      resolve();
+      return;
+    }
+    // Writes complete in order: the callback of an empty write runs after every earlier one.
+    const done = (): void => resolve();
+    stream.once('error', done);
+    stream.write('', () => {
+      stream.off('error', done);
+      resolve();
+    });
+  });
+}
+
+/** Exits with `code` after stdout and stderr drained. */
+async function exitAfterDrain(code: number): Promise<never> {
+  if (waitForStdout) await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  process.exit(code);
+}
+
 // Exit explicitly: a proxied stdin or a lingering socket must not keep the process alive after the work is done.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => process.exit(exitCodeOf(err)),
+  (code) => exitAfterDrain(code),
+  (err: unknown) => exitAfterDrain(exitCodeOf(err)),
 );

@@ -2,7 +2,10 @@
  * The transparent stdio bridge behind `subagent-otel proxy`: spawns the real
  * agent command, forwards stdin to it and its stdout and stderr back,
  * byte for byte and in order, with backpressure, forwards signals, and
- * reports how the child ended. Observation is a side tap: every forwarded
+ * reports how the child ended. The child's stdin and stdout are real pipes
+ * (`os-pipes`), so EOF and broken pipes behave as without the proxy (a
+ * reader that goes away gives the agent SIGPIPE), and on Linux the child
+ * dies with the proxy (`backend/parent-death`). Observation is a side tap: every forwarded
  * chunk is also handed to `onChunk` after it was written, behind a guard, so
  * a failing observer never changes or delays what the peers see. Owns no
  * protocol knowledge and no telemetry.
@@ -10,8 +13,11 @@
  * @module subagent-otel/cli/stdio-proxy
  */
 import { spawn } from 'node:child_process';
+import { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
+import { withParentDeathSignal } from '../backend/parent-death.js';
 import type { Direction } from '../observe/frame-observer.js';
+import { createChildPipes } from './os-pipes.js';
 
 /** Signals the proxy passes on to the child instead of acting on them itself. */
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
@@ -33,6 +39,12 @@ export interface StdioProxyOptions {
   readonly onEnd?: (direction: Direction) => void;
   /** Observation failed; forwarding goes on. */
   readonly onObserverError?: (error: unknown) => void;
+  /**
+   * Called once when the child closed its stdout and everything it wrote was
+   * flushed to `stdout`, while the child may still run: the CLI closes its own
+   * stdout there, so the client sees EOF when the bare command would give it.
+   */
+  readonly onStdoutEnd?: () => void;
   /** Signals to forward; default `FORWARDED_SIGNALS`. Pass `[]` when embedding. */
   readonly signals?: readonly NodeJS.Signals[];
 }
@@ -79,18 +91,30 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
   const onStdinEnd = (): void => ended('client->agent');
 
   return new Promise<ProxyExit>((resolve) => {
-    const child = spawn(options.command, [...options.args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: options.env ?? process.env,
+    const env = options.env ?? process.env;
+    const pipes = createChildPipes();
+    const target = withParentDeathSignal(options.command, options.args, env, options.cwd);
+    const child = spawn(target.command, [...target.args], {
+      stdio: [pipes?.stdin.childFd ?? 'pipe', pipes?.stdout.childFd ?? 'pipe', 'pipe'],
+      env,
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     });
+    pipes?.closeChildEnds();
+    // Our ends of the real pipes, or Node's socket pairs where pipes could not be made.
+    const childStdin: Writable = pipes !== undefined ? new Socket({ fd: pipes.stdin.ownFd, readable: false, writable: true }) : (child.stdin as Writable);
+    const childStdout: Readable = pipes !== undefined ? new Socket({ fd: pipes.stdout.ownFd, readable: true, writable: false }) : (child.stdout as Readable);
+    let exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let isStdoutDone = false;
+    const maybeFinish = (): void => {
+      if (exitStatus !== undefined && isStdoutDone) finish({ ...exitStatus, pid: child.pid as number });
+    };
     const handlers = new Map<NodeJS.Signals, () => void>();
     let settled = false;
     const finish = (exit: ProxyExit): void => {
       if (settled) return;
       settled = true;
       for (const [signal, handler] of handlers) process.off(signal, handler);
-      stdin.unpipe(child.stdin);
+      stdin.unpipe(childStdin);
       stdin.off('data', onStdinData);
       stdin.off('end', onStdinEnd);
       stdin.pause();
@@ -102,7 +126,8 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
       if (child.pid === undefined) finish({ code: null, signal: null, spawnError: `${err.code ?? 'error'}: ${err.message}` });
     });
     if (child.pid === undefined) {
-      child.stdin.destroy();
+      childStdin.destroy();
+      childStdout.destroy();
       return;
     }
 
@@ -115,23 +140,46 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     }
 
     // Parent -> child. `pipe` writes first (it was attached first), then the tap observes the same chunk.
-    child.stdin.on('error', () => {
+    childStdin.on('error', () => {
       // EPIPE/ECONNRESET: the child closed its stdin or died; what it no longer reads is not ours to keep.
     });
-    stdin.pipe(child.stdin);
+    stdin.pipe(childStdin);
     stdin.on('data', onStdinData);
     stdin.on('end', onStdinEnd);
 
     // Child -> parent, both output streams, with backpressure.
-    child.stdout.pipe(stdout, { end: false });
-    child.stdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
-    child.stdout.on('end', () => ended('agent->client'));
-    child.stderr.pipe(stderr, { end: false });
+    childStdout.pipe(stdout, { end: false });
+    childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
+    childStdout.on('end', () => {
+      ended('agent->client');
+      if (options.onStdoutEnd === undefined) return;
+      const onStdoutEnd = options.onStdoutEnd;
+      // An empty write completes after every earlier one: then all of the child's output was handed on.
+      stdout.write('', () => {
+        try {
+          onStdoutEnd();
+        } catch (err) {
+          options.onObserverError?.(err);
+        }
+      });
+    });
+    childStdout.on('error', () => {
+      // EIO/ECONNRESET on our read end: the output ends here, as a closed pipe would.
+    });
+    childStdout.once('close', () => {
+      isStdoutDone = true;
+      maybeFinish();
+    });
+    child.stderr?.pipe(stderr, { end: false });
     stdout.on('error', () => {
-      // EPIPE: the parent stopped reading. Close our read end so the child sees the broken pipe, as it would without us.
-      child.stdout.destroy();
+      // EPIPE: the parent stopped reading. Close our read end so the child gets SIGPIPE, as it would without us.
+      childStdout.destroy();
     });
 
-    child.once('close', (code, signal) => finish({ code, signal, pid: child.pid as number }));
+    // 'close' also waits for stderr; stdout (ours when it is a real pipe) is awaited above.
+    child.once('close', (code, signal) => {
+      exitStatus = { code, signal };
+      maybeFinish();
+    });
   });
 }

@@ -95,3 +95,36 @@ export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.Proce
     { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true },
   );
 }
+
+/** Longest single backpressure wait before the exporters are deemed unhealthy. */
+export const BACKPRESSURE_WAIT_MS = 10_000;
+
+/**
+ * Backpressure on a command's telemetry (replay, demo): a wait that resolves
+ * when every span handed to the exporters so far was taken (`forceFlush` of
+ * the tracer provider: the file writer wrote its lines, the batch processor
+ * exported its queue). A healthy file or collector thus never sees more than
+ * one wait's worth of spans queued, so none is dropped. A wait that exceeds
+ * `waitMs` (a hanging collector) marks the exporters unhealthy: later waits
+ * return at once, and what they cannot take is dropped and counted as
+ * usual. Never rejects.
+ */
+export function exportBackpressure(provider: { forceFlush(): Promise<void> }, waitMs = BACKPRESSURE_WAIT_MS): () => Promise<void> {
+  let isHealthy = true;
+  return async () => {
+    if (!isHealthy) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), waitMs);
+    });
+    const flushed = provider.forceFlush().then(
+      () => false,
+      () => false, // a failed export was counted as dropped by the exporter wrapper
+    );
+    try {
+      if (await Promise.race([flushed, timedOut])) isHealthy = false;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

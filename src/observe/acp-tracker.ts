@@ -57,7 +57,7 @@ import { stopReasonFromAcp, type SubagentStopReason } from '../output/stop-reaso
 import { ACP_TRUNCATION_SIGNATURES, matchTruncation, type AcpTruncationSignature, type AcpTurnAnswer } from './acp-truncation.js';
 import { ACP_USAGE_SCOPES, usageScopeOf, usageDelta, type AcpUsageScopeEntry } from './acp-usage-scope.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
-import { RunBuilder } from './run-builder.js';
+import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunRecord, RunRpcError, RunStart, ToolCallRecord, ToolPermission, UsageOrigin } from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for frames this tracker rejects. */
@@ -174,7 +174,7 @@ export class AcpTracker implements FrameObserver {
   #closed = false;
 
   constructor(listener: RunListener, options: AcpTrackerOptions = {}) {
-    this.#listener = listener;
+    this.#listener = guardListener(listener);
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#newRunId = options.newRunId ?? randomUUID;

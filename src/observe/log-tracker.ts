@@ -15,8 +15,11 @@
  * they go: what is held is one record per finished epoch (bounded by its
  * output, steps and tool calls), never a file's events.
  *
- * Runs are not reported while files are read: a child's parent run may be in
- * a file read later. `emit()` links every child epoch to the parent
+ * A session that nothing links to (no parent read in this replay, no child
+ * naming it) can be streamed (`stream` option): each epoch is reported as it
+ * closes, so memory is bounded by the open epoch whatever the number of
+ * turns. Runs of linked sessions are held while files are read, since a
+ * child's parent run may be in a file read later; `emit()` links every child epoch to the parent
  * session's run whose time span contains the epoch's start (else the parent's
  * last run that started before it) and reports the runs depth first, so a
  * parent's `onRunStart` precedes its children's and children end before
@@ -28,11 +31,14 @@
  * @module subagent-otel/observe/log-tracker
  */
 import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
+import { Buffer } from 'node:buffer';
+import { ByteLineReader, FEED_SLICE_BYTES, type ByteLineItem } from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
+import { decodeUtf8Line } from '../wire/ndjson.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { ConsumedWorkFold } from '../output/consumed-work.js';
 import { stopReasonOf } from '../output/stop-reason.js';
-import { RunBuilder } from './run-builder.js';
+import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunRecord, RunStart } from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for log records this tracker skips. */
@@ -85,6 +91,16 @@ export interface LogTrackerOptions {
   readonly agentName?: string;
   /** Longest log line kept, in bytes (default 16 MiB, the wire reader's). */
   readonly maxLineBytes?: number;
+  /**
+   * Decides, when a file's header is read, whether its runs are reported as
+   * each epoch closes (streamed) instead of held until `emit()`. Stream a
+   * session that is no other session's parent and whose parent is not read
+   * in this replay: nothing needs linking to it. Streaming a file from
+   * `readFile` costs one extra pass over it (to find its last
+   * `session/end-seed`, before which epochs are inherited); a `readSource`
+   * cannot be read twice, so its runs are always held. Default: hold all.
+   */
+  readonly stream?: (sessionId: string, parentSessionId: string | undefined) => boolean;
 }
 
 /** Per-file hooks of {@link LogTracker.readFile}. */
@@ -93,6 +109,12 @@ export interface ReadLogHooks {
   readonly onProblem?: (problem: LogProblem) => void;
   /** Called with the byte count of each chunk read from disk (compressed bytes for zstd). Must not throw. */
   readonly onBytes?: (bytes: number) => void;
+  /**
+   * Awaited between batches of records (one per 4 KiB of input), so a caller
+   * can hold reading while its exporters catch up with streamed runs
+   * (backpressure). Must not reject.
+   */
+  readonly pause?: () => Promise<void> | undefined;
 }
 
 /** A finished epoch waiting for `emit()`. */
@@ -129,7 +151,7 @@ export class LogTracker {
   readonly #files = new Map<string, string>();
 
   constructor(listener: RunListener, options: LogTrackerOptions = {}) {
-    this.#listener = listener;
+    this.#listener = guardListener(listener);
     this.#options = options;
   }
 
@@ -145,7 +167,8 @@ export class LogTracker {
    *   for an already-read session id gives `isSkipped: true` and one problem.
    */
   async readFile(path: string, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
-    return this.readSource(path, fileChunks(path, hooks.onBytes), hooks);
+    const lastSeedLine = this.#options.stream !== undefined ? await lastEndSeedLine(path, this.#maxLineOption()) : undefined;
+    return this.#read(path, fileChunks(path, hooks.onBytes), hooks, lastSeedLine);
   }
 
   /**
@@ -155,6 +178,11 @@ export class LogTracker {
    * scope: the records before it stand), never rethrown.
    */
   async readSource(name: string, source: AsyncIterable<Uint8Array>, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
+    return this.#read(name, source, hooks, undefined);
+  }
+
+  /** Reads one file; `lastSeedLine` (known only for files read twice) allows streaming its runs. */
+  async #read(name: string, source: AsyncIterable<Uint8Array>, hooks: ReadLogHooks, lastSeedLine: number | undefined): Promise<LogFileResult> {
     const reader = new SessionFileReader(name, this.#options, (problem) => {
       if (problem.scope === 'record') {
         this.#guard(() => this.#listener.onMalformed?.(LOG_ORIGIN, { code: problem.code, message: `${name}:${problem.line}: ${problem.message}` }));
@@ -173,12 +201,18 @@ export class LogTracker {
             }
             this.#files.set(record.value.id, name);
             reader.header(record.value.id, record.value['parentSession'], record.value['createdAt']);
+            const stream = this.#options.stream;
+            if (lastSeedLine !== undefined && stream !== undefined && this.#guarded(() => stream(record.value.id, reader.parentSessionId))) {
+              reader.streamTo(lastSeedLine, (run) => this.#report(run, undefined));
+            }
           } else if (record.kind === 'event') {
             reader.event(record.value, record.line, record.member);
           } else {
             reader.problem(record.line, record.code, record.message);
           }
         }
+        const pausing = hooks.pause?.();
+        if (pausing !== undefined) await pausing;
       }
     } catch (error) {
       // readDurableLogBatches never throws for content: this is the source failing (missing file, EISDIR, EACCES, EIO).
@@ -187,7 +221,7 @@ export class LogTracker {
       else reader.problem(0, 'unreadable', `reading stopped part-way (${reason}); the records before stand`, 'record');
     }
     const runs = reader.finish();
-    if (reader.sessionId !== undefined && !reader.isSkipped) {
+    if (reader.sessionId !== undefined && !reader.isSkipped && !reader.isStreamed) {
       this.#sessions.set(reader.sessionId, { sessionId: reader.sessionId, parentSessionId: reader.parentSessionId, runs });
     }
     return {
@@ -195,7 +229,7 @@ export class LogTracker {
       ...(reader.sessionId !== undefined ? { sessionId: reader.sessionId } : {}),
       ...(reader.parentSessionId !== undefined ? { parentSessionId: reader.parentSessionId } : {}),
       records: reader.records,
-      runs: reader.isSkipped ? 0 : runs.length,
+      runs: reader.isSkipped ? 0 : reader.isStreamed ? reader.streamedRuns : runs.length,
       problems: reader.problems,
       isSkipped: reader.isSkipped,
     };
@@ -213,8 +247,27 @@ export class LogTracker {
    * listener is contained, and the other runs are still reported).
    */
   emit(): void {
+    for (const tree of this.#heldTrees()) tree();
+  }
+
+  /**
+   * {@link LogTracker.emit}, pausing between trees of linked runs (a root run
+   * and everything nested under it) so the caller's exporters can catch up.
+   * Never rejects (`pause` must not reject).
+   */
+  async emitPausing(pause: () => Promise<void> | undefined): Promise<void> {
+    for (const tree of this.#heldTrees()) {
+      tree();
+      const pausing = pause();
+      if (pausing !== undefined) await pausing;
+    }
+  }
+
+  /** Links the held runs and forgets them; @returns one reporting step per tree of linked runs, in report order. */
+  #heldTrees(): Array<() => void> {
     const runs: PendingRun[] = [];
-    for (const session of this.#sessions.values()) runs.push(...session.runs);
+    // One push per run: a session of 100,000+ epochs would overflow the stack as spread arguments.
+    for (const session of this.#sessions.values()) for (const run of session.runs) runs.push(run);
     const parentOf = new Map<string, string>();
     for (const session of this.#sessions.values()) {
       if (session.parentSessionId === undefined) continue;
@@ -242,16 +295,41 @@ export class LogTracker {
     const emitted = new Set<string>();
     const visit = (run: PendingRun, parentRunId: string | undefined): void => {
       emitted.add(run.start.runId);
-      const linked = parentRunId !== undefined ? { parentRunId } : {};
-      this.#guard(() => this.#listener.onRunStart({ ...run.start, ...linked }));
+      this.#reportStart(run, parentRunId);
       for (const child of byStart(children.get(run.start.runId) ?? [])) {
         if (!emitted.has(child.start.runId)) visit(child, run.start.runId);
       }
-      this.#guard(() => this.#listener.onRunEnd({ ...run.record, ...linked }));
+      this.#reportEnd(run, parentRunId);
     };
-    for (const root of byStart(roots)) visit(root, undefined);
+    const trees: Array<() => void> = byStart(roots).map((root) => () => visit(root, undefined));
     // Runs only reachable through a cycle of links (clock-skewed logs naming each other as parents): report them unlinked.
-    for (const run of byStart(runs)) if (!emitted.has(run.start.runId)) visit(run, undefined);
+    trees.push(() => {
+      for (const run of byStart(runs)) if (!emitted.has(run.start.runId)) visit(run, undefined);
+    });
+    return trees;
+  }
+
+  /** Reports one run, start then end. */
+  #report(run: PendingRun, parentRunId: string | undefined): void {
+    this.#reportStart(run, parentRunId);
+    this.#reportEnd(run, parentRunId);
+  }
+
+  #reportStart(run: PendingRun, parentRunId: string | undefined): void {
+    this.#guard(() => this.#listener.onRunStart(parentRunId !== undefined ? { ...run.start, parentRunId } : run.start));
+  }
+
+  #reportEnd(run: PendingRun, parentRunId: string | undefined): void {
+    this.#guard(() => this.#listener.onRunEnd(parentRunId !== undefined ? { ...run.record, parentRunId } : run.record));
+  }
+
+  #guarded(decide: () => boolean): boolean {
+    try {
+      return decide();
+    } catch {
+      // A throwing `stream` predicate: hold the runs (the safe, unstreamed path).
+      return false;
+    }
   }
 
   #maxLineOption(): { maxLineBytes?: number } {
@@ -306,6 +384,11 @@ class SessionFileReader {
   #continuable = false;
   /** Latest time known: the header's `createdAt`, then each event's `time` (events may carry none). */
   #time = 0;
+  /** Line of the event being folded. */
+  #line = 0;
+  /** Set when runs are streamed: the file's last `session/end-seed` line (0: none), and where runs go. */
+  #streaming: { readonly lastSeedLine: number; readonly emit: (run: PendingRun) => void } | undefined;
+  streamedRuns = 0;
 
   constructor(file: string, options: LogTrackerOptions, report: (problem: LogProblem) => void) {
     this.#file = file;
@@ -319,6 +402,15 @@ class SessionFileReader {
     if (typeof createdAt === 'number' && Number.isFinite(createdAt)) this.#time = createdAt;
   }
 
+  /** Reports each epoch as it closes instead of holding it; epochs before `lastSeedLine` are inherited and dropped. */
+  streamTo(lastSeedLine: number, emit: (run: PendingRun) => void): void {
+    this.#streaming = { lastSeedLine, emit };
+  }
+
+  get isStreamed(): boolean {
+    return this.#streaming !== undefined;
+  }
+
   problem(line: number, code: LogProblemCode, message: string, scope: LogProblem['scope'] = FILE_LEVEL_CODES.has(code) ? 'file' : 'record'): void {
     if (scope === 'file') this.isSkipped = true;
     this.problems += 1;
@@ -327,6 +419,7 @@ class SessionFileReader {
 
   event(value: Record<string, unknown>, line: number, member: number | undefined): void {
     this.records += 1;
+    this.#line = line;
     const parsed = parseSessionEvent(value);
     if (!parsed.ok) {
       const where = member !== undefined ? `member ${member} of the packed row` : 'the event';
@@ -413,7 +506,62 @@ class SessionFileReader {
     // The agent name is settled at the end, when the epoch's own route is known; start and end agree on it.
     const agentName = this.#options.agentName ?? finished.provider ?? LOG_DEFAULT_AGENT_NAME;
     const subagent = this.#subagentProvider !== undefined ? { subagentProvider: this.#subagentProvider } : {};
-    this.#finished.push({ start: { ...builder.start, agentName, ...subagent }, record: { ...finished, agentName, ...subagent } });
+    const run = { start: { ...builder.start, agentName, ...subagent }, record: { ...finished, agentName, ...subagent } };
+    const streaming = this.#streaming;
+    if (streaming === undefined) {
+      this.#finished.push(run);
+      return;
+    }
+    // A later session/end-seed would discard this epoch as inherited: it is never reported.
+    if (this.#line < streaming.lastSeedLine) return;
+    this.streamedRuns += 1;
+    streaming.emit(run);
+  }
+}
+
+const END_SEED_BYTES = Buffer.from('session/end-seed');
+
+/**
+ * The line of the last `session/end-seed` event of the log at `path` (0 when
+ * there is none, or the file cannot be read: then the main pass reports why),
+ * counted as the durable-log reader counts lines. Reads the bytes once more
+ * through the byte reader and parses only lines that mention the event type.
+ */
+async function lastEndSeedLine(path: string, options: { maxLineBytes?: number }): Promise<number> {
+  const reader = new ByteLineReader(options);
+  let line = 0;
+  let last = 0;
+  const look = (items: readonly ByteLineItem[]): void => {
+    for (const item of items) {
+      if (item.kind !== 'line' && item.kind !== 'oversized' && item.kind !== 'tail') continue;
+      line += 1;
+      const bytes = item.kind === 'line' ? item.bytes : item.kind === 'tail' && item.line.kind === 'line' ? item.line.bytes : undefined;
+      if (bytes === undefined || line === 1 || Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(END_SEED_BYTES) === -1) continue;
+      if (isEndSeed(bytes)) last = line;
+    }
+  };
+  try {
+    for await (const chunk of fileChunks(path)) {
+      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES) look(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+    }
+    look(reader.end());
+  } catch {
+    // Unreadable: the main pass reads the same file and reports the problem.
+  }
+  return last;
+}
+
+function isEndSeed(bytes: Uint8Array): boolean {
+  const decoded = decodeUtf8Line(bytes);
+  if (!decoded.ok) return false;
+  try {
+    const value = JSON.parse(decoded.text) as unknown;
+    // Only a valid event counts, exactly as the main pass decides.
+    const parsed = parseSessionEvent(value);
+    return parsed.ok && parsed.event.type === 'session/end-seed';
+  } catch {
+    // SyntaxError: not an event line; the main pass reports it.
+    return false;
   }
 }
 

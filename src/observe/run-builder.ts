@@ -5,15 +5,17 @@
  * and the last turn end. Shared by every tracker that reads dsh events (live
  * SDK notifications and durable logs), so they cannot disagree. State is
  * bounded by the run's output, steps and tool calls, never by its event count.
+ * Also owns the one guarded way trackers call their listener (`guardListener`).
  *
  * @module subagent-otel/observe/run-builder
  */
-import type { TokenUsage } from '../wire/content.js';
+import { normalizeUsage, type TokenUsage } from '../wire/content.js';
 import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/events.js';
 import { AssistantOutputFold } from '../output/assistant-output.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import type { SubagentStopReason } from '../output/stop-reason.js';
-import type { RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
+import { diag } from '@opentelemetry/api';
+import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
 
 interface OpenStep {
   turn?: number;
@@ -51,12 +53,14 @@ export interface FinishOptions {
 }
 
 /** Adds one message's usage into running totals. */
-export function addUsage(totals: UsageTotals, usage: TokenUsage): void {
-  totals.inputTokens += usage.inputTokens;
-  totals.outputTokens += usage.outputTokens;
-  totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
-  totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
-  totals.reasoningTokens += usage.reasoningTokens ?? 0;
+export function addUsage(totals: UsageTotals, raw: TokenUsage): void {
+  // Counts are clamped (an out-of-range number never drops its message), and so are the sums.
+  const usage = normalizeUsage(raw);
+  totals.inputTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.inputTokens + usage.inputTokens);
+  totals.outputTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.outputTokens + usage.outputTokens);
+  totals.cacheReadTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.cacheReadTokens + (usage.cacheReadTokens ?? 0));
+  totals.cacheWriteTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.cacheWriteTokens + (usage.cacheWriteTokens ?? 0));
+  totals.reasoningTokens = Math.min(Number.MAX_SAFE_INTEGER, totals.reasoningTokens + (usage.reasoningTokens ?? 0));
   totals.reported = true;
 }
 
@@ -243,7 +247,7 @@ export class RunBuilder {
       startTime: s.startTime,
       endTime: s.endTime ?? options.endTime,
       ...(s.model !== undefined ? { model: s.model } : this.#model !== undefined ? { model: this.#model } : {}),
-      ...(s.usage !== undefined ? { usage: s.usage } : {}),
+      ...(s.usage !== undefined ? { usage: normalizeUsage(s.usage) } : {}),
       ...(s.finishReason !== undefined ? { finishReason: s.finishReason } : {}),
     }));
     const completed = options.stopReason === 'completed';
@@ -310,3 +314,53 @@ export class RunBuilder {
 function stepKey(turn: number, step: number): string {
   return `${turn}:${step}`;
 }
+
+/** Distinct listener failure messages logged; later ones are only counted. */
+const MAX_LOGGED_LISTENER_FAILURES = 32;
+const loggedListenerFailures = new Set<string>();
+let listenerFailureCount = 0;
+
+/**
+ * Listener calls that threw, process-wide, since start: the counter behind
+ * {@link guardListener}. A `RunListener` must not throw, so this is 0 unless
+ * a listener is broken.
+ */
+export function listenerFailures(): number {
+  return listenerFailureCount;
+}
+
+/**
+ * The one guarded way every tracker calls its listener: a wrapper whose
+ * methods never throw. A throwing call is counted ({@link listenerFailures})
+ * and logged through the OpenTelemetry diag logger (each distinct message
+ * once), and the tracker goes on with its other runs and frames. Wrapping a
+ * guarded listener again returns it unchanged.
+ */
+export function guardListener(listener: RunListener): RunListener {
+  if (GUARDED.has(listener)) return listener;
+  const call = (method: string, fn: () => void): void => {
+    try {
+      fn();
+    } catch (error) {
+      listenerFailureCount += 1;
+      const message = `subagent-otel: RunListener.${method} threw and was skipped: ${error instanceof Error ? error.message : String(error)}`;
+      if (loggedListenerFailures.size < MAX_LOGGED_LISTENER_FAILURES && !loggedListenerFailures.has(message)) {
+        loggedListenerFailures.add(message);
+        try {
+          diag.error(message);
+        } catch {
+          // A broken diag logger: the failure is still counted.
+        }
+      }
+    }
+  };
+  const guarded: RunListener = {
+    onRunStart: (start) => call('onRunStart', () => listener.onRunStart(start)),
+    onRunEnd: (record) => call('onRunEnd', () => listener.onRunEnd(record)),
+    onMalformed: (origin, error) => call('onMalformed', () => listener.onMalformed?.(origin, error)),
+  };
+  GUARDED.add(guarded);
+  return guarded;
+}
+
+const GUARDED = new WeakSet<RunListener>();

@@ -44,7 +44,7 @@ import { isKnownEvent, type SessionEvent } from '../wire/events.js';
 import type { WireError } from '../wire/wire-error.js';
 import { sdkStopReason } from '../output/stop-reason.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
-import { RunBuilder } from './run-builder.js';
+import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunSource } from './run-record.js';
 
 /** Options of `SdkTracker`. */
@@ -94,7 +94,7 @@ export class SdkTracker implements FrameObserver {
   #closed = false;
 
   constructor(listener: RunListener, options: SdkTrackerOptions = {}) {
-    this.#listener = listener;
+    this.#listener = guardListener(listener);
     this.#options = options;
   }
 

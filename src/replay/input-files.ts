@@ -3,9 +3,11 @@
  * telling a file's format from its first line, and reading any NDJSON file
  * (plain or a concatenation of zstd frames) as lines with bounded memory.
  *
- * Owns file discovery and byte-to-line reading for captures. Durable session
- * logs are read by `wire/durable-log` (through `observe/log-tracker`); what
- * a line means is the replay's business. Never throws or rejects for a
+ * Owns file discovery and the line view of captures; the bytes are read by
+ * the one byte reader (`wire/byte-lines`: format detection, bounded zstd
+ * window, splitting, torn tails). Durable session logs are read by
+ * `wire/durable-log` (through `observe/log-tracker`); what a line means is
+ * the replay's business. Never throws or rejects for a
  * missing, unreadable, empty or binary file: each becomes a result saying so.
  *
  * @module subagent-otel/replay/input-files
@@ -13,8 +15,7 @@
 import { Buffer } from 'node:buffer';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Decompress } from 'fzstd';
-import { detectCompression, type LogCompression } from '../wire/durable-log.js';
+import { ByteLineReader, FEED_SLICE_BYTES, detectCompression, type ByteLineItem, type LogCompression } from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from '../wire/ndjson.js';
@@ -28,11 +29,6 @@ export const REPLAY_FILE_SUFFIXES = ['.jsonl', '.jsonl.zstd', '.ndjson', '.zst',
 /** How much of line 1 (after decompression) format detection reads at most. */
 export const SNIFF_MAX_BYTES = 64 * 1024;
 
-/** Input is handed to the zstd decoder in slices of this size, bounding what one call decompresses. */
-const FEED_SLICE_BYTES = 4096;
-/** fzstd's error code for input that ends inside a frame. */
-const ZSTD_UNEXPECTED_EOF = 5;
-const LF = 0x0a;
 
 /** A file found by {@link expandPaths}, with its size in bytes when it was listed. */
 export interface InputFile {
@@ -159,7 +155,13 @@ function noFilesMessage(path: string, excludedHits: readonly string[]): string {
 
 /** What {@link sniffFile} found. */
 export type SniffResult =
-  | { readonly ok: true; readonly format: InputFormat; readonly compression: LogCompression }
+  | {
+      readonly ok: true;
+      readonly format: InputFormat;
+      readonly compression: LogCompression;
+      /** For a session log whose line 1 was read whole: its session id and parent session (when it names one). */
+      readonly session?: { readonly id: string; readonly parentSessionId?: string };
+    }
   | { readonly ok: false; readonly code: 'unreadable' | 'empty-file' | 'binary' | 'corrupt-zstd' | 'unrecognized'; readonly message: string };
 
 /**
@@ -191,8 +193,12 @@ export async function sniffFile(path: string): Promise<SniffResult> {
   if (bytes.includes(0)) return { ok: false, code: 'binary', message: 'binary data (a NUL byte in line 1): not a session log or capture' };
   const text = head.isComplete ? decodeUtf8Line(bytes) : decodeUtf8Prefix(bytes);
   if (!text.ok) return { ok: false, code: 'binary', message: 'binary data (line 1 is not UTF-8 text): not a session log or capture' };
-  const format = head.isComplete ? formatOfLine(text.text) : formatOfPrefix(text.text);
-  if (format !== undefined) return { ok: true, format, compression };
+  const line1 = head.isComplete ? parseLine(text.text) : undefined;
+  const format = head.isComplete ? formatOfValue(line1) : formatOfPrefix(text.text);
+  if (format !== undefined) {
+    const session = format === 'log' ? sessionOf(line1) : undefined;
+    return { ok: true, format, compression, ...(session !== undefined ? { session } : {}) };
+  }
   return {
     ok: false,
     code: 'unrecognized',
@@ -229,188 +235,125 @@ export interface ReadLinesOptions {
  */
 export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const splitter = new LineSplitter({ maxLineBytes });
+  const reader = new ByteLineReader({ maxLineBytes });
   let lineCount = 0;
-  const toLines = (pieces: readonly Uint8Array[]): InputLine[] => {
-    const out: InputLine[] = [];
-    for (const piece of pieces) {
-      for (const item of splitter.push(piece)) {
-        lineCount += 1;
-        out.push(
-          item.kind === 'line'
-            ? { kind: 'line', line: lineCount, bytes: item.bytes }
-            : { kind: 'problem', line: lineCount, code: 'oversized-line', message: `line of ${item.length} bytes exceeds the ${maxLineBytes}-byte limit; skipped` },
-        );
-      }
-    }
-    return out;
-  };
-
-  let compression: LogCompression | undefined;
-  let zstd: Decompress | undefined;
-  let output: Uint8Array[] = [];
-  const head: Uint8Array[] = [];
-  let headLength = 0;
-  const drain = (): Uint8Array[] => {
-    const taken = output;
-    output = [];
-    return taken;
-  };
-  const corrupt = (error: unknown): InputLine => ({
-    kind: 'problem',
-    line: lineCount + 1,
-    code: 'corrupt-zstd',
-    message: `undecodable zstd data after line ${lineCount} (${errorText(error)}); the rest of the file is not read`,
-  });
-  /** Feeds bytes; @returns the lines they complete, and whether reading must stop. */
-  const feed = (chunk: Uint8Array): { lines: InputLine[]; stop: boolean } => {
-    if (zstd === undefined) return { lines: toLines([chunk]), stop: false };
+  /** The items as input lines and problems; `stop` once reading must end. */
+  const toLines = (items: readonly ByteLineItem[]): { lines: InputLine[]; stop: boolean } => {
     const lines: InputLine[] = [];
-    for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-      try {
-        zstd.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES));
-      } catch (error) {
-        // fzstd throws for undecodable data; blocks it decoded before that still count.
-        lines.push(...toLines(drain()), corrupt(error));
-        return { lines, stop: true };
+    for (const item of items) {
+      switch (item.kind) {
+        case 'line':
+          lineCount += 1;
+          lines.push({ kind: 'line', line: lineCount, bytes: item.bytes });
+          break;
+        case 'oversized':
+          lineCount += 1;
+          lines.push({ kind: 'problem', line: lineCount, code: 'oversized-line', message: `line of ${item.length} bytes exceeds the ${maxLineBytes}-byte limit; skipped` });
+          break;
+        case 'corrupt-zstd':
+          lines.push({
+            kind: 'problem',
+            line: lineCount + 1,
+            code: 'corrupt-zstd',
+            message: `undecodable zstd data after line ${lineCount} (${item.reason}); the rest of the file is not read`,
+          });
+          return { lines, stop: true };
+        case 'tail': {
+          lineCount += 1;
+          const tail = item.line;
+          if (tail.kind === 'line' && isCompleteJson(tail.bytes)) {
+            lines.push({ kind: 'line', line: lineCount, bytes: tail.bytes });
+          } else {
+            const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
+            lines.push({ kind: 'problem', line: lineCount, code: 'torn-tail', message: `line ${lineCount} is incomplete: ${length} bytes without a final newline; skipped` });
+          }
+          if (item.isTornFrame) lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
+          break;
+        }
+        case 'torn-frame':
+          lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
+          break;
+        case 'empty':
+          break;
       }
-      lines.push(...toLines(drain()));
     }
     return { lines, stop: false };
-  };
-  const start = (bytes: Uint8Array): void => {
-    compression = detectCompression(bytes);
-    if (compression === 'zstd') {
-      zstd = new Decompress((data) => {
-        if (data.length > 0) output.push(data);
-      });
-    }
   };
 
   try {
     for await (const chunk of source) {
-      if (chunk.length === 0) continue;
-      let bytes = chunk;
-      if (compression === undefined) {
-        head.push(chunk);
-        headLength += chunk.length;
-        if (headLength < 4) continue;
-        bytes = Buffer.concat(head, headLength);
-        start(bytes);
+      for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
+        const { lines, stop } = toLines(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+        yield* lines;
+        if (stop) return;
       }
-      const { lines, stop } = feed(bytes);
-      yield* lines;
-      if (stop) return;
     }
   } catch (error) {
     yield { kind: 'problem', line: 0, code: 'unreadable', message: `reading stopped: ${errorText(error)}` };
     return;
   }
-  if (compression === undefined && headLength > 0) {
-    const bytes = Buffer.concat(head, headLength);
-    start(bytes);
-    const { lines, stop } = feed(bytes);
-    yield* lines;
-    if (stop) return;
-  }
-  let isTornFrame = false;
-  if (zstd !== undefined) {
-    try {
-      zstd.push(new Uint8Array(0), true);
-    } catch (error) {
-      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-      if (code !== ZSTD_UNEXPECTED_EOF) {
-        yield* toLines(drain());
-        yield corrupt(error);
-        return;
-      }
-      isTornFrame = true;
-    }
-    yield* toLines(drain());
-  }
-  const tail = splitter.end();
-  if (tail !== undefined) {
-    lineCount += 1;
-    if (tail.kind === 'line' && isCompleteJson(tail.bytes)) {
-      yield { kind: 'line', line: lineCount, bytes: tail.bytes };
-    } else {
-      const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
-      yield { kind: 'problem', line: lineCount, code: 'torn-tail', message: `line ${lineCount} is incomplete: ${length} bytes without a final newline; skipped` };
-    }
-  }
-  if (isTornFrame) yield { kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' };
+  yield* toLines(reader.end()).lines;
 }
-
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
 async function readFirstLine(path: string): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
-  const collected: Uint8Array[] = [];
-  let length = 0;
-  let compression: LogCompression | undefined;
-  let zstd: Decompress | undefined;
+  const reader = new ByteLineReader();
+  let first: Uint8Array | undefined;
+  let isComplete = true;
   let corrupt: string | undefined;
-  const take = (data: Uint8Array): void => {
-    if (length < SNIFF_MAX_BYTES && data.length > 0) {
-      collected.push(data);
-      length += data.length;
+  /** Looks at new items; @returns true once line 1 is known (or reading cannot go on). */
+  const look = (items: readonly ByteLineItem[]): boolean => {
+    for (const item of items) {
+      if (item.kind === 'line') first = item.bytes;
+      else if (item.kind === 'oversized') {
+        first = new Uint8Array(0);
+        isComplete = false;
+      } else if (item.kind === 'tail') first = item.line.kind === 'line' ? item.line.bytes : new Uint8Array(0);
+      else if (item.kind === 'corrupt-zstd') corrupt = item.reason;
+      else if (item.kind === 'torn-frame') corrupt = 'the file ends inside its first zstd frame';
+      if (first !== undefined || corrupt !== undefined) return true;
     }
+    if (reader.bufferedBytes >= SNIFF_MAX_BYTES) {
+      // A line 1 longer than the sniff window: judged by its beginning.
+      first = reader.pendingBytes().subarray(0, SNIFF_MAX_BYTES);
+      isComplete = false;
+      return true;
+    }
+    return false;
   };
-  const hasLine = (): boolean => collected.some((piece) => piece.includes(LF)) || length >= SNIFF_MAX_BYTES;
-  const pending: Uint8Array[] = [];
-  let pendingLength = 0;
-  for await (const chunk of fileChunks(path)) {
-    let bytes: Uint8Array = chunk;
-    if (compression === undefined) {
-      pending.push(chunk);
-      pendingLength += chunk.length;
-      if (pendingLength < 4) continue;
-      bytes = Buffer.concat(pending, pendingLength);
-      compression = detectCompression(bytes);
-      if (compression === 'zstd') zstd = new Decompress(take);
-    }
-    if (zstd === undefined) {
-      take(bytes);
-    } else {
-      try {
-        for (let offset = 0; offset < bytes.length && !hasLine(); offset += FEED_SLICE_BYTES) zstd.push(bytes.subarray(offset, offset + FEED_SLICE_BYTES));
-      } catch (error) {
-        // Undecodable zstd data: judge what decoded before it.
-        corrupt = errorText(error);
-        break;
+  let isDone = false;
+  reading: for await (const chunk of fileChunks(path)) {
+    for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
+      if (look(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)))) {
+        isDone = true;
+        break reading;
       }
     }
-    if (hasLine()) break;
   }
-  if (zstd !== undefined && corrupt === undefined && !hasLine()) {
-    // End of file before a newline: a final push tells a clean end from a torn or undecodable frame.
-    try {
-      zstd.push(new Uint8Array(0), true);
-    } catch (error) {
-      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-      if (code !== ZSTD_UNEXPECTED_EOF) corrupt = errorText(error);
-      else if (length === 0) corrupt = 'the file ends inside its first zstd frame';
-    }
-  }
-  if (compression === undefined) {
-    compression = 'plain';
-    take(Buffer.concat(pending, pendingLength));
-  }
-  const all = Buffer.concat(collected, length);
-  const newline = all.indexOf(LF);
-  const isComplete = newline !== -1 || length < SNIFF_MAX_BYTES;
-  let line = newline === -1 ? all.subarray(0, Math.min(all.length, SNIFF_MAX_BYTES)) : all.subarray(0, newline);
-  if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
-  return { bytes: line, compression, isComplete, ...(corrupt !== undefined ? { corrupt } : {}) };
+  if (!isDone) look(reader.end());
+  const compression = reader.compression ?? 'plain';
+  const bytes = first ?? new Uint8Array(0);
+  return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };
 }
 
-function formatOfLine(text: string): InputFormat | undefined {
-  let value: unknown;
+function parseLine(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     // SyntaxError: line 1 is not JSON, so the file is none of the known formats.
     return undefined;
   }
+}
+
+function sessionOf(value: unknown): { id: string; parentSessionId?: string } | undefined {
+  const record = value as Record<string, unknown>;
+  const id = record['id'];
+  const parent = record['parentSession'];
+  if (typeof id !== 'string') return undefined;
+  return typeof parent === 'string' && parent !== '' ? { id, parentSessionId: parent } : { id };
+}
+
+function formatOfValue(value: unknown): InputFormat | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   if (isCaptureHeader(value)) return 'capture';
   const record = value as Record<string, unknown>;

@@ -4,9 +4,11 @@
  * sums them up.
  *
  * Each file's format is told from its first line (`input-files`):
- * - durable session logs go to the `LogTracker` (one run per epoch; children
- *   linked to their parents across all files; reported after every file is
- *   read, parents first);
+ * - durable session logs go to the `LogTracker` (one run per epoch). Line 1
+ *   of every file is read first, so each session is known before any is
+ *   replayed: a session nothing links to is streamed (each run reported as
+ *   it closes); sessions linked as parent and child across files are held
+ *   and reported after every file is read, parents first, children nested;
  * - captures written by `proxy --capture` are fed record by record, with
  *   their recorded direction and time, through `FrameTap.observeLine` into
  *   the tracker the live proxy would use (the header's protocol, else the
@@ -28,7 +30,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { reportedOutputMatches } from '../output/result.js';
-import { parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
+import { isCaptureHeader, parseCaptureHeader, parseCaptureRecord } from '../wire/capture.js';
 import { parseFrame, type JsonRpcFrame } from '../wire/jsonrpc.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
 import { AcpTracker } from '../observe/acp-tracker.js';
@@ -39,7 +41,7 @@ import { LogTracker } from '../observe/log-tracker.js';
 import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
-import { expandPaths, readLines, sniffFile, type InputFormat } from './input-files.js';
+import { expandPaths, readLines, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
 import { fileChunks } from '../wire/file-chunks.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
@@ -85,7 +87,18 @@ export interface ReplayOptions {
   readonly onProgress?: (progress: ReplayProgress) => void;
   /** Called for each problem as it is found. Must not throw. */
   readonly onProblem?: (problem: ReplayProblem) => void;
+  /**
+   * Backpressure: awaited whenever runs carrying {@link BACKPRESSURE_SPANS}
+   * spans or more were reported since the last wait; resolves when the
+   * listener's exporters have taken what they were given (e.g. the tracer
+   * provider's `forceFlush`). Reading waits meanwhile, so a replay of any
+   * size never outruns a bounded export queue. Must not reject.
+   */
+  readonly backpressure?: () => Promise<void>;
 }
+
+/** Spans (a run's `invoke_agent`, `chat` and `execute_tool`) reported between two backpressure waits at most, plus one run's. */
+export const BACKPRESSURE_SPANS = 512;
 
 /** What one input file gave. */
 export interface FileSummary {
@@ -131,9 +144,12 @@ export interface ReplaySummary {
 
 /**
  * Replays every file under `paths` into `listener`, in order, and sums up
- * the runs it reported. Runs of captures are reported while their file is
- * read; runs of session logs after the last file (so that a child's parent
- * can be in any file).
+ * the runs it reported. Runs of captures and of unlinked session logs are
+ * reported while their file is read; runs of sessions linked across files
+ * after the last file (so that a child's parent can be in any file). With
+ * `options.backpressure`, reading waits for the exporters every
+ * {@link BACKPRESSURE_SPANS} spans: memory stays bounded by the largest run
+ * (and the linked sessions held), whatever the number of runs or files.
  *
  * @returns the summary. Never rejects for any input (missing, unreadable,
  *   empty, binary, damaged files are problems); a listener that throws is
@@ -161,7 +177,23 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
     progress(filesDone, file);
   };
 
-  const logs = new LogTracker(stats, options.agentName !== undefined ? { agentName: options.agentName } : {});
+  // Line 1 of every file first: which sessions link to which, before any run is reported.
+  const sniffs: SniffResult[] = [];
+  for (const { path } of expanded.files) sniffs.push(await sniffFile(path));
+  const sessions = new Set<string>();
+  const linked = new Set<string>();
+  for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
+  for (const sniffed of sniffs) {
+    const parent = sniffed.ok ? sniffed.session?.parentSessionId : undefined;
+    if (!sniffed.ok || sniffed.session === undefined || parent === undefined || !sessions.has(parent)) continue;
+    linked.add(parent);
+    linked.add(sniffed.session.id);
+  }
+  const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
+  const logs = new LogTracker(stats, {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    stream: (sessionId, parentSessionId) => !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
+  });
 
   for (const [index, { path, size }] of expanded.files.entries()) {
     progress(index, path);
@@ -170,17 +202,17 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       problemCount += 1;
       report(problem);
     };
-    const sniffed = await sniffFile(path);
+    const sniffed = sniffs[index] ?? (await sniffFile(path));
     if (!sniffed.ok) {
       fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
       skipped.files += 1;
       files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
     } else if (sniffed.format === 'log') {
-      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index) });
+      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index), pause });
       if (result.isSkipped) skipped.files += 1;
       files.push({ path, format: 'log', records: result.records, runs: result.runs, problems: problemCount, isSkipped: result.isSkipped });
     } else {
-      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index));
+      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index), pause);
       if (result.isSkipped) skipped.files += 1;
       files.push({ ...result, problems: problemCount });
     }
@@ -189,7 +221,8 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
     progress(index + 1);
   }
 
-  logs.emit();
+  await logs.emitPausing(pause);
+  await stats.settle(options.backpressure);
   for (const problem of expanded.problems) {
     report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
     skipped.files += 1;
@@ -239,6 +272,7 @@ async function replayStream(
   options: ReplayOptions,
   report: (problem: ReplayProblem) => void,
   onBytes: (bytes: number) => void,
+  pause: () => Promise<void> | undefined,
 ): Promise<Omit<FileSummary, 'problems'>> {
   let line = 0;
   let records = 0;
@@ -260,13 +294,39 @@ async function replayStream(
   };
 
   const runIdPrefix = `replay-${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 12)}`;
-  let protocol: Protocol | 'auto' = format === 'ndjson' ? (options.protocol ?? 'auto') : 'auto';
-  let observing: ReturnType<typeof observerFor> | undefined;
-  let tap: FrameTap | undefined;
-  const startObserving = (): FrameTap => {
-    observing = observerFor(protocol, listener, runIdPrefix, options.agentName);
-    tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
-    return tap;
+  /** One conversation of the file: a capture shared by several proxies holds one per writer (its header's `id`). */
+  interface Stream {
+    readonly protocol: Protocol | 'auto';
+    readonly prefix: string;
+    observing?: ReturnType<typeof observerFor>;
+    tap?: FrameTap;
+    lastTime: number;
+  }
+  const streams = new Map<string, Stream>();
+  const ended: Stream[] = [];
+  const newStream = (key: string, protocol: Protocol | 'auto', startedAt: number): Stream => {
+    const previous = streams.get(key);
+    if (previous !== undefined) ended.push(previous); // a second header for the same stream: its own conversation
+    const stream: Stream = { protocol, prefix: key === '' && previous === undefined ? runIdPrefix : `${runIdPrefix}-${key === '' ? 'h' : key}-${line}`, lastTime: startedAt };
+    streams.set(key, stream);
+    return stream;
+  };
+  const tapOf = (stream: Stream): FrameTap => {
+    if (stream.tap !== undefined) return stream.tap;
+    const observing = observerFor(stream.protocol, listener, stream.prefix, options.agentName);
+    stream.observing = observing;
+    stream.tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
+    return stream.tap;
+  };
+  const captureHeader = (bytes: Uint8Array, at: number): void => {
+    const header = parseCaptureHeader(parseJsonLine(bytes));
+    if (!header.ok) {
+      problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, at);
+      if (!streams.has('')) newStream('', 'auto', Date.now());
+      return;
+    }
+    const declared = header.header.protocol === 'sdk' || header.header.protocol === 'acp' ? header.header.protocol : 'auto';
+    newStream(header.header.id ?? '', declared, header.header.startedAt);
   };
 
   let baseTime = Date.now();
@@ -276,12 +336,14 @@ async function replayStream(
     } catch {
       // The file vanished between sniffing and reading: reading it reports that below.
     }
+    newStream('', options.protocol ?? 'auto', baseTime);
   }
   const requestDirections = new Map<string, Direction>();
-  let lastTime = baseTime;
   let isSkipped = false;
 
   for await (const item of readLines(fileChunks(path, onBytes))) {
+    const pausing = pause();
+    if (pausing !== undefined) await pausing;
     line = item.line;
     if (item.kind === 'problem') {
       if (item.code === 'unreadable' && records === 0) {
@@ -292,35 +354,35 @@ async function replayStream(
       }
       continue;
     }
-    if (format === 'capture' && item.line === 1) {
-      const header = parseCaptureHeader(parseJsonLine(item.bytes));
-      if (!header.ok) {
-        problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, 1);
-      } else {
-        if (header.header.protocol === 'sdk' || header.header.protocol === 'acp') protocol = header.header.protocol;
-        lastTime = header.header.startedAt;
-      }
-      continue;
-    }
-    records += 1;
-    const activeTap = tap ?? startObserving();
     if (format === 'capture') {
-      const record = parseCaptureRecord(parseJsonLine(item.bytes));
+      const value = parseJsonLine(item.bytes);
+      if (item.line === 1 || isCaptureHeader(value)) {
+        // Line 1, or the header of another writer appending to the same file.
+        captureHeader(item.bytes, item.line);
+        continue;
+      }
+      records += 1;
+      const record = parseCaptureRecord(value);
       if (!record.ok) {
         malformed(record.error.code, `not a capture record (${record.error.message}); skipped`);
         continue;
       }
-      lastTime = record.time;
-      activeTap.observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
+      const key = record.stream ?? '';
+      const stream = streams.get(key) ?? newStream(key, 'auto', record.time);
+      stream.lastTime = record.time;
+      tapOf(stream).observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
       continue;
     }
+    records += 1;
     // Raw NDJSON: synthetic time, direction told from the frame (FrameTap parses the line again and reports what fails).
+    const stream = streams.get('') ?? newStream('', options.protocol ?? 'auto', baseTime);
     const time = baseTime + (item.line - 1);
-    lastTime = time;
-    activeTap.observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
+    stream.lastTime = time;
+    tapOf(stream).observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
   }
-  observing?.observer.close(lastTime, CAPTURE_ENDED_DIAGNOSTIC);
-  const decided = observing?.protocol();
+  const all = [...ended, ...streams.values()];
+  for (const stream of all) stream.observing?.observer.close(stream.lastTime, CAPTURE_ENDED_DIAGNOSTIC);
+  const decided = all.map((stream) => stream.observing?.protocol()).find((protocol) => protocol !== undefined);
   return { path, format, ...(decided !== undefined ? { protocol: decided } : {}), records, runs: stats.runs - runsBefore, isSkipped };
 }
 
@@ -377,6 +439,8 @@ class SummaryListener implements RunListener {
   readonly #byReason = new Map<string, { runs: number; inputTokens: number; outputTokens: number }>();
   runs = 0;
   #mismatches = 0;
+  /** Spans reported since the last backpressure wait. */
+  #unsettledSpans = 0;
 
   constructor(target: RunListener) {
     this.#target = target;
@@ -386,8 +450,30 @@ class SummaryListener implements RunListener {
     guard(() => this.#target.onRunStart(start));
   }
 
+  /**
+   * @returns a wait on `backpressure` when {@link BACKPRESSURE_SPANS} spans
+   *   or more were reported since the last one, else `undefined` (no await,
+   *   so reading pays nothing between waits).
+   */
+  pause(backpressure: (() => Promise<void>) | undefined): Promise<void> | undefined {
+    if (backpressure === undefined || this.#unsettledSpans < BACKPRESSURE_SPANS) return undefined;
+    return this.settle(backpressure);
+  }
+
+  /** Waits on `backpressure` for every span reported so far. Never rejects. */
+  async settle(backpressure: (() => Promise<void>) | undefined): Promise<void> {
+    this.#unsettledSpans = 0;
+    if (backpressure === undefined) return;
+    try {
+      await backpressure();
+    } catch {
+      // The contract forbids a rejecting backpressure; if one does, reading goes on (drops are the exporter's to count).
+    }
+  }
+
   onRunEnd(record: RunRecord): void {
     this.runs += 1;
+    this.#unsettledSpans += 1 + record.steps.length + record.toolCalls.length;
     const entry = this.#byReason.get(record.stopReason) ?? { runs: 0, inputTokens: 0, outputTokens: 0 };
     entry.runs += 1;
     if (record.usage.reported) {

@@ -31,7 +31,7 @@ import {
 } from './semconv.js';
 import { describeError, OnceReporter } from './report-once.js';
 
-/** Environment variable that turns content capture off (`false`, `0`, `NO_CONTENT`, `EVENT_ONLY`) or on (`true`, `1`, `SPAN_ONLY`, `SPAN_AND_EVENT`). */
+/** Environment variable that turns content capture off (`false`, `0`, `off`, `no`, `none`, `NO_CONTENT`, `EVENT_ONLY`, anything unrecognised) or on (`true`, `1`, `on`, `yes`, `SPAN_ONLY`, `SPAN_AND_EVENT`). */
 export const ENV_CAPTURE_MESSAGE_CONTENT = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT' as const;
 /** General attribute value length limit of the OpenTelemetry SDK configuration. */
 export const ENV_ATTRIBUTE_VALUE_LENGTH_LIMIT = 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT' as const;
@@ -72,10 +72,11 @@ const reports = new OnceReporter();
 
 /**
  * Reads the capture switch.
- * @returns `true` for unset, empty, `true`, `1`, `SPAN_ONLY`, `SPAN_AND_EVENT`;
- *   `false` for `false`, `0`, `NO_CONTENT`, `EVENT_ONLY` (this project emits no
- *   events, so content meant only for events stays out of spans); `undefined`
- *   for anything else. Case-insensitive, surrounding blanks ignored.
+ * @returns `true` for unset, empty, `true`, `1`, `on`, `yes`, `SPAN_ONLY`,
+ *   `SPAN_AND_EVENT`; `false` for `false`, `0`, `off`, `no`, `none`,
+ *   `NO_CONTENT`, `EVENT_ONLY` (this project emits no events, so content meant
+ *   only for events stays out of spans); `undefined` for anything else.
+ *   Case-insensitive, surrounding blanks ignored.
  */
 export function parseCaptureSetting(raw: string | undefined): boolean | undefined {
   const value = (raw ?? '').trim().toLowerCase();
@@ -83,11 +84,16 @@ export function parseCaptureSetting(raw: string | undefined): boolean | undefine
     case '':
     case 'true':
     case '1':
+    case 'on':
+    case 'yes':
     case 'span_only':
     case 'span_and_event':
       return true;
     case 'false':
     case '0':
+    case 'off':
+    case 'no':
+    case 'none':
     case 'no_content':
     case 'event_only':
       return false;
@@ -108,6 +114,64 @@ export function parseLengthLimit(raw: string | undefined): number | undefined {
   return Number.isSafeInteger(limit) && limit >= 1 ? limit : undefined;
 }
 
+/** A content policy and the fail-closed decisions taken while resolving it. */
+export interface ResolvedContentPolicy {
+  readonly policy: ContentPolicy;
+  /** One line per setting that was not understood (or a cap of 0) and therefore turned content capture off. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * {@link resolveContentPolicy} without reporting: the policy and the
+ * warnings a caller must show (the proxy prints them on stderr, where its
+ * diag logger does not go). Every privacy setting fails closed: an
+ * unrecognised capture value, a length limit that is not a whole number, and
+ * a limit of 0 all mean no content (hash, length and source stay). Never throws.
+ */
+export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy> | undefined, env: Environment): ResolvedContentPolicy {
+  const warnings: string[] = [];
+  let capture = options?.capture;
+  if (capture === undefined) {
+    const raw = env[ENV_CAPTURE_MESSAGE_CONTENT];
+    capture = parseCaptureSetting(raw);
+    if (capture === undefined) {
+      warnings.push(
+        `${ENV_CAPTURE_MESSAGE_CONTENT}=${JSON.stringify(raw)} is not one of true, false, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded`,
+      );
+      capture = false;
+    }
+  }
+
+  let maxLength: number | undefined;
+  if (options?.maxLength !== undefined) {
+    if (isValidLimit(options.maxLength)) maxLength = options.maxLength;
+    else if (options.maxLength === 0) capture = false; // a cap of 0: no content, as asked
+    else {
+      warnings.push(`content maxLength ${String(options.maxLength)} is not a whole number; no output content is recorded`);
+      capture = false;
+    }
+  } else {
+    // The span-specific variable wins when set, as in the SDK; a set but unusable one fails closed.
+    for (const name of [ENV_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, ENV_ATTRIBUTE_VALUE_LENGTH_LIMIT]) {
+      const raw = env[name];
+      if (raw === undefined || raw.trim() === '') continue;
+      const limit = parseLengthLimit(raw);
+      if (limit !== undefined) maxLength = limit;
+      else if (raw.trim() === '0') capture = false;
+      else {
+        warnings.push(`${name}=${JSON.stringify(raw)} is not a whole number; no output content is recorded`);
+        capture = false;
+      }
+      break;
+    }
+  }
+
+  const policy: { capture: boolean; maxLength?: number; redact?: (json: string) => string } = { capture };
+  if (maxLength !== undefined) policy.maxLength = maxLength;
+  if (options?.redact !== undefined) policy.redact = options.redact;
+  return { policy, warnings };
+}
+
 function isValidLimit(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
@@ -117,42 +181,13 @@ function isValidLimit(value: unknown): value is number {
  *
  * @param options explicit settings; each defined field wins over the environment.
  * @param env the environment to read (normally `process.env`).
- * @returns the policy. An unrecognised capture value is reported once through
- *   the diag logger and capture stays on (the product's default); an invalid
- *   length limit (variable or option) is reported once and ignored. Never throws.
+ * @returns the policy. Fails closed: an unrecognised capture value or an
+ *   unusable length limit turns capture off and is reported once through the
+ *   diag logger; a limit of 0 turns capture off. Never throws.
  */
 export function resolveContentPolicy(options: Partial<ContentPolicy> | undefined, env: Environment): ContentPolicy {
-  let capture = options?.capture;
-  if (capture === undefined) {
-    const raw = env[ENV_CAPTURE_MESSAGE_CONTENT];
-    capture = parseCaptureSetting(raw);
-    if (capture === undefined) {
-      reports.report('warn', `capture:${raw}`, `${ENV_CAPTURE_MESSAGE_CONTENT}=${JSON.stringify(raw)} is not one of true, false, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; output capture stays on`);
-      capture = true;
-    }
-  }
-
-  let maxLength: number | undefined;
-  if (options?.maxLength !== undefined) {
-    if (isValidLimit(options.maxLength)) maxLength = options.maxLength;
-    else reports.report('warn', `maxLength:${options.maxLength}`, `content maxLength ${String(options.maxLength)} is not an integer >= 1; ignored`);
-  }
-  if (maxLength === undefined && options?.maxLength === undefined) {
-    for (const name of [ENV_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, ENV_ATTRIBUTE_VALUE_LENGTH_LIMIT]) {
-      const raw = env[name];
-      if (raw === undefined || raw.trim() === '') continue;
-      const limit = parseLengthLimit(raw);
-      if (limit !== undefined) {
-        maxLength = limit;
-        break;
-      }
-      reports.report('warn', `${name}:${raw}`, `${name}=${JSON.stringify(raw)} is not an integer >= 1; ignored`);
-    }
-  }
-
-  const policy: { capture: boolean; maxLength?: number; redact?: (json: string) => string } = { capture };
-  if (maxLength !== undefined) policy.maxLength = maxLength;
-  if (options?.redact !== undefined) policy.redact = options.redact;
+  const { policy, warnings } = resolveContentPolicyWithWarnings(options, env);
+  for (const warning of warnings) reports.report('warn', `content:${warning}`, warning);
   return policy;
 }
 

@@ -13,12 +13,13 @@
  *
  * @module subagent-otel/telemetry/otlp-json-file-exporter
  */
-import { mkdir, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { JsonMetricsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { makeDirectory } from './make-directory.js';
 
 /** File name of the traces in an output directory. */
 export const TRACES_FILE_NAME = 'traces.jsonl';
@@ -28,11 +29,14 @@ export const METRICS_FILE_NAME = 'metrics.jsonl';
 const NEWLINE = Buffer.from('\n');
 
 /**
- * Lines accepted but not yet written, per writer. Past this an export fails
- * at once (the SDK counts it as dropped) instead of growing memory without
- * bound when the disk is slower than the runs.
+ * Lines accepted but not yet written, per writer. Past this (or
+ * {@link MAX_PENDING_BYTES}) an export fails at once (counted as dropped)
+ * instead of growing memory without bound when the disk is slower than the
+ * runs. Large enough for the burst of a proxied agent that dies with
+ * thousands of open runs (each closed at once, a line per span); replay and
+ * demo never come near it, since they wait for the writer (backpressure).
  */
-export const MAX_PENDING_LINES = 4096;
+export const MAX_PENDING_LINES = 65_536;
 /** Bytes of lines accepted but not yet written, per writer; same rule as {@link MAX_PENDING_LINES}. */
 export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /** Most bytes handed to the sink in one write (at least one whole line is always written). */
@@ -59,7 +63,7 @@ export function fileLineSink(path: string): LineSink {
   return {
     description: path,
     async append(lines) {
-      ready ??= mkdir(dirname(path), { recursive: true }).catch((error: unknown) => {
+      ready ??= makeDirectory(dirname(path)).catch((error: unknown) => {
         ready = undefined;
         throw error;
       });

@@ -646,9 +646,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const tracerProvider = new BasicTracerProvider({
     resource,
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-    // Explicit limits so the process environment cannot cut content JSON mid-value:
-    // content attributes are capped (JSON kept valid) to the same limit by the content policy.
-    spanLimits: { attributeValueLengthLimit: plan.content.maxLength ?? Infinity, attributeCountLimit: 128 },
+    // No SDK length limit (explicit, so the environment's cannot apply): the content cap is the content
+    // policy's, on content attributes only (JSON kept valid); names, models and hashes are never cut.
+    spanLimits: { attributeValueLengthLimit: Infinity, attributeCountLimit: 128 },
     spanProcessors,
   });
 

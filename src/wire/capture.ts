@@ -5,6 +5,11 @@
  * valid UTF-8 are kept as base64 so nothing is lost. Owns the shape, its
  * serialization and its validation; never does I/O.
  *
+ * A capture file is only ever appended to (never truncated), so several
+ * proxies may share one: each writes its own header, with a stream `id`, and
+ * tags each of its records with that id (`s`), so their whole lines may
+ * interleave and replay still tells the conversations apart.
+ *
  * @module subagent-otel/wire/capture
  */
 import { z } from 'zod';
@@ -24,6 +29,8 @@ export interface CaptureHeader {
   readonly protocol: string;
   /** Epoch ms when the capture started. */
   readonly startedAt: number;
+  /** Stream id of this writer; its records carry it as `s`. Absent in single-stream captures. */
+  readonly id?: string;
 }
 
 /** One observed line: `d` is `c` (client to agent) or `a` (agent to client); `l` the text, or `b` base64 bytes. */
@@ -32,6 +39,8 @@ export interface CaptureRecord {
   readonly d: 'c' | 'a';
   readonly l?: string;
   readonly b?: string;
+  /** Stream id of the writer (its header's `id`). */
+  readonly s?: string;
 }
 
 const HeaderSchema = z.looseObject({
@@ -39,23 +48,28 @@ const HeaderSchema = z.looseObject({
   version: z.number().int().positive(),
   protocol: z.string(),
   startedAt: z.number(),
+  id: z.string().optional(),
 });
 const RecordSchema = z
-  .looseObject({ t: z.number(), d: z.enum(['c', 'a']), l: z.string().optional(), b: z.string().optional() })
+  .looseObject({ t: z.number(), d: z.enum(['c', 'a']), l: z.string().optional(), b: z.string().optional(), s: z.string().optional() })
   .refine((r) => (r.l === undefined) !== (r.b === undefined), { message: 'exactly one of l or b' });
 
-/** Serializes the header line (no newline). */
-export function captureHeaderLine(protocol: string, startedAt: number): string {
-  const header: CaptureHeader = { type: CAPTURE_HEADER_TYPE, version: CAPTURE_VERSION, protocol, startedAt };
+/** Serializes the header line (no newline); `id` names the stream of a writer sharing the file. */
+export function captureHeaderLine(protocol: string, startedAt: number, id?: string): string {
+  const header: CaptureHeader = { type: CAPTURE_HEADER_TYPE, version: CAPTURE_VERSION, protocol, startedAt, ...(id !== undefined ? { id } : {}) };
   return JSON.stringify(header);
 }
 
-/** Serializes one observed line (no newline). Valid UTF-8 is stored as text, anything else as base64. */
-export function captureRecordLine(direction: 'c' | 'a', time: number, bytes: Uint8Array): string {
+/**
+ * Serializes one observed line (no newline), tagged with the stream `id`
+ * when given. Valid UTF-8 is stored as text, anything else as base64.
+ */
+export function captureRecordLine(direction: 'c' | 'a', time: number, bytes: Uint8Array, id?: string): string {
   const decoded = decodeUtf8Line(bytes);
+  const stream = id !== undefined ? { s: id } : {};
   const record: CaptureRecord = decoded.ok
-    ? { t: time, d: direction, l: decoded.text }
-    : { t: time, d: direction, b: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+    ? { t: time, d: direction, l: decoded.text, ...stream }
+    : { t: time, d: direction, b: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), ...stream };
   return JSON.stringify(record);
 }
 
@@ -75,7 +89,9 @@ export function parseCaptureHeader(value: unknown): { ok: true; header: CaptureH
  * Validates one capture record.
  * @returns the record with its line as bytes, or a `WireError`. Never throws.
  */
-export function parseCaptureRecord(value: unknown): { ok: true; time: number; direction: 'c' | 'a'; bytes: Uint8Array } | { ok: false; error: WireError } {
+export function parseCaptureRecord(
+  value: unknown,
+): { ok: true; time: number; direction: 'c' | 'a'; bytes: Uint8Array; stream?: string } | { ok: false; error: WireError } {
   const parsed = RecordSchema.safeParse(value);
   if (!parsed.success) {
     if (value === null || typeof value !== 'object') return { ok: false, error: wireError('not-object', '', 'a capture record', describeValue(value)) };
@@ -83,5 +99,5 @@ export function parseCaptureRecord(value: unknown): { ok: true; time: number; di
   }
   const r = parsed.data;
   const bytes = r.l !== undefined ? Buffer.from(r.l, 'utf8') : Buffer.from(r.b ?? '', 'base64');
-  return { ok: true, time: r.t, direction: r.d, bytes };
+  return { ok: true, time: r.t, direction: r.d, bytes, ...(r.s !== undefined ? { stream: r.s } : {}) };
 }

@@ -2,23 +2,61 @@
  * Content blocks, stream chunks and token usage of the dsh wire vocabulary
  * (docs/PROTOCOLS.md section 1): TypeScript types and the schemas that validate them.
  * Unknown block and chunk types are accepted and kept verbatim (they are
- * merge-extensible); a known type with a wrong field is rejected.
+ * merge-extensible). A content block of a known type whose fields do not
+ * match is kept too, as an opaque block (it makes its message non-empty and
+ * contributes no text): one odd block never hides a whole message. A known
+ * chunk type with a wrong field is rejected.
  *
  * @module subagent-otel/wire/content
  */
 import { z } from 'zod';
 
 const nonNegativeInt = z.number().int().nonnegative();
+/**
+ * A token count as sent: any JSON number. Out-of-range values (negative,
+ * fractional, beyond 2^53, `1e400` read as Infinity) are no reason to drop the
+ * message that carries them; consumers clamp them with {@link clampTokenCount}.
+ */
+const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), { message: 'expected a number' });
 
-/** Token usage of one model call. Counts are disjoint: `inputTokens` is uncached input only. */
+/**
+ * Token usage of one model call. Counts are disjoint: `inputTokens` is
+ * uncached input only. Validated counts are numbers, not necessarily in
+ * range: read them through {@link normalizeUsage}.
+ */
 export const TokenUsageSchema = z.looseObject({
-  inputTokens: nonNegativeInt,
-  outputTokens: nonNegativeInt,
-  cacheReadTokens: nonNegativeInt.optional(),
-  cacheWriteTokens: nonNegativeInt.optional(),
-  reasoningTokens: nonNegativeInt.optional(),
+  inputTokens: tokenCount,
+  outputTokens: tokenCount,
+  cacheReadTokens: tokenCount.optional(),
+  cacheWriteTokens: tokenCount.optional(),
+  reasoningTokens: tokenCount.optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+/**
+ * A token count clamped into range: an integer in `0..Number.MAX_SAFE_INTEGER`
+ * (negative and NaN give 0, fractions are floored, larger values and Infinity
+ * give `MAX_SAFE_INTEGER`). Never throws.
+ */
+export function clampTokenCount(value: number): number {
+  if (!(value > 0)) return 0;
+  return value >= Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : Math.floor(value);
+}
+
+/** `usage` with every count clamped by {@link clampTokenCount} (absent optional counts stay absent). Never throws. */
+export function normalizeUsage(usage: TokenUsage): TokenUsage {
+  const optional = (value: number | undefined): number | undefined => (value === undefined ? undefined : clampTokenCount(value));
+  const cacheReadTokens = optional(usage.cacheReadTokens);
+  const cacheWriteTokens = optional(usage.cacheWriteTokens);
+  const reasoningTokens = optional(usage.reasoningTokens);
+  return {
+    inputTokens: clampTokenCount(usage.inputTokens),
+    outputTokens: clampTokenCount(usage.outputTokens),
+    ...(cacheReadTokens !== undefined ? { cacheReadTokens } : {}),
+    ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+  };
+}
 
 export interface TextBlock { readonly type: 'text'; readonly text: string }
 export interface ReasoningBlock { readonly type: 'reasoning'; readonly text: string }
@@ -42,7 +80,8 @@ export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlo
  * passes as an unknown variant. One lookup per value instead of trying every
  * branch of a union.
  */
-function byType<T>(known: Record<string, z.ZodType>): z.ZodType<T> {
+function byType<T>(known: Record<string, z.ZodType>, lenient = false): z.ZodType<T> {
+  if (lenient) return z.looseObject({ type: z.string() }) as unknown as z.ZodType<T>;
   return z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
     const schema = Object.prototype.hasOwnProperty.call(known, value.type) ? known[value.type] : undefined;
     if (schema === undefined) return;
@@ -52,7 +91,12 @@ function byType<T>(known: Record<string, z.ZodType>): z.ZodType<T> {
   }) as unknown as z.ZodType<T>;
 }
 
-/** Validates one content block; unknown `type` values pass as `UnknownBlock`. */
+/**
+ * Validates one content block: any object with a string `type`. Unknown
+ * types pass as `UnknownBlock`; a known type with odd fields (an `image`
+ * without `attachment`, a `text` whose `text` is not a string) is kept
+ * verbatim and read defensively by every consumer ({@link isTextBlock}).
+ */
 export const ContentBlockSchema: z.ZodType<ContentBlock> = byType<ContentBlock>({
   text: z.looseObject({ text: z.string() }),
   reasoning: z.looseObject({ text: z.string() }),
@@ -65,7 +109,7 @@ export const ContentBlockSchema: z.ZodType<ContentBlock> = byType<ContentBlock>(
     },
     isError: z.boolean().optional(),
   }),
-});
+}, true);
 
 /** `true` for a text block. */
 export function isTextBlock(block: ContentBlock): block is TextBlock {

@@ -2,8 +2,9 @@
  * Reads dsh durable session logs (docs/PROTOCOLS.md section 5) at the wire layer: plain
  * `.jsonl` or a concatenation of independent zstd frames, one session per file.
  *
- * Owns byte-level reading only: compression detection, streaming zstd
- * decompression, NDJSON framing, JSON parsing, a minimal check of the header
+ * Gets its lines from the one byte reader (`wire/byte-lines`: compression
+ * detection, bounded zstd decompression, NDJSON framing, torn tails) and owns
+ * what a log line is: JSON parsing, a minimal check of the header
  * line, and the expansion of packed chunk rows (`text-chunks`,
  * `reasoning-chunks`, `tool-call-chunks`) into plain `assistant/chunk` event
  * objects. Event lines are yielded as parsed JSON, unvalidated: validating
@@ -20,43 +21,16 @@
  * @module subagent-otel/wire/durable-log
  */
 
-import { Buffer } from 'node:buffer';
-import { Decompress } from 'fzstd';
-import { fileChunks } from './file-chunks.js';
 import { z } from 'zod';
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from './ndjson.js';
+import { ByteLineReader, DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type ByteLineItem, type LogCompression } from './byte-lines.js';
+import { fileChunks } from './file-chunks.js';
+import { DEFAULT_MAX_LINE_BYTES, decodeUtf8Line } from './ndjson.js';
 import type { SplitLine } from './ndjson.js';
 
-/** How a durable log's bytes are stored. */
-export type LogCompression = 'zstd' | 'plain';
+export { DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type LogCompression };
 
-const ZSTD_MAGIC = 0xfd2fb528;
-const SKIPPABLE_MAGIC_MIN = 0x184d2a50;
-const SKIPPABLE_MAGIC_MAX = 0x184d2a5f;
-/** fzstd's error code for input that ends inside a frame. */
-const ZSTD_UNEXPECTED_EOF = 5;
-/**
- * Input is handed to the decoder in slices of this size, so the records (and
- * decompressed bytes) held at once stay proportional to one slice.
- */
+/** Input is handed to the reader in slices of this size, so records come in small batches. */
 const FEED_SLICE_BYTES = 4096;
-
-/**
- * Tells a zstd stream from plain text by its first four bytes.
- *
- * @returns `'zstd'` when the bytes start with the zstd frame magic
- *   `28 B5 2F FD` or a skippable-frame magic (`0x184D2A50`..`0x184D2A5F`,
- *   little-endian); otherwise (fewer than four bytes included) `'plain'`.
- *   Never throws; looks only at the bytes, never at a file name.
- */
-export function detectCompression(firstBytes: Uint8Array): LogCompression {
-  if (firstBytes.length < 4) return 'plain';
-  const magic =
-    ((firstBytes[0] ?? 0) | ((firstBytes[1] ?? 0) << 8) | ((firstBytes[2] ?? 0) << 16) | ((firstBytes[3] ?? 0) << 24)) >>> 0;
-  if (magic === ZSTD_MAGIC) return 'zstd';
-  if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) return 'zstd';
-  return 'plain';
-}
 
 /**
  * The header line, checked minimally (`type: 'session'`, string `id`). Other
@@ -301,130 +275,6 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
   return { ok: true, events };
 }
 
-/** Default of {@link ReadDurableLogOptions.maxZstdWindowBytes}: 32 MiB (window log 25). */
-export const DEFAULT_MAX_ZSTD_WINDOW_BYTES = 32 * 1024 * 1024;
-/** The zstd format's largest block (Block_Maximum_Size is the smaller of this and the window). */
-const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
-
-type ScanState = 'magic' | 'skippable-size' | 'frame-header' | 'block-header' | 'stopped';
-
-/**
- * Walks the structure of concatenated zstd frames as bytes arrive, without
- * decompressing: frame and skippable-frame headers, block headers, block
- * bodies, checksums. Refuses what the format forbids or this reader will not
- * afford, before the decompressor sees it: a declared window over the limit,
- * a block larger than `min(window, 128 KiB)`, the reserved block type. Leaves
- * every other defect (a bad magic, corrupt block content) to the decompressor.
- */
-class ZstdFrameScanner {
-  readonly #maxWindow: number;
-  #state: ScanState = 'magic';
-  /** Bytes of the structure being read (magic, header, block header). */
-  #held: number[] = [];
-  /** Bytes still to skip (block body, skippable payload, checksum). */
-  #skip = 0;
-  #window = 0;
-  #hasChecksum = false;
-
-  constructor(maxWindow: number) {
-    this.#maxWindow = maxWindow;
-  }
-
-  /**
-   * @returns `undefined` when `chunk` holds nothing refused, else the offset
-   *   in `chunk` where the refused structure starts (0 when it started in an
-   *   earlier chunk) and why. After a refusal the scanner ignores all input.
-   */
-  scan(chunk: Uint8Array): { readonly at: number; readonly reason: string } | undefined {
-    let i = 0;
-    while (i < chunk.length && this.#state !== 'stopped') {
-      if (this.#skip > 0) {
-        const step = Math.min(this.#skip, chunk.length - i);
-        this.#skip -= step;
-        i += step;
-        continue;
-      }
-      const start = i - this.#held.length;
-      this.#held.push(chunk[i] ?? 0);
-      i += 1;
-      const reason = this.#advance();
-      if (reason !== undefined) {
-        this.#state = 'stopped';
-        return { at: Math.max(0, start), reason };
-      }
-    }
-    return undefined;
-  }
-
-  /** Consumes `#held` when it completes a structure; returns a refusal reason, if any. */
-  #advance(): string | undefined {
-    const held = this.#held;
-    switch (this.#state) {
-      case 'magic': {
-        if (held.length < 4) return undefined;
-        const magic = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
-        this.#held = [];
-        if (magic === ZSTD_MAGIC) this.#state = 'frame-header';
-        else if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) this.#state = 'skippable-size';
-        else this.#state = 'stopped'; // not a frame: the decompressor reports it
-        return undefined;
-      }
-      case 'skippable-size': {
-        if (held.length < 4) return undefined;
-        this.#skip = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
-        this.#held = [];
-        this.#state = 'magic';
-        return undefined;
-      }
-      case 'frame-header': {
-        const descriptor = held[0] ?? 0;
-        const isSingleSegment = (descriptor & 0x20) !== 0;
-        const sizeFlag = descriptor >> 6;
-        const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] ?? 0;
-        const sizeBytes = sizeFlag === 0 ? (isSingleSegment ? 1 : 0) : (1 << sizeFlag);
-        const length = 1 + (isSingleSegment ? 0 : 1) + dictionaryBytes + sizeBytes;
-        if (held.length < length) return undefined;
-        let window: number;
-        if (isSingleSegment) {
-          // The window is the content size (little-endian; 2-byte sizes are offset by 256).
-          window = 0;
-          for (let k = sizeBytes - 1; k >= 0; k -= 1) window = window * 256 + (held[length - sizeBytes + k] ?? 0);
-          if (sizeBytes === 2) window += 256;
-        } else {
-          const windowDescriptor = held[1] ?? 0;
-          const base = 2 ** (10 + (windowDescriptor >> 3));
-          window = base + (base / 8) * (windowDescriptor & 7);
-        }
-        this.#held = [];
-        if (window > this.#maxWindow) {
-          return `a zstd frame declares a ${window}-byte window, over the ${this.#maxWindow}-byte limit`;
-        }
-        this.#window = window;
-        this.#hasChecksum = (descriptor & 0x04) !== 0;
-        this.#state = 'block-header';
-        return undefined;
-      }
-      case 'block-header': {
-        if (held.length < 3) return undefined;
-        const header = (held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16);
-        this.#held = [];
-        const isLast = (header & 1) === 1;
-        const type = (header >> 1) & 3;
-        const size = header >>> 3;
-        if (type === 3) return 'a zstd block has the reserved block type';
-        // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
-        const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
-        if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
-        this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
-        if (isLast) this.#state = 'magic';
-        return undefined;
-      }
-      default:
-        return undefined;
-    }
-  }
-}
-
 /**
  * Incremental, synchronous form of {@link readDurableLog}: push the file's
  * bytes in order, then call `end()` once. Both return the records completed so
@@ -437,14 +287,7 @@ class ZstdFrameScanner {
  */
 export class DurableLogDecoder {
   readonly #maxLineBytes: number;
-  readonly #splitter: LineSplitter;
-  #compression: LogCompression | undefined;
-  #head: Uint8Array[] = [];
-  #headLength = 0;
-  #zstd: Decompress | undefined;
-  #zstdScanner: ZstdFrameScanner | undefined;
-  readonly #maxZstdWindowBytes: number;
-  #zstdOutput: Uint8Array[] = [];
+  readonly #reader: ByteLineReader;
   #problemCount = 0;
   #lineCount = 0;
   #isStopped = false;
@@ -453,13 +296,14 @@ export class DurableLogDecoder {
   /** @throws RangeError when `maxLineBytes` is not a non-negative integer (a programming error). */
   constructor(options: ReadDurableLogOptions = {}) {
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    this.#maxZstdWindowBytes = options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES;
-    this.#splitter = new LineSplitter({ maxLineBytes: this.#maxLineBytes });
-    const compression = options.compression ?? 'auto';
-    if (compression !== 'auto') this.#start(compression);
+    this.#reader = new ByteLineReader({
+      maxLineBytes: this.#maxLineBytes,
+      maxZstdWindowBytes: options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES,
+      compression: options.compression ?? 'auto',
+    });
   }
 
-  /** True once reading cannot go on (`not-a-session-log`, `corrupt-zstd`). */
+  /** True once reading cannot go on (`not-a-session-log`, `corrupt-zstd`, `too-many-problems`). */
   get isStopped(): boolean {
     return this.#isStopped;
   }
@@ -470,14 +314,8 @@ export class DurableLogDecoder {
    */
   push(chunk: Uint8Array): DurableLogRecord[] {
     const records: DurableLogRecord[] = [];
-    if (this.#isStopped || this.#isEnded || chunk.length === 0) return records;
-    if (this.#compression !== undefined) {
-      this.#consume(chunk, records);
-      return records;
-    }
-    this.#head.push(chunk);
-    this.#headLength += chunk.length;
-    if (this.#headLength >= 4) this.#consumeHead(records);
+    if (this.#isStopped || this.#isEnded) return records;
+    this.#interpretItems(this.#reader.push(chunk), records);
     return records;
   }
 
@@ -496,107 +334,51 @@ export class DurableLogDecoder {
       return records;
     }
     this.#isEnded = true;
-    if (this.#compression === undefined) {
-      if (this.#headLength === 0) {
-        records.push(problem(0, 'empty-file', 'the file is empty'));
-        return records;
-      }
-      this.#consumeHead(records);
-    }
-    let isTornFrame = false;
-    if (this.#zstd !== undefined && !this.#isStopped) {
-      try {
-        this.#zstd.push(new Uint8Array(0), true);
-      } catch (error) {
-        this.#drainZstd(records);
-        if (zstdErrorCode(error) !== ZSTD_UNEXPECTED_EOF) {
-          if (!this.#isStopped) records.push(this.#corrupt(error));
-          return records;
-        }
-        isTornFrame = true;
-      }
-      this.#drainZstd(records);
-    }
-    if (this.#isStopped) return records;
-    const tail = this.#splitter.end();
-    if (tail !== undefined) {
-      this.#interpretTail(tail, isTornFrame, records);
-    } else if (isTornFrame) {
-      records.push(problem(this.#lineCount + 1, 'torn-tail', 'the file ends inside a zstd frame'));
-    } else if (this.#lineCount === 0) {
-      records.push(problem(0, 'empty-file', 'the zstd frames hold no data'));
-    }
+    this.#interpretItems(this.#reader.end(), records);
     return records;
   }
 
-  #start(compression: LogCompression): void {
-    this.#compression = compression;
-    if (compression === 'zstd') {
-      this.#zstdScanner = new ZstdFrameScanner(this.#maxZstdWindowBytes);
-      this.#zstd = new Decompress((data) => {
-        if (data.length > 0) this.#zstdOutput.push(data);
-      });
-    }
-  }
-
-  #consumeHead(out: DurableLogRecord[]): void {
-    const head = Buffer.concat(this.#head, this.#headLength);
-    this.#head = [];
-    this.#headLength = 0;
-    this.#start(detectCompression(head));
-    this.#consume(head, out);
-  }
-
-  #consume(chunk: Uint8Array, out: DurableLogRecord[]): void {
-    if (this.#zstd === undefined) {
-      this.#interpretAll(this.#splitter.push(chunk), out);
-      return;
-    }
-    // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
-    const refusal = this.#zstdScanner?.scan(chunk);
-    const accepted = refusal === undefined ? chunk : chunk.subarray(0, refusal.at);
-    try {
-      if (accepted.length > 0) this.#zstd.push(accepted);
-    } catch (error) {
-      // fzstd throws for undecodable data; blocks it decoded before that still count.
-      this.#drainZstd(out);
-      if (!this.#isStopped) out.push(this.#corrupt(error));
-      return;
-    }
-    this.#drainZstd(out);
-    if (refusal !== undefined && !this.#isStopped) out.push(this.#corrupt(new Error(refusal.reason)));
-  }
-
-  #drainZstd(out: DurableLogRecord[]): void {
-    const output = this.#zstdOutput;
-    this.#zstdOutput = [];
-    for (const block of output) {
+  #interpretItems(items: readonly ByteLineItem[], out: DurableLogRecord[]): void {
+    for (const item of items) {
       if (this.#isStopped) return;
-      this.#interpretAll(this.#splitter.push(block), out);
-    }
-  }
-
-  #corrupt(error: unknown): DurableLogProblem {
-    this.#isStopped = true;
-    const reason = error instanceof Error ? error.message : String(error);
-    return problem(
-      this.#lineCount + 1,
-      'corrupt-zstd',
-      `undecodable zstd data after line ${this.#lineCount} (${reason}); the rest of the file is not read`,
-    );
-  }
-
-  #interpretAll(lines: readonly SplitLine[], out: DurableLogRecord[]): void {
-    for (const item of lines) {
-      if (this.#isStopped) return;
-      const before = out.length;
-      this.#interpret(item, out);
-      for (let i = before; i < out.length; i += 1) if (out[i]?.kind === 'problem') this.#problemCount += 1;
-      if (this.#problemCount >= MAX_PROBLEMS_PER_FILE && !this.#isStopped) {
-        this.#isStopped = true;
-        out.push(problem(this.#lineCount, 'too-many-problems', `${MAX_PROBLEMS_PER_FILE} defective lines by line ${this.#lineCount}; the rest of the file is not read`));
+      switch (item.kind) {
+        case 'line':
+        case 'oversized': {
+          const before = out.length;
+          this.#interpret(item.kind === 'line' ? { kind: 'line', bytes: item.bytes } : { kind: 'oversized', length: item.length }, out);
+          for (let i = before; i < out.length; i += 1) if (out[i]?.kind === 'problem') this.#problemCount += 1;
+          if (this.#problemCount >= MAX_PROBLEMS_PER_FILE && !this.#isStopped) {
+            this.#stop();
+            out.push(problem(this.#lineCount, 'too-many-problems', `${MAX_PROBLEMS_PER_FILE} defective lines by line ${this.#lineCount}; the rest of the file is not read`));
+          }
+          break;
+        }
+        case 'corrupt-zstd':
+          this.#isStopped = true;
+          out.push(
+            problem(
+              this.#lineCount + 1,
+              'corrupt-zstd',
+              `undecodable zstd data after line ${this.#lineCount} (${item.reason}); the rest of the file is not read`,
+            ),
+          );
+          break;
+        case 'tail':
+          this.#interpretTail(item.line, item.isTornFrame, out);
+          break;
+        case 'torn-frame':
+          out.push(problem(this.#lineCount + 1, 'torn-tail', 'the file ends inside a zstd frame'));
+          break;
+        case 'empty':
+          out.push(problem(0, 'empty-file', item.hadBytes ? 'the zstd frames hold no data' : 'the file is empty'));
+          break;
       }
     }
+  }
+
+  #stop(): void {
+    this.#isStopped = true;
+    this.#reader.stop();
   }
 
   /** A `\n`-terminated line. */
@@ -673,7 +455,7 @@ export class DurableLogDecoder {
   }
 
   #notALog(message: string): DurableLogProblem {
-    this.#isStopped = true;
+    this.#stop();
     return problem(1, 'not-a-session-log', `${message}; not a session log, the file is not read further`);
   }
 }
@@ -787,9 +569,6 @@ function jsonKind(value: unknown): string {
   return typeof value;
 }
 
-function zstdErrorCode(error: unknown): unknown {
-  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-}
 
 /** At most three zod issues, as `path: message`; paths of JSON data hold only keys and indexes. */
 function describeIssues(error: z.ZodError): string {

@@ -82,6 +82,11 @@ export class LineSplitter {
     return this.#isSkipping ? 0 : this.#pendingLength;
   }
 
+  /** A copy of the unfinished line held now (empty while skipping an oversized line). Never throws. */
+  pending(): Uint8Array {
+    return this.#isSkipping ? new Uint8Array(0) : Buffer.concat(this.#parts, this.#pendingLength);
+  }
+
   /**
    * Adds the next chunk of input.
    *

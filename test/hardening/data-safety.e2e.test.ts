@@ -165,7 +165,7 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
 
     // The capture holds its header and the protocol lines exchanged, nothing else.
     const [header, ...records] = readFileSync(capture, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(Object.keys(header ?? {}).sort()).toEqual(['protocol', 'startedAt', 'type', 'version']);
+    expect(Object.keys(header ?? {}).sort()).toEqual(['id', 'protocol', 'startedAt', 'type', 'version']);
     const wire = new Set([...input.map((l) => l.trimEnd()), ...r.stdout.toString().trimEnd().split('\n')]);
     expect(records.length).toBe(wire.size);
     expect(records.every((rec) => typeof rec['l'] === 'string' && wire.has(rec['l']))).toBe(true);

@@ -10,6 +10,8 @@
  * - capture records (`parseCaptureRecord`, `parseCaptureHeader`);
  * - plain durable log bytes (`DurableLogDecoder`, any chunking);
  * - zstd durable log bytes (`DurableLogDecoder` on real and hand-built frames);
+ * - random zstd frame headers through both byte readers (window limit always enforced);
+ * - assistant messages with unknown or odd blocks and out-of-range usage (never dropped);
  * - the stdio `FrameTap` fed random chunks (and `LineSplitter` beside it).
  *
  * Invariants, for every input: nothing throws; every rejection is a typed
@@ -38,11 +40,14 @@ import { DURABLE_LOG_PROBLEM_CODES, DurableLogDecoder, type DurableLogRecord } f
 import { parseSessionEvent } from '../../src/wire/events.js';
 import { classifyFrame, parseFrame, type JsonRpcFrame } from '../../src/wire/jsonrpc.js';
 import { LineSplitter } from '../../src/wire/ndjson.js';
+import { ByteLineReader } from '../../src/wire/byte-lines.js';
 import type { WireError, WireErrorCode } from '../../src/wire/wire-error.js';
 import { attempt, events, finish, step, stepEnd, stepStart, text, textDelta, toolCallEvent, toolResultEvent, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 /** Inputs per boundary, as the issue asks. */
 const RUNS = 100_000;
+/** Random zstd frame headers tried (each accepted one costs a window allocation). */
+const ZSTD_HEADER_RUNS = 10_000;
 /** Generous per-boundary bound: a hang fails the test instead of stalling CI. */
 const BOUNDARY_TIMEOUT_MS = 120_000;
 
@@ -559,6 +564,58 @@ describe('fuzzing the parser boundaries (100,000 inputs each)', () => {
     expect(records[1]).toMatchObject({ kind: 'problem', code: 'corrupt-zstd' });
     expect((records[1] as { message: string }).message).toContain('a zstd block of 2097151 bytes exceeds the 40-byte block limit of its frame');
   });
+
+  it('refuses every zstd frame header declaring a window over the limit, through every byte reader, never throwing', () => {
+    // Random frame headers (descriptor, window descriptor, content size) after a valid first frame, read by the
+    // durable-log decoder and by the one byte reader captures, raw NDJSON and sniffing use. A header over the
+    // 32 MiB limit is always refused naming its window; no header makes either reader throw.
+    const first = handFrame(utf8(`${JSON.stringify({ type: 'session', id: 's' })}\n`));
+    // Fewer inputs than the other boundaries: an accepted header makes the decoder reserve its (up to 32 MiB) window.
+    const headerArb = fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.uint8Array({ minLength: 0, maxLength: 12 }));
+    const details = fc.check(fc.property(headerArb, ([descriptor, windowByte, rest]) => {
+      const hostile = Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, descriptor, windowByte, ...rest]);
+      const bytes = Buffer.concat([first, hostile]);
+      const records = noThrow('DurableLogDecoder', () => decodeAll([bytes]));
+      ensure(records[0]?.kind === 'header', 'the valid first frame was not read');
+      const reader = new ByteLineReader();
+      const items = noThrow('ByteLineReader', () => [...reader.push(bytes), ...reader.end()]);
+      ensure(items[0]?.kind === 'line', 'the byte reader lost the valid first frame');
+      const isSingleSegment = (descriptor & 0x20) !== 0;
+      if (!isSingleSegment && (descriptor & 0x08) === 0) {
+        const base = 2 ** (10 + (windowByte >> 3));
+        const window = base + (base / 8) * (windowByte & 7);
+        const sizeBytes = [0, 2, 4, 8][descriptor >> 6] ?? 0;
+        const headerComplete = rest.length >= ([0, 1, 2, 4][descriptor & 3] ?? 0) + sizeBytes;
+        if (window > 32 * 1024 * 1024 && headerComplete) {
+          ensure(records.some((r) => r.kind === 'problem' && r.code === 'corrupt-zstd' && r.message.includes(`${window}-byte window`)), `window ${window} not refused by the decoder`);
+          ensure(items.some((i) => i.kind === 'corrupt-zstd' && i.reason.includes(`${window}-byte window`)), `window ${window} not refused by the byte reader`);
+        }
+      }
+    }), { numRuns: ZSTD_HEADER_RUNS });
+    if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'property failed');
+    expect(details.numRuns).toBe(ZSTD_HEADER_RUNS);
+  }, BOUNDARY_TIMEOUT_MS);
+
+  it('never drops an assistant message for unknown or odd content blocks or out-of-range usage', () => {
+    const oddBlock = fc.oneof(
+      fc.record({ type: fc.string({ minLength: 1, maxLength: 12 }).filter((t) => !['text', 'reasoning', 'tool-call', 'tool-result'].includes(t)) }),
+      fc.record({ type: fc.constant('image'), data: fc.string(), mimeType: fc.string() }),
+      fc.record({ type: fc.constantFrom('text', 'reasoning', 'tool-call', 'tool-result', 'image'), junk: fc.jsonValue() }),
+    );
+    const count = fc.oneof(fc.nat(), fc.double({ noNaN: true }), fc.constant(2 ** 63), fc.integer({ min: -1_000_000, max: -1 }));
+    fuzz(fc.tuple(fc.array(oddBlock, { minLength: 1, maxLength: 4 }), fc.nat({ max: 4 }), count, count), ([odd, at, input, output]) => {
+      const content: unknown[] = [...odd];
+      content.splice(Math.min(at, content.length), 0, { type: 'text', text: 'kept' });
+      const event = {
+        type: 'assistant/message',
+        seq: 1,
+        time: 2,
+        data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content }, usage: { inputTokens: input, outputTokens: output } },
+      };
+      const parsed = noThrow('parseSessionEvent', () => parseSessionEvent(event));
+      ensure(parsed.ok, `a message with odd blocks was rejected: ${parsed.ok ? '' : parsed.error.message}`);
+    });
+  }, BOUNDARY_TIMEOUT_MS);
 
   it('reads the unmutated zstd samples exactly (so the fuzzer corrupts valid input, not noise)', () => {
     for (const sample of zstdSamples) {

@@ -31,9 +31,9 @@ async function lines(...chunks: Array<string | Uint8Array>): Promise<Array<[numb
 describe('sniffFile', () => {
   it('tells session logs, captures and raw JSON-RPC apart by line 1, plain or zstd', async () => {
     const log = '{"type":"session","version":3,"id":"s1"}\n{"type":"turn/start","seq":0,"time":1,"data":{"turn":0}}\n';
-    expect(await sniffFile(file(log))).toEqual({ ok: true, format: 'log', compression: 'plain' });
+    expect(await sniffFile(file(log))).toEqual({ ok: true, format: 'log', compression: 'plain', session: { id: 's1' } });
     const zstd = Buffer.concat([await compressZstdFrame(log.split('\n')[0] + '\n'), await compressZstdFrame(log.split('\n')[1] + '\n')]);
-    expect(await sniffFile(file(zstd))).toEqual({ ok: true, format: 'log', compression: 'zstd' });
+    expect(await sniffFile(file(zstd))).toEqual({ ok: true, format: 'log', compression: 'zstd', session: { id: 's1' } });
     expect(await sniffFile(file('{"type":"subagent-otel-capture","version":1,"protocol":"auto","startedAt":1}\r\n'))).toEqual({
       ok: true,
       format: 'capture',

@@ -10,6 +10,7 @@ import {
   capJson,
   outputAttributes,
   parseCaptureSetting,
+  resolveContentPolicyWithWarnings,
   resolveContentPolicy,
 } from '../../src/telemetry/content-policy.js';
 import {
@@ -39,7 +40,10 @@ describe('resolveContentPolicy', () => {
     ['0', false],
     ['NO_CONTENT', false],
     ['EVENT_ONLY', false],
-    ['garbage', true],
+    ['off', false],
+    ['none', false],
+    ['No', false],
+    ['garbage', false],
   ])('reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=%j as capture %j', (raw, capture) => {
     expect(resolveContentPolicy(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: raw })).toEqual({ capture });
   });
@@ -48,18 +52,27 @@ describe('resolveContentPolicy', () => {
     expect(parseCaptureSetting('maybe')).toBeUndefined();
   });
 
-  it('honours the attribute length limits, span-specific first, and ignores invalid ones', () => {
+  it('honours the attribute length limits, span-specific first, and fails closed on unusable ones', () => {
     expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096' })).toEqual({ capture: true, maxLength: 4096 });
     expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096', OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '512' })).toEqual({
       capture: true,
       maxLength: 512,
     });
-    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: 'lots' })).toEqual({ capture: true });
-    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '-5' })).toEqual({ capture: true });
-    expect(resolveContentPolicy(undefined, { OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64' })).toEqual({
-      capture: true,
-      maxLength: 64,
+    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: 'lots' })).toEqual({ capture: false });
+    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '-5' })).toEqual({ capture: false });
+    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0' })).toEqual({ capture: false });
+    expect(resolveContentPolicy(undefined, { OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64' })).toEqual({ capture: false });
+  });
+
+  it('treats a cap of 0 as no content and an unusable cap as no content with a warning', () => {
+    expect(resolveContentPolicyWithWarnings({ maxLength: 0 }, {})).toEqual({ policy: { capture: false }, warnings: [] });
+    expect(resolveContentPolicyWithWarnings({ maxLength: -3 }, {})).toEqual({
+      policy: { capture: false },
+      warnings: ['content maxLength -3 is not a whole number; no output content is recorded'],
     });
+    expect(resolveContentPolicyWithWarnings(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'maybe' }).warnings).toEqual([
+      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of true, false, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded',
+    ]);
   });
 
   it('lets options override the environment', () => {

@@ -44,9 +44,9 @@ describe('parseSessionEvent', () => {
     ],
     ['a missing type', { ...base, data: {} }, { code: 'invalid', path: 'type', expected: 'string', received: 'nothing (field missing)' }],
     [
-      'a text block without text',
-      { type: 'assistant/message', ...base, data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text' }] } } },
-      { code: 'invalid', path: 'data.message.content.0.text', expected: 'string', received: 'nothing (field missing)' },
+      'a content block without a type',
+      { type: 'assistant/message', ...base, data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ text: 'hi' }] } } },
+      { code: 'invalid', path: 'data.message.content.0.type', expected: 'string', received: 'nothing (field missing)' },
     ],
     [
       'a text delta with a numeric text',

@@ -27,6 +27,7 @@ import { createTelemetry, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/
 import type { Command } from '../args.js';
 import { runStdioProxy } from '../stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
+import { checkOutputDirectory } from '../output-paths.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { isOutputMismatch } from '../../replay/replay.js';
 import { observeConversation } from './proxy-observation.js';
@@ -287,8 +288,11 @@ async function writeSessions(dir: string, sessions: Iterable<RecordedSession>, n
 
 /**
  * Runs the demo. @returns the exit code: 0 when every scenario ran (runs
- * that stop early are part of the demo), 1 when a scripted peer could not be
- * started. Prints the table (or JSON) on stdout, progress on stderr.
+ * that stop early are part of the demo) and its telemetry was delivered, 1
+ * when a scripted peer could not be started, 2 when the output directory
+ * cannot be written (checked before any work), 3 when some telemetry could
+ * not be delivered (the exact counts on stderr). Prints the table (or JSON)
+ * on stdout, progress on stderr.
  */
 export async function runDemo(
   cmd: DemoCommand,
@@ -298,13 +302,21 @@ export async function runDemo(
   const progress = (what: string): void => void io.stderr.write(`demo: ${what}\n`);
   const options = telemetryOptions(cmd, io.env);
   const plan = planTelemetry(options);
+  const telemetry = createTelemetry(options);
+  if (telemetry.outDir !== undefined) {
+    const unusable = await checkOutputDirectory(telemetry.outDir);
+    if (unusable !== undefined) {
+      io.stderr.write(`subagent-otel demo: output directory ${telemetry.outDir}: ${unusable}\n`);
+      await telemetry.shutdown(0);
+      return 2;
+    }
+  }
   const ownFiles = [
     ...(plan.traces.fileDir !== undefined ? [join(plan.traces.fileDir, OUT_FILE_NAMES.traces)] : []),
     ...(plan.metrics.fileDir !== undefined ? [join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics)] : []),
   ];
   const removed = await clearOwnFiles(ownFiles);
   if (removed.length > 0) progress(`starting from empty files: removed what an earlier run left: ${removed.join(', ')}`);
-  const telemetry = createTelemetry(options);
   const recorder = cmd.sessions !== undefined ? sessionRecorder() : undefined;
   const rows: DemoRow[] = [];
   let label: Pick<DemoRow, 'via' | 'scenario'> = { via: 'sdk-backend', scenario: '' };
@@ -352,18 +364,23 @@ export async function runDemo(
     metricLines: plan.metrics.fileDir !== undefined ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines : undefined,
     sessionLogs: sessionFiles.length,
   };
+  const dropped = report.dropped.traces + report.dropped.metrics;
+  if (dropped > 0) {
+    io.stderr.write(`subagent-otel demo: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`);
+  }
+  const exitCode = dropped > 0 ? 3 : 0;
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
   const mismatches = rows.filter((r) => isOutputMismatch(r.record)).length;
   if (cmd.json) {
     io.stdout.write(
       `${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report, wrote, sessionFiles }, null, 2)}\n`,
     );
-    return 0;
+    return exitCode;
   }
   io.stdout.write(`\n${formatDemoTable(rows)}\n\n`);
   io.stdout.write(`${rows.length} runs observed: ${truncated} cut off at max-tokens (truncation rate ${((100 * truncated) / Math.max(rows.length, 1)).toFixed(0)}%), ${mismatches} where the runtime reported a different output than the rule selects.\n`);
   io.stdout.write('Runs cut off at max-tokens still report their partial text: the last non-empty message, else the streamed text.\n\n');
-  io.stdout.write('Telemetry written to:\n');
+  io.stdout.write(dropped > 0 ? 'Telemetry (incomplete, see stderr) sent to:\n' : 'Telemetry written to:\n');
   for (const d of telemetry.describeDestinations()) io.stdout.write(`  ${d}\n`);
   if (report.timedOut || report.errors.length > 0) io.stdout.write(`  (export problems: ${report.errors.join('; ') || 'flush timed out'})\n`);
   const counts = [
@@ -383,5 +400,5 @@ export async function runDemo(
       '',
     ].join('\n'),
   );
-  return 0;
+  return exitCode;
 }

@@ -8,6 +8,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { diag } from '@opentelemetry/api';
+import { randomBytes } from 'node:crypto';
 import { captureHeaderLine, captureRecordLine } from '../../wire/capture.js';
 import { AcpTracker } from '../../observe/acp-tracker.js';
 import type { Direction, FrameObserver } from '../../observe/frame-observer.js';
@@ -96,14 +97,16 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
   let capture: WriteStream | undefined;
   let captureSkipped = 0;
   let captureError: string | undefined;
+  const captureId = randomBytes(6).toString('hex');
   if (cmd.capture !== undefined) {
     const file = cmd.capture;
-    capture = createWriteStream(file, { flags: 'w' });
+    // Appended, never truncated: an existing capture (or another proxy's, sharing the file) is kept.
+    capture = createWriteStream(file, { flags: 'a' });
     capture.on('error', (err) => {
       captureError ??= `capture file ${file} failed: ${err.message}`;
       diag.error(`subagent-otel: capture file ${file} failed: ${err.message}; capture stopped`);
     });
-    capture.write(`${captureHeaderLine(cmd.protocol, Date.now())}\n`);
+    capture.write(`${captureHeaderLine(cmd.protocol, Date.now(), captureId)}\n`);
   }
   const { tap, observer } = observeConversation(telemetry.runs, {
     protocol: cmd.protocol,
@@ -120,7 +123,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
               if (captureSkipped === 1) diag.warn(`subagent-otel: capture file ${cmd.capture ?? ''} cannot keep up; lines are left out of it while more than ${CAPTURE_BACKLOG_LIMIT_BYTES} bytes wait`);
               return;
             }
-            capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line)}\n`);
+            capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line, captureId)}\n`);
           },
         }
       : {}),

@@ -12,6 +12,7 @@ import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
 import { configurationProblems } from '../../telemetry/config-problems.js';
 import type { TelemetryShutdownReport } from '../../telemetry/setup.js';
+import { closeProcessStdout } from '../close-stdout.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
 import { ENV_LOG_FILE, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
@@ -48,9 +49,10 @@ function deliveryProblem(report: TelemetryShutdownReport, captureError: string |
  *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
  *   at start when the configuration is unusable (an output directory or
  *   capture file that cannot be written, an endpoint that is no URL, an
- *   unsupported exporter), else at exit when telemetry was dropped; plus one
- *   line when the command could not be started. The child's bytes are
- *   untouched either way.
+ *   unsupported exporter), else at exit when telemetry was dropped; one
+ *   warning line per privacy setting that was not understood (content capture
+ *   then off); plus one line when the command could not be started. The
+ *   child's bytes are untouched either way.
  */
 export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
   installDiagnostics('proxy', io.env);
@@ -81,9 +83,15 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
       queue.push([direction, chunk, Date.now()]);
     },
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null, Date.now()])),
+    onStdoutEnd: () => void closeProcessStdout(),
     onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
+  // Privacy settings fail closed; the proxy's diag logger goes only to its log file, so say it where a user looks.
+  const { resolveContentPolicyWithWarnings } = await import('../../telemetry/content-policy.js');
+  for (const warning of resolveContentPolicyWithWarnings(telemetryOptions(cmd, io.env).content, io.env).warnings) {
+    io.stderr.write(`subagent-otel proxy: warning: ${warning}\n`);
+  }
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io.env);
   for (const [direction, chunk, time] of queue) {

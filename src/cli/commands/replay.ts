@@ -12,7 +12,8 @@ import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummar
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { formatProblem, formatProgressBar, formatStopReasonSummary } from '../summary.js';
-import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { checkOutputDirectory } from '../output-paths.js';
+import { exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type ReplayCommand = Extract<Command, { name: 'replay' }>;
 
@@ -39,12 +40,22 @@ export interface ReplayJson extends ReplaySummary {
  *
  * @returns the exit code: 0 when every file was read whole and all telemetry
  *   was delivered; 1 when anything was skipped (a file, a record, a torn
- *   tail: each reported on stderr) or telemetry was dropped. Never rejects
- *   for bad input; a usage error never reaches here (`args.ts`).
+ *   tail: each reported on stderr); 3 when every input was read but some
+ *   telemetry could not be delivered (the exact counts on stderr); 2 when
+ *   the output directory cannot be written (checked before any work).
+ *   Never rejects for bad input; other usage errors never reach here (`args.ts`).
  */
 export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<number> {
   installDiagnostics('stderr', io.env, io.stderr);
   const telemetry = createTelemetry(telemetryOptions(cmd, io.env));
+  if (telemetry.outDir !== undefined) {
+    const unusable = await checkOutputDirectory(telemetry.outDir);
+    if (unusable !== undefined) {
+      io.stderr.write(`subagent-otel replay: output directory ${telemetry.outDir}: ${unusable}\n`);
+      await telemetry.shutdown(0);
+      return 2;
+    }
+  }
   const showProgress = io.stderr.isTTY === true && cmd.progress !== false;
   const bar = showProgress ? new ProgressReporter(io.stderr) : undefined;
   const printed = new Map<string, number>();
@@ -62,6 +73,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     onProblem,
+    backpressure: exportBackpressure(telemetry.tracerProvider),
     ...(bar !== undefined ? { onProgress: (progress: ReplayProgress) => bar.update(progress) } : {}),
   });
   bar?.finish();
@@ -84,10 +96,14 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     for (const destination of destinations) io.stdout.write(`  ${destination}\n`);
   }
   for (const error of report.errors) io.stderr.write(`subagent-otel replay: telemetry: ${error}\n`);
+  if (dropped > 0) {
+    io.stderr.write(`subagent-otel replay: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`);
+  }
   if (summary.problems > 0) {
     io.stderr.write(`subagent-otel replay: ${summary.skipped.files} file(s) and ${summary.skipped.records} record(s) skipped; see the problems above\n`);
   }
-  return summary.problems > 0 || dropped > 0 ? 1 : 0;
+  if (summary.problems > 0) return 1;
+  return dropped > 0 ? 3 : 0;
 }
 
 /** Options of {@link ProgressReporter}. */
