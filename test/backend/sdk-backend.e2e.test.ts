@@ -140,6 +140,8 @@ describe('SDK backend (real runtime process)', () => {
     ['stream-then-malformed', 'FAKE_STREAM_THEN_MALFORMED', 'error', []],
     ['malformed-message', 'FAKE_MALFORMED_MESSAGE', 'error', [{ type: 'text', text: 'stream-only answer' }]],
     ['reason-none', 'FAKE_REASON_KIND=none', 'error', [{ type: 'text', text: 'hello from fake runtime' }]],
+    // The turn/end carries the provider's error; upstream's backend still sets no diagnostic.
+    ['error', 'FAKE_REASON_KIND=error with partial text', 'error', [{ type: 'text', text: 'Half a thought' }]],
     ['late-subagent', 'FAKE_SUBAGENT', 'completed', [{ type: 'text', text: 'hello from fake runtime' }]],
   ])('scenario %s (upstream %s): stop reason %s, output %j', async (scenario, _upstream, stopReason, output) => {
     const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME], ...route, prompt: `scenario:${scenario}` });
