@@ -10,15 +10,24 @@ import { z } from 'zod';
 
 const nonNegativeInt = z.number().int().nonnegative();
 
-/** Token usage of one model call. Counts are disjoint: `inputTokens` is uncached input only. */
-export const TokenUsageSchema = z.looseObject({
+/** Token usage of one model call. Counts are disjoint: `inputTokens` is uncached input only. Other fields are kept. */
+export interface TokenUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens?: number | undefined;
+  readonly cacheWriteTokens?: number | undefined;
+  readonly reasoningTokens?: number | undefined;
+  readonly [field: string]: unknown;
+}
+
+/** Validates a `TokenUsage` (non-negative integers). */
+export const TokenUsageSchema: z.ZodType<TokenUsage> = z.looseObject({
   inputTokens: nonNegativeInt,
   outputTokens: nonNegativeInt,
   cacheReadTokens: nonNegativeInt.optional(),
   cacheWriteTokens: nonNegativeInt.optional(),
   reasoningTokens: nonNegativeInt.optional(),
 });
-export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
 export interface TextBlock { readonly type: 'text'; readonly text: string }
 export interface ReasoningBlock { readonly type: 'reasoning'; readonly text: string }
