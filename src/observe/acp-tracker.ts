@@ -159,7 +159,7 @@ export class AcpTracker implements FrameObserver {
       this.#clientRequests.set(id, { method, run: undefined });
       return;
     }
-    const { sessionId, _meta } = parsed.value;
+    const { sessionId, _meta, prompt } = parsed.value;
     const previous = this.#openBySession.get(sessionId);
     if (previous !== undefined) {
       this.#finish(previous, time, 'error', 'a new prompt started on the session before this turn ended');
@@ -176,6 +176,7 @@ export class AcpTracker implements FrameObserver {
       ...(traceparent !== undefined ? { traceparent } : {}),
       ...(tracestate !== undefined ? { tracestate } : {}),
       startTime: time,
+      prompt,
     };
     const run: OpenRun = { builder: new RunBuilder(start), sessionId, promptId: id };
     this.#openBySession.set(sessionId, run);

@@ -8,7 +8,7 @@
  *
  * @module subagent-otel/observe/run-builder
  */
-import type { TokenUsage } from '../wire/content.js';
+import type { ContentBlock, TokenUsage } from '../wire/content.js';
 import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/events.js';
 import { AssistantOutputFold } from '../output/assistant-output.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
@@ -98,6 +98,8 @@ export class RunBuilder {
   #provider: string | undefined;
   #model: string | undefined;
   #lastTime: number;
+  /** Content of the first `user/message` of the run: its prompt when the start carried none. */
+  #userMessage: readonly ContentBlock[] | undefined;
 
   constructor(start: RunStart) {
     this.start = start;
@@ -138,6 +140,9 @@ export class RunBuilder {
     if (event.time > this.#lastTime) this.#lastTime = event.time;
     if (!isKnownEvent(event)) return;
     switch (event.type) {
+      case 'user/message':
+        this.#userMessage ??= event.data.content;
+        return;
       case 'step/start':
         this.#openStep(event.data.turn, event.data.step, event.time);
         return;
@@ -261,8 +266,10 @@ export class RunBuilder {
     const diagnostic = options.diagnostic ?? (completed ? undefined : this.#failure);
     const provider = options.provider ?? this.#provider;
     const model = this.#model;
+    const prompt = this.start.prompt ?? this.#userMessage;
     const record: RunRecord = {
       ...this.start,
+      ...(prompt !== undefined ? { prompt } : {}),
       ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
       ...(provider !== undefined ? { provider } : {}),
       ...(model !== undefined ? { model } : {}),

@@ -14,6 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
+import type { ContentBlock } from '../wire/content.js';
 import {
   parseInitializeParams,
   parsePromptParams,
@@ -130,7 +131,7 @@ export class SdkTracker implements FrameObserver {
     const sessionId = parsed.value.sessionId;
     this.#prompts.set(id, sessionId);
     if (!this.#runs.has(sessionId)) {
-      this.#open(sessionId, 'sdk', time).promptId = id;
+      this.#open(sessionId, 'sdk', time, parsed.value.contentBlocks).promptId = id;
       return;
     }
     const queue = this.#queued.get(sessionId);
@@ -235,7 +236,7 @@ export class SdkTracker implements FrameObserver {
     });
   }
 
-  #open(sessionId: string, source: RunSource, time: number): OpenRun {
+  #open(sessionId: string, source: RunSource, time: number, prompt?: readonly ContentBlock[]): OpenRun {
     const parentSessionId = this.#children.get(sessionId);
     const parentRun = parentSessionId !== undefined ? this.#runs.get(parentSessionId) : undefined;
     const agentName = this.#options.agentName ?? this.#provider ?? 'dsh';
@@ -252,6 +253,7 @@ export class SdkTracker implements FrameObserver {
       ...(source === 'sdk-subagent' ? { inProcess: true } : {}),
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
       ...(this.#model !== undefined ? { model: this.#model } : {}),
+      ...(prompt !== undefined ? { prompt } : {}),
     });
     const run: OpenRun = { builder, source, turnEnded: false };
     this.#runs.set(sessionId, run);

@@ -40,6 +40,7 @@ import { conventionTokens } from '../observe/run-builder.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
+import { inputAttributes } from './input-messages.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   ATTR_ERROR_TYPE,
@@ -511,6 +512,12 @@ export class RunTelemetry implements RunListener {
       // An output that cannot be serialized (never from a validated frame) loses its output
       // attributes, not the run: the span still ends with everything else.
       this.#reports.report('error', `output:${describeError(error)}`, `run ${record.runId}: output attributes skipped: ${describeError(error)}`);
+    }
+    try {
+      Object.assign(attributes, inputAttributes(record.prompt, this.#content));
+    } catch (error) {
+      // Same containment as the output: the prompt is lost, the run is not.
+      this.#reports.report('error', `input:${describeError(error)}`, `run ${record.runId}: input attributes skipped: ${describeError(error)}`);
     }
     if (!completed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
