@@ -64,7 +64,8 @@ const TELEMETRY_HELP = `Telemetry options:
   --agent-name <name>         gen_ai.agent.name of the runs (default: the provider, or the protocol)
 
 Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
-  OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL=http/json,
+  OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL
+  (grpc, http/protobuf (default), http/json; per signal with _TRACES_/_METRICS_),
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
 export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo', string> = {
