@@ -1,37 +1,114 @@
 /**
- * Public API of subagent-otel: the wire vocabulary and its validators, the
- * one output-selection rule, the result contract, run tracking, the
- * telemetry that reports runs, and the backends that delegate and observe.
- * Everything here is documented at its definition; README.md has the table.
+ * Public API of subagent-otel, every name chosen on purpose (named exports
+ * only; `test/api.test.ts` lists them): the one output-selection rule and the
+ * result contract, validators for the wire frames a caller hands in, the
+ * trackers that turn streams and durable logs into runs, the telemetry that
+ * reports runs (as an instrumentation inside a host SDK, or standalone), the
+ * backends that delegate and observe, and the telemetry names. Public types
+ * are in `types.ts`. README.md has the table.
  *
  * @module subagent-otel
  */
-export * from './wire/wire-error.js';
-export * from './wire/content.js';
-export * from './wire/events.js';
-export * from './wire/jsonrpc.js';
-export * from './wire/sdk-protocol.js';
-export * from './wire/acp-protocol.js';
-export * from './wire/capture.js';
-export { LineSplitter, decodeUtf8Line, DEFAULT_MAX_LINE_BYTES, type SplitLine, type LineSplitterOptions } from './wire/ndjson.js';
-export { readDurableLog, readDurableLogFile, type DurableLogRecord } from './wire/durable-log.js';
-export * from './output/assistant-output.js';
-export * from './output/stop-reason.js';
-export * from './output/result.js';
-export type * from './observe/run-record.js';
-export type { Direction, FrameObserver } from './observe/frame-observer.js';
-export { FrameTap, type FrameTapOptions } from './observe/frame-tap.js';
-export { RunBuilder } from './observe/run-builder.js';
-export { SdkTracker, type SdkTrackerOptions } from './observe/sdk-tracker.js';
-export { AcpTracker, type AcpTrackerOptions } from './observe/acp-tracker.js';
-export * from './observe/acp-truncation.js';
-export * from './observe/acp-usage-scope.js';
-export { ProtocolSniffer, protocolOfFrame, type Protocol } from './observe/protocol-sniffer.js';
-export * from './telemetry/semconv.js';
-export { createTelemetry, type Telemetry, type TelemetryOptions, type TelemetryShutdownReport } from './telemetry/setup.js';
+
+// The one rule and the result contract.
+export { AssistantOutputFold, finalAssistantOutput } from './output/assistant-output.js';
+export { readResult, splitEpochs, subagentResult, subagentRunEndInfo, foregroundToolResult, reportedOutputMatches } from './output/result.js';
+export { sdkStopReason, inProcessStopReason, epochStopReason, stopReasonOfEvents, stopReasonFromTurnEnd, stopReasonFromAcp } from './output/stop-reason.js';
+
+// Validating what a caller hands in.
+export { parseFrame } from './wire/jsonrpc.js';
+export { parseSessionEvent } from './wire/events.js';
+export { parseSdkNotification } from './wire/sdk-protocol.js';
+export { readDurableLog, readDurableLogFile } from './wire/durable-log.js';
+
+// Observation: streams and logs to runs.
+export { SdkTracker } from './observe/sdk-tracker.js';
+export { AcpTracker } from './observe/acp-tracker.js';
+export { LogTracker } from './observe/log-tracker.js';
+export { FrameTap } from './observe/frame-tap.js';
+export { ACP_TRUNCATION_SIGNATURES, ACP_TRUNCATION_TABLE_VERSION, matchTruncation } from './observe/acp-truncation.js';
+export { ACP_USAGE_SCOPES, ACP_USAGE_SCOPE_TABLE_VERSION } from './observe/acp-usage-scope.js';
+
+// Telemetry.
 export { RunTelemetry } from './telemetry/run-telemetry.js';
-export { resolveContentPolicy, type ContentPolicy } from './telemetry/content-policy.js';
-export { runSdkSubagent, type SdkSubagentOptions } from './backend/sdk-backend.js';
-export { outcomeOf, type SubagentOutcome } from './backend/outcome.js';
-export { runAcpSubagent, type AcpSubagentOptions } from './backend/acp-backend.js';
-export { spawnChild, scrubbedEnv, type ChildHandle, type ExitInfo } from './backend/child-process.js';
+export { createTelemetry } from './telemetry/setup.js';
+export { resolveContentPolicy } from './telemetry/content-policy.js';
+export * as semconv from './telemetry/semconv.js';
+
+// Backends: delegate and observe in one call.
+export { runSdkSubagent } from './backend/sdk-backend.js';
+export { runAcpSubagent } from './backend/acp-backend.js';
+export { outcomeOf } from './backend/outcome.js';
+
+// Public types, listed in types.ts.
+export type {
+  ContentBlock,
+  TextBlock,
+  ReasoningBlock,
+  ImageBlock,
+  ToolCallBlock,
+  ToolResultBlock,
+  UnknownBlock,
+  StreamChunk,
+  TokenUsage,
+  SessionEvent,
+  KnownSessionEvent,
+  TurnEndReason,
+  EventParseResult,
+  JsonRpcFrame,
+  JsonRpcRequest,
+  JsonRpcNotification,
+  JsonRpcResponse,
+  FrameResult,
+  SdkNotification,
+  SdkNotificationResult,
+  WireError,
+  WireErrorCode,
+  DurableLogRecord,
+  ReadDurableLogOptions,
+  OutputSource,
+  SubagentStopReason,
+  StopReasonRule,
+  SubagentResult,
+  SubagentRunEndInfo,
+  ForegroundToolResult,
+  RunSource,
+  RunStart,
+  RunRecord,
+  RunListener,
+  StepRecord,
+  ToolCallRecord,
+  UsageTotals,
+  RunRpcError,
+  ToolPermission,
+  UsageOrigin,
+  AcpTruncationSignature,
+  AcpErrorTruncationSignature,
+  AcpResultTruncationSignature,
+  AcpTurnAnswer,
+  AcpUsageScope,
+  AcpUsageScopeEntry,
+  Direction,
+  FrameObserver,
+  FrameTapOptions,
+  TapCounts,
+  TapRejection,
+  SdkTrackerOptions,
+  AcpTrackerOptions,
+  LogTrackerOptions,
+  LogFileResult,
+  LogProblem,
+  LogProblemCode,
+  ReadLogHooks,
+  Telemetry,
+  TelemetryOptions,
+  TelemetryShutdownReport,
+  RunTelemetryOptions,
+  TelemetrySignal,
+  ContentPolicy,
+  Environment,
+  SdkSubagentOptions,
+  AcpSubagentOptions,
+  PermissionPolicy,
+  SubagentOutcome,
+} from './types.js';

@@ -9,6 +9,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
+import { SETTINGS, type Setting } from '../telemetry/config.js';
 
 /** Options every telemetry-emitting command takes. */
 export interface TelemetryFlags {
@@ -64,7 +65,8 @@ const TELEMETRY_HELP = `Telemetry options:
   --agent-name <name>         gen_ai.agent.name of the runs (default: the provider, or the protocol)
 
 Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
-  OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL=http/json,
+  OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318), OTEL_EXPORTER_OTLP_PROTOCOL
+  (grpc, http/protobuf (default), http/json; per signal with _TRACES_/_METRICS_),
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
 export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo' | 'check', string> = {
@@ -159,13 +161,12 @@ Options:
 ${TELEMETRY_HELP}`,
 };
 
-function positiveInt(flag: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+/** A flag's value parsed by its row of the configuration table; a value out of its range is a usage error. */
+function settingFlag<T>(setting: Setting<T>, value: string | undefined): T | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n > max) {
-    throw new UsageError(`${flag} takes a whole number${max < Number.MAX_SAFE_INTEGER ? ` from 0 to ${max}` : ''}, got '${value}'`);
-  }
-  return n;
+  const parsed = value.trim() === '' ? undefined : setting.parse(value);
+  if (parsed === undefined) throw new UsageError(`${setting.flag ?? setting.env} takes ${setting.range}, got '${value}'`);
+  return parsed;
 }
 
 function hostOf(flag: string, value: string | undefined): string | undefined {
@@ -186,9 +187,9 @@ function protocolOf(value: string | undefined): Protocol {
 }
 
 function telemetryFlags(values: Values): TelemetryFlags {
-  const prometheusPort = positiveInt('--prometheus-port', values['prometheus-port'] as string | undefined, 65535);
+  const prometheusPort = settingFlag(SETTINGS.prometheusPort, values['prometheus-port'] as string | undefined);
   const prometheusHost = hostOf('--prometheus-host', values['prometheus-host'] as string | undefined);
-  const maxContentLength = positiveInt('--max-content-length', values['max-content-length'] as string | undefined);
+  const maxContentLength = settingFlag(SETTINGS.maxContentLength, values['max-content-length'] as string | undefined);
   return {
     ...(typeof values.out === 'string' ? { out: values.out } : {}),
     ...(prometheusPort !== undefined ? { prometheusPort } : {}),

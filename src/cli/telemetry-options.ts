@@ -1,47 +1,51 @@
 /**
  * Maps the shared command-line telemetry flags onto `createTelemetry`
  * options, and installs where the OpenTelemetry diag logger writes for a
- * command. The only place the CLI reads telemetry-related environment.
+ * command. The CLI reads its own settings (flush bound, log file) through
+ * the configuration table in `telemetry/config.ts`; everything else is read
+ * by `createTelemetry` from the environment handed on.
  *
  * @module subagent-otel/cli/telemetry-options
  */
 import { appendFileSync } from 'node:fs';
 import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
+import { readSetting, SETTINGS } from '../telemetry/config.js';
+import { OnceReporter } from '../telemetry/report-once.js';
 import type { TelemetryOptions } from '../telemetry/setup.js';
 import type { TelemetryFlags } from './args.js';
 
 /** Environment variable naming a file for the proxy's own diagnostics (it never writes to stderr). */
-export const ENV_LOG_FILE = 'SUBAGENT_OTEL_LOG_FILE';
+export const ENV_LOG_FILE = SETTINGS.logFile.env;
 
 /**
  * Environment variable naming the listen address of the Prometheus endpoint
  * (CLI: `--prometheus-host`). Unset or blank: `127.0.0.1`, loopback only.
  */
-export const ENV_PROMETHEUS_HOST = 'SUBAGENT_OTEL_PROMETHEUS_HOST';
+export const ENV_PROMETHEUS_HOST = SETTINGS.prometheusHost.env;
 
 /** Environment variable bounding the final telemetry flush of every command, in ms. */
-export const ENV_SHUTDOWN_TIMEOUT_MS = 'SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS';
+export const ENV_SHUTDOWN_TIMEOUT_MS = SETTINGS.shutdownTimeoutMs.env;
+
+const reports = new OnceReporter();
 
 /**
  * The final flush bound of a command: `SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`
- * when it is a positive number, else the command's `fallback`.
+ * when it is an integer within 1..2^31-1 (what a timer holds), else the
+ * command's `fallback` (a value out of range is reported once).
  */
 export function flushBoundMs(env: NodeJS.ProcessEnv, fallback: number): number {
-  const value = Number(env[ENV_SHUTDOWN_TIMEOUT_MS]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
+  return readSetting({ ...SETTINGS.shutdownTimeoutMs, default: fallback, defaultText: String(fallback) }, env, reports);
 }
 
 /**
  * `createTelemetry` options for a command's flags; flags override the
- * environment. `prometheusHost` is `--prometheus-host`, else a non-blank
- * `SUBAGENT_OTEL_PROMETHEUS_HOST` (trimmed), else absent (setup then listens
- * on `127.0.0.1`). Other environment is left for `createTelemetry` to read
- * from the returned `env`. Never throws; never mutates `flags` or `env`.
+ * environment, which is left for `createTelemetry` to read from the returned
+ * `env` (`SUBAGENT_OTEL_PROMETHEUS_HOST` included). Never throws; never
+ * mutates `flags` or `env`.
  */
 export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv): TelemetryOptions {
-  const envHost = env[ENV_PROMETHEUS_HOST]?.trim();
-  const prometheusHost = flags.prometheusHost ?? (envHost !== undefined && envHost !== '' ? envHost : undefined);
+  const prometheusHost = flags.prometheusHost;
   const content = {
     ...(flags.captureContent === false ? { capture: false } : {}),
     ...(flags.maxContentLength !== undefined ? { maxLength: flags.maxContentLength } : {}),
@@ -82,8 +86,8 @@ export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.Proce
     diag.setLogger(lineLogger((line) => stderr.write(`subagent-otel: ${line.replace(/^\S+ /, '')}`)), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
     return;
   }
-  const file = env[ENV_LOG_FILE];
-  if (file === undefined || file === '') return;
+  const file = readSetting(SETTINGS.logFile, env, reports);
+  if (file === undefined) return;
   diag.setLogger(
     lineLogger((line) => {
       try {

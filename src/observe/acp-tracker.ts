@@ -249,7 +249,7 @@ export class AcpTracker implements FrameObserver {
       this.#clientRequests.set(id, { method, run: undefined });
       return;
     }
-    const { sessionId, _meta } = parsed.value;
+    const { sessionId, _meta, prompt } = parsed.value;
     const previous = this.#openBySession.get(sessionId);
     if (previous !== undefined) {
       this.#finish(previous, time, { stopReason: 'error', diagnostic: 'a new prompt started on the session before this turn ended' });
@@ -266,6 +266,7 @@ export class AcpTracker implements FrameObserver {
       ...(traceparent !== undefined ? { traceparent } : {}),
       ...(tracestate !== undefined ? { tracestate } : {}),
       startTime: time,
+      prompt,
     };
     const run: OpenRun = { builder: new RunBuilder(start), sessionId, promptId: id, tools: new Map() };
     this.#openBySession.set(sessionId, run);

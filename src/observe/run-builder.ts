@@ -9,7 +9,7 @@
  *
  * @module subagent-otel/observe/run-builder
  */
-import { normalizeUsage, type TokenUsage } from '../wire/content.js';
+import { normalizeUsage, type ContentBlock, type TokenUsage } from '../wire/content.js';
 import { isKnownEvent, type SessionEvent, type TurnEndReason } from '../wire/events.js';
 import { AssistantOutputFold } from '../output/assistant-output.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
@@ -104,6 +104,8 @@ export class RunBuilder {
   #provider: string | undefined;
   #model: string | undefined;
   #lastTime: number;
+  /** Content of the first `user/message` of the run: its prompt when the start carried none. */
+  #userMessage: readonly ContentBlock[] | undefined;
 
   constructor(start: RunStart) {
     this.start = start;
@@ -148,6 +150,9 @@ export class RunBuilder {
     if (time > this.#lastTime) this.#lastTime = time;
     if (!isKnownEvent(event)) return;
     switch (event.type) {
+      case 'user/message':
+        this.#userMessage ??= event.data.content;
+        return;
       case 'step/start':
         this.#openStep(event.data.turn, event.data.step, time);
         return;
@@ -265,8 +270,10 @@ export class RunBuilder {
     const diagnostic = options.diagnostic;
     const provider = options.provider ?? this.#provider;
     const model = this.#model;
+    const prompt = this.start.prompt ?? this.#userMessage;
     const record: RunRecord = {
       ...this.start,
+      ...(prompt !== undefined ? { prompt } : {}),
       ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
       ...(provider !== undefined ? { provider } : {}),
       ...(model !== undefined ? { model } : {}),

@@ -57,6 +57,14 @@ export interface RunStart {
   readonly subagentProvider?: string;
   /** Requested model, when known at start. */
   readonly model?: string;
+  /**
+   * The prompt the run was given, when known at start: the `session/prompt`
+   * content blocks (SDK), the ACP prompt blocks. In a `RunRecord`, else the
+   * content of the run's first `user/message` (the inserted user message of
+   * a durable log, an in-runtime subagent's task). Content: telemetry records
+   * it under the content policy only.
+   */
+  readonly prompt?: readonly ContentBlock[];
 }
 
 /** One model call of a run. */

@@ -29,6 +29,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
+import type { ContentBlock } from '../wire/content.js';
 import {
   isReceipt,
   parseInitializeParams,
@@ -159,7 +160,7 @@ export class SdkTracker implements FrameObserver {
     const sessionId = parsed.value.sessionId;
     this.#prompts.set(id, sessionId);
     if (!this.#runs.has(sessionId)) {
-      this.#open(sessionId, 'sdk', time, false).promptId = id;
+      this.#open(sessionId, 'sdk', time, false, parsed.value.contentBlocks).promptId = id;
       return;
     }
     const queue = this.#queued.get(sessionId);
@@ -309,7 +310,7 @@ export class SdkTracker implements FrameObserver {
     );
   }
 
-  #open(sessionId: string, source: RunSource, time: number, collecting: boolean): OpenRun {
+  #open(sessionId: string, source: RunSource, time: number, collecting: boolean, prompt?: readonly ContentBlock[]): OpenRun {
     const parentSessionId = this.#children.get(sessionId);
     const parentRun = parentSessionId !== undefined ? this.#runs.get(parentSessionId) : undefined;
     // A child started after its parent's run closed (upstream's scripted runtime starts it after `turn/end`) still nests under that run.
@@ -328,6 +329,7 @@ export class SdkTracker implements FrameObserver {
       ...(source === 'sdk-subagent' ? { inProcess: true } : {}),
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
       ...(this.#model !== undefined ? { model: this.#model } : {}),
+      ...(prompt !== undefined ? { prompt } : {}),
     });
     const run: OpenRun = { builder, source, turnEnded: false, collecting };
     this.#runs.set(sessionId, run);

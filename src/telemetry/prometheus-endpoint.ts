@@ -16,16 +16,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import type { IMetricReader } from '@opentelemetry/sdk-metrics';
+import { SETTINGS } from './config.js';
 import { describeError } from './report-once.js';
 
 /** Port when the endpoint is enabled without one (Prometheus's registered exporter port). */
 export const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Listen host by default: loopback only. */
-export const DEFAULT_PROMETHEUS_HOST = '127.0.0.1';
+export const DEFAULT_PROMETHEUS_HOST = SETTINGS.prometheusHost.default;
 /** Scrape path. */
 export const PROMETHEUS_PATH = '/metrics';
 /** Environment variable enabling the endpoint on a port (CLI: `--prometheus-port`). */
-export const ENV_PROMETHEUS_PORT = 'SUBAGENT_OTEL_PROMETHEUS_PORT';
+export const ENV_PROMETHEUS_PORT = SETTINGS.prometheusPort.env;
 
 /** Where the endpoint listens. */
 export interface PrometheusEndpointOptions {
@@ -118,17 +119,4 @@ export function startPrometheusEndpoint(
       return closing;
     },
   };
-}
-
-/**
- * Reads the endpoint port from `SUBAGENT_OTEL_PROMETHEUS_PORT`.
- * @returns the port for an integer 1..65535, `0` (off) for unset, empty or
- *   `0`, and `undefined` for anything else (the caller warns and keeps it off).
- */
-export function parsePrometheusPort(raw: string | undefined): number | undefined {
-  const value = (raw ?? '').trim();
-  if (value === '') return 0;
-  if (!/^\d+$/.test(value)) return undefined;
-  const port = Number(value);
-  return port <= 65535 ? port : undefined;
 }

@@ -3,15 +3,23 @@
  * span when a tracker opens a run and, when it closes, records the run's
  * attributes, one `chat` child span per step, one `execute_tool` child span
  * per tool call, and the run metrics. It never selects output (the
- * `RunRecord` carries the one rule's selection), never reads configuration
- * (tracer, meter and content policy are handed in), and never throws into the
+ * `RunRecord` carries the one rule's selection) and never throws into the
  * tracker that calls it: a failure is reported once through the diag logger.
+ *
+ * Like an OpenTelemetry instrumentation, it writes through the global API
+ * (`trace.getTracer`, `metrics.getMeter`) unless a tracer and meter are
+ * handed in, binds late (a host SDK started after construction is still
+ * used), and parents runs on `context.active()` or a per-tracker context.
  *
  * @module subagent-otel/telemetry/run-telemetry
  */
 import {
   ROOT_CONTEXT,
   SpanKind,
+  context as contextApi,
+  metrics as metricsApi,
+  type MeterProvider,
+  type TracerProvider,
   SpanStatusCode,
   ValueType,
   defaultTextMapGetter,
@@ -31,8 +39,9 @@ import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } fro
 import { conventionTokens } from '../observe/run-builder.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
-import { outputAttributes, type ContentPolicy } from './content-policy.js';
+import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
 import { acpRunAttributes, acpToolAttributes } from './acp-attributes.js';
+import { inputAttributes } from './input-messages.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   ATTR_ERROR_TYPE,
@@ -76,6 +85,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
   GEN_AI_TOKEN_TYPE_VALUE_INPUT,
   GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
+  INSTRUMENTATION_SCOPE_NAME,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
   METRIC_GEN_AI_INVOKE_AGENT_DURATION,
@@ -99,12 +109,76 @@ import {
   UNIT_TOKENS,
 } from './semconv.js';
 
-/** What a `RunTelemetry` writes through. */
+/**
+ * What a `RunTelemetry` writes through. Every field is optional: without
+ * them it behaves like an OpenTelemetry instrumentation inside a host that
+ * runs an SDK (see `RunTelemetry`).
+ */
 export interface RunTelemetryOptions {
-  readonly tracer: Tracer;
-  readonly meter: Meter;
-  readonly content: ContentPolicy;
+  /** Tracer of every span. Default: the global tracer provider's, looked up at each run (late bound). */
+  readonly tracer?: Tracer;
+  /** Meter of every instrument. Default: the global meter provider's, re-bound when the global provider changes. */
+  readonly meter?: Meter;
+  /** Content policy. Default: `resolveContentPolicy(undefined, process.env)`, read once at construction. */
+  readonly content?: ContentPolicy;
 }
+
+/** The run instruments, created together from one meter. */
+interface Instruments {
+  readonly runs: Counter;
+  readonly tokenUsage: Histogram;
+  readonly agentDuration: Histogram;
+  readonly toolDuration: Histogram;
+  readonly mismatches: Counter;
+  readonly malformed: Counter;
+  readonly dropped: Counter;
+}
+
+function createInstruments(meter: Meter): Instruments {
+  return {
+    runs: meter.createCounter(METRIC_SUBAGENT_RUNS, {
+      unit: UNIT_RUNS,
+      description: 'Finished delegated runs by stop reason, agent name, provider and output source.',
+      valueType: ValueType.INT,
+    }),
+    tokenUsage: meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
+      unit: UNIT_TOKENS,
+      description: 'Number of input and output tokens used per run.',
+      valueType: ValueType.INT,
+      advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
+    }),
+    agentDuration: meter.createHistogram(METRIC_GEN_AI_INVOKE_AGENT_DURATION, {
+      unit: UNIT_SECONDS,
+      description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
+      valueType: ValueType.DOUBLE,
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    }),
+    toolDuration: meter.createHistogram(METRIC_GEN_AI_EXECUTE_TOOL_DURATION, {
+      unit: UNIT_SECONDS,
+      description: 'Duration of a tool call inside a delegated run (equal to its execute_tool span).',
+      valueType: ValueType.DOUBLE,
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    }),
+    mismatches: meter.createCounter(METRIC_SUBAGENT_OUTPUT_MISMATCHES, {
+      unit: UNIT_RUNS,
+      description: 'Runs whose runtime-reported output differs from the selected output.',
+      valueType: ValueType.INT,
+    }),
+    malformed: meter.createCounter(METRIC_SUBAGENT_FRAMES_MALFORMED, {
+      unit: UNIT_FRAMES,
+      description: 'Frames or records that failed validation and were skipped.',
+      valueType: ValueType.INT,
+    }),
+    dropped: meter.createCounter(METRIC_SUBAGENT_TELEMETRY_DROPPED, {
+      unit: UNIT_ITEMS,
+      description: 'Spans or metric batches an exporter failed to deliver.',
+      valueType: ValueType.INT,
+    }),
+  };
+}
+
+/** Where a run's span parents when it has no parent run and no `traceparent`. */
+type ParentSource = () => Context;
 
 /** Which signal an exporter failed to deliver. */
 export type TelemetrySignal = 'traces' | 'metrics';
@@ -215,6 +289,9 @@ function hrTimeOf(epochMillis: number): HrTime {
   return millisToHrTime(epochMillis);
 }
 
+/** The default parent of a run: the active context where the tracker called in. */
+const activeContext: ParentSource = () => contextApi.active();
+
 interface OpenRun {
   readonly span: Span;
   readonly startTime: number;
@@ -227,79 +304,106 @@ const CLOSED_RUN_MEMORY = 1024;
  * The telemetry sink for runs. Spans and metrics as the README's telemetry
  * tables specify; every method returns normally whatever happens inside.
  *
+ * With no options it is an instrumentation: spans go to the global tracer
+ * provider and metrics to the global meter provider, whichever the host
+ * registers (before or after construction), runs nest under the host's
+ * active span. `createTelemetry` hands in its own tracer and meter instead.
+ *
  * @example
- * const runs = new RunTelemetry({ tracer, meter, content: resolveContentPolicy(undefined, process.env) });
- * tracker.listen(runs);
+ * const runs = new RunTelemetry();                  // inside a host running NodeSDK
+ * const tracker = new SdkTracker(runs, { agentName: 'researcher' });
  */
 export class RunTelemetry implements RunListener {
-  readonly #tracer: Tracer;
+  readonly #fixedTracer: Tracer | undefined;
+  #tracerProvider: TracerProvider | undefined;
   readonly #content: ContentPolicy;
   readonly #open = new Map<string, OpenRun>();
   readonly #closed = new Map<string, SpanContext>();
   readonly #propagator = new W3CTraceContextPropagator();
   readonly #reports = new OnceReporter();
-  readonly #runs: Counter;
-  readonly #tokenUsage: Histogram;
-  readonly #agentDuration: Histogram;
-  readonly #toolDuration: Histogram;
-  readonly #mismatches: Counter;
-  readonly #malformed: Counter;
-  readonly #dropped: Counter;
+  #fixedInstruments: Instruments | undefined;
+  #meterProvider: MeterProvider | undefined;
+  #bound: { readonly provider: MeterProvider; readonly instruments: Instruments } | undefined;
 
-  constructor(options: RunTelemetryOptions) {
-    this.#tracer = options.tracer;
-    this.#content = options.content;
-    const meter = options.meter;
-    this.#runs = meter.createCounter(METRIC_SUBAGENT_RUNS, {
-      unit: UNIT_RUNS,
-      description: 'Finished delegated runs by stop reason, agent name, provider and output source.',
-      valueType: ValueType.INT,
-    });
-    this.#tokenUsage = meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
-      unit: UNIT_TOKENS,
-      description: 'Number of input and output tokens used per run.',
-      valueType: ValueType.INT,
-      advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
-    });
-    this.#agentDuration = meter.createHistogram(METRIC_GEN_AI_INVOKE_AGENT_DURATION, {
-      unit: UNIT_SECONDS,
-      description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
-      valueType: ValueType.DOUBLE,
-      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
-    });
-    this.#toolDuration = meter.createHistogram(METRIC_GEN_AI_EXECUTE_TOOL_DURATION, {
-      unit: UNIT_SECONDS,
-      description: 'Duration of a tool call inside a delegated run (equal to its execute_tool span).',
-      valueType: ValueType.DOUBLE,
-      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
-    });
-    this.#mismatches = meter.createCounter(METRIC_SUBAGENT_OUTPUT_MISMATCHES, {
-      unit: UNIT_RUNS,
-      description: 'Runs whose runtime-reported output differs from the selected output.',
-      valueType: ValueType.INT,
-    });
-    this.#malformed = meter.createCounter(METRIC_SUBAGENT_FRAMES_MALFORMED, {
-      unit: UNIT_FRAMES,
-      description: 'Frames or records that failed validation and were skipped.',
-      valueType: ValueType.INT,
-    });
-    this.#dropped = meter.createCounter(METRIC_SUBAGENT_TELEMETRY_DROPPED, {
-      unit: UNIT_ITEMS,
-      description: 'Spans or metric batches an exporter failed to deliver.',
-      valueType: ValueType.INT,
-    });
+  /**
+   * @param options tracer, meter and content policy; each defaults as
+   *   `RunTelemetryOptions` says. Creates no instrument on the global meter
+   *   yet (that happens on first use), so constructing before the host's SDK
+   *   starts loses nothing.
+   */
+  constructor(options: RunTelemetryOptions = {}) {
+    this.#fixedTracer = options.tracer;
+    this.#content = options.content ?? resolveContentPolicy(undefined, process.env);
+    if (options.meter !== undefined) this.#fixedInstruments = createInstruments(options.meter);
+  }
+
+  /**
+   * Writes spans through `provider` from now on instead of the global one
+   * (the instrumentation convention). Ignored when a tracer was handed to the
+   * constructor.
+   */
+  setTracerProvider(provider: TracerProvider): void {
+    this.#tracerProvider = provider;
+  }
+
+  /**
+   * Records metrics through `provider` from now on instead of the global one
+   * (the instrumentation convention). Ignored when a meter was handed to the
+   * constructor.
+   */
+  setMeterProvider(provider: MeterProvider): void {
+    this.#meterProvider = provider;
+  }
+
+  /**
+   * A listener for one tracker whose runs, when they have neither a parent
+   * run nor a `traceparent`, nest under `parent` (a context, or a function
+   * asked at each run start) instead of `context.active()`. Everything else
+   * (spans, metrics, parent-run nesting) is shared with this `RunTelemetry`.
+   *
+   * @example
+   * tracer.startActiveSpan('agent-loop', (span) => {
+   *   const tracker = new SdkTracker(runs.withParent(context.active()));
+   * });
+   */
+  withParent(parent: Context | (() => Context)): RunListener {
+    const source: ParentSource = typeof parent === 'function' ? parent : () => parent;
+    return {
+      onRunStart: (start) => this.#onRunStart(start, source),
+      onRunEnd: (record) => this.#onRunEnd(record, source),
+      onMalformed: (origin, error) => this.onMalformed(origin, error),
+    };
+  }
+
+  #tracer(): Tracer {
+    if (this.#fixedTracer !== undefined) return this.#fixedTracer;
+    return (this.#tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE_NAME);
+  }
+
+  /** The instruments of the meter in force, created on first use and again whenever the global provider changes. */
+  #instruments(): Instruments {
+    if (this.#fixedInstruments !== undefined) return this.#fixedInstruments;
+    const provider = this.#meterProvider ?? metricsApi.getMeterProvider();
+    if (this.#bound?.provider !== provider) this.#bound = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME)) };
+    return this.#bound.instruments;
   }
 
   /**
    * Starts the run's `invoke_agent` span at `start.startTime`. Its parent is
    * the span of `start.parentRunId` when that run is open (or closed
-   * recently), else the W3C `traceparent`/`tracestate` handed in, else none.
+   * recently), else the W3C `traceparent`/`tracestate` handed in, else the
+   * context active where the tracker calls in (`context.active()`: the host's
+   * current span when it runs an SDK with a context manager, else none).
    * A second start for an open run id is ignored. Never throws.
    */
   onRunStart(start: RunStart): void {
+    this.#onRunStart(start, activeContext);
+  }
+
+  #onRunStart(start: RunStart, parent: ParentSource): void {
     this.#guard('onRunStart', () => {
       if (this.#open.has(start.runId)) return;
-      this.#open.set(start.runId, this.#startRun(start));
+      this.#open.set(start.runId, this.#startRun(start, parent));
     });
   }
 
@@ -311,8 +415,12 @@ export class RunTelemetry implements RunListener {
    * the span at `record.endTime`, and records the run metrics. Never throws.
    */
   onRunEnd(record: RunRecord): void {
+    this.#onRunEnd(record, activeContext);
+  }
+
+  #onRunEnd(record: RunRecord, parent: ParentSource): void {
     this.#guard('onRunEnd', () => {
-      const open = this.#open.get(record.runId) ?? this.#startRun(record);
+      const open = this.#open.get(record.runId) ?? this.#startRun(record, parent);
       this.#open.delete(record.runId);
       this.#rememberClosed(record.runId, open.span.spanContext());
       this.#endRun(record, open);
@@ -322,7 +430,7 @@ export class RunTelemetry implements RunListener {
   /** Counts one malformed frame by its origin and error code. Never throws. */
   onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
     this.#guard('onMalformed', () => {
-      this.#malformed.add(1, { [ATTR_SUBAGENT_FRAME_ORIGIN]: origin, [ATTR_SUBAGENT_FRAME_ERROR]: error.code });
+      this.#instruments().malformed.add(1, { [ATTR_SUBAGENT_FRAME_ORIGIN]: origin, [ATTR_SUBAGENT_FRAME_ERROR]: error.code });
     });
   }
 
@@ -333,7 +441,7 @@ export class RunTelemetry implements RunListener {
    */
   recordDropped(signal: TelemetrySignal, exporter: string, count: number): void {
     this.#guard('recordDropped', () => {
-      if (count > 0) this.#dropped.add(count, { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: signal, [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: exporter });
+      if (count > 0) this.#instruments().dropped.add(count, { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: signal, [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: exporter });
     });
   }
 
@@ -349,7 +457,7 @@ export class RunTelemetry implements RunListener {
     }
   }
 
-  #parentContext(start: RunStart): Context {
+  #parentContext(start: RunStart, fallback: ParentSource): Context {
     if (start.parentRunId !== undefined) {
       const parent = this.#open.get(start.parentRunId)?.span.spanContext() ?? this.#closed.get(start.parentRunId);
       if (parent !== undefined) return trace.setSpanContext(ROOT_CONTEXT, parent);
@@ -361,15 +469,15 @@ export class RunTelemetry implements RunListener {
       if (trace.getSpanContext(extracted) !== undefined) return extracted;
       this.#reports.report('warn', 'traceparent-invalid', `run ${start.runId}: traceparent is not a valid W3C trace context; the run span starts a new trace`);
     }
-    return ROOT_CONTEXT;
+    return fallback();
   }
 
-  #startRun(start: RunStart): OpenRun {
+  #startRun(start: RunStart, parent: ParentSource): OpenRun {
     const name = start.agentName !== '' ? `${SPAN_NAME_INVOKE_AGENT} ${start.agentName}` : SPAN_NAME_INVOKE_AGENT;
-    const span = this.#tracer.startSpan(
+    const span = this.#tracer().startSpan(
       name,
       { kind: spanKindOf(start), startTime: hrTimeOf(start.startTime), attributes: identityAttributes(start) },
-      this.#parentContext(start),
+      this.#parentContext(start, parent),
     );
     return { span, startTime: start.startTime };
   }
@@ -409,6 +517,12 @@ export class RunTelemetry implements RunListener {
       // attributes, not the run: the span still ends with everything else.
       this.#reports.report('error', `output:${describeError(error)}`, `run ${record.runId}: output attributes skipped: ${describeError(error)}`);
     }
+    try {
+      Object.assign(attributes, inputAttributes(record.prompt, this.#content));
+    } catch (error) {
+      // Same containment as the output: the prompt is lost, the run is not.
+      this.#reports.report('error', `input:${describeError(error)}`, `run ${record.runId}: input attributes skipped: ${describeError(error)}`);
+    }
     if (!completed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
     if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
@@ -431,7 +545,7 @@ export class RunTelemetry implements RunListener {
     const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
     if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
     const name = model !== undefined && model !== '' ? `${SPAN_NAME_CHAT} ${model}` : SPAN_NAME_CHAT;
-    const span = this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(step.startTime), attributes }, parent);
+    const span = this.#tracer().startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(step.startTime), attributes }, parent);
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: `finish reason: ${String(step.finishReason)}` });
     span.end(hrTimeOf(step.endTime));
   }
@@ -453,18 +567,19 @@ export class RunTelemetry implements RunListener {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
-    const span = this.#tracer.startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(call.startTime), attributes }, parent);
+    const span = this.#tracer().startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(call.startTime), attributes }, parent);
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
     span.end(hrTimeOf(endTime));
-    this.#toolDuration.record(Math.max(0, endTime - call.startTime) / 1000, metricAttributes);
+    this.#instruments().toolDuration.record(Math.max(0, endTime - call.startTime) / 1000, metricAttributes);
   }
 
   #recordRunMetrics(record: RunRecord, startTime: number, mismatch: boolean): void {
+    const instruments = this.#instruments();
     const completed = record.stopReason === STOP_REASON_VALUE_COMPLETED;
     const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
     putString(agent, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
 
-    this.#runs.add(1, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason, [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource });
+    instruments.runs.add(1, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason, [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource });
 
     const operation: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT };
     putString(operation, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
@@ -472,13 +587,13 @@ export class RunTelemetry implements RunListener {
 
     const duration: Attributes = { ...operation, [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
     if (!completed) duration[ATTR_ERROR_TYPE] = record.stopReason;
-    this.#agentDuration.record(Math.max(0, record.endTime - startTime) / 1000, duration);
+    instruments.agentDuration.record(Math.max(0, record.endTime - startTime) / 1000, duration);
 
     if (record.usage.reported) {
       const usage = usageAttributes(record.usage);
-      this.#tokenUsage.record(usage[ATTR_GEN_AI_USAGE_INPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
-      this.#tokenUsage.record(usage[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
+      instruments.tokenUsage.record(usage[ATTR_GEN_AI_USAGE_INPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
+      instruments.tokenUsage.record(usage[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
     }
-    if (mismatch) this.#mismatches.add(1, agent);
+    if (mismatch) instruments.mismatches.add(1, agent);
   }
 }

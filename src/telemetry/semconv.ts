@@ -61,6 +61,14 @@ export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reaso
  * @example `[{"role":"assistant","parts":[{"type":"text","content":"Done."}],"finish_reason":"stop"}]`
  */
 export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages' as const;
+/**
+ * The prompt the run was given, as GenAI input messages (JSON string on the
+ * `invoke_agent` span): one `user` message whose parts are the prompt's
+ * blocks. Under the same content policy as the output (capture switch,
+ * length cap, redaction hook).
+ * @example `[{"role":"user","parts":[{"type":"text","content":"Summarize the open issues"}]}]`
+ */
+export const ATTR_GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages' as const;
 /** Tool name on `execute_tool` spans. */
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
 /** Tool call id on `execute_tool` spans. */
@@ -80,6 +88,12 @@ export const GEN_AI_TOKEN_TYPE_VALUE_OUTPUT = 'output' as const;
 
 /** `role` of the one message in `gen_ai.output.messages`. */
 export const GEN_AI_ROLE_VALUE_ASSISTANT = 'assistant' as const;
+/** `role` of the one message in `gen_ai.input.messages`. */
+export const GEN_AI_ROLE_VALUE_USER = 'user' as const;
+/** Part `type` for inline media of a prompt (ACP `image`/`audio` with `data`): `{ type: 'blob', modality, mime_type, content }`. */
+export const GEN_AI_PART_TYPE_VALUE_BLOB = 'blob' as const;
+/** Part `type` for a referenced resource of a prompt (ACP `resource_link`): `{ type: 'uri', modality, uri, mime_type? }`. */
+export const GEN_AI_PART_TYPE_VALUE_URI = 'uri' as const;
 /** Part `type` for a `text` block: `{ type: 'text', content }`. */
 export const GEN_AI_PART_TYPE_VALUE_TEXT = 'text' as const;
 /** Part `type` for a `reasoning` block: `{ type: 'reasoning', content }`. */

@@ -1,34 +1,30 @@
 /**
- * Builds the OpenTelemetry pipelines from options and the standard
- * environment, read once here: resource (`OTEL_SERVICE_NAME`,
- * `OTEL_RESOURCE_ATTRIBUTES`), OTLP/HTTP export (`OTEL_EXPORTER_OTLP_*`),
- * exporter selection (`OTEL_TRACES_EXPORTER`, `OTEL_METRICS_EXPORTER`), the
- * embedded OTLP-JSON-lines default (`SUBAGENT_OTEL_OUT`), the metric
- * temporality of pushed metrics (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`,
- * default delta), the content policy, and the optional Prometheus endpoint
- * (`SUBAGENT_OTEL_PROMETHEUS_PORT`, always cumulative).
+ * Builds the standalone OpenTelemetry pipelines of the CLI and of hosts
+ * without an SDK. Keeps only the project's own decisions, read through the
+ * configuration table (`config.ts`): where telemetry goes when no endpoint is
+ * set (the OTLP-JSON-lines files), which OTLP protocol (default
+ * `http/protobuf`, per signal), delta temporality, the metric export
+ * interval, the Prometheus endpoint, the content policy and the shutdown
+ * bound. Everything else the OpenTelemetry packages read themselves — the
+ * OTLP exporters their endpoint, headers, compression, timeout and
+ * certificates, the batch span processor its `OTEL_BSP_*` limits, the resource
+ * `envDetector` `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` — from the
+ * environment `createTelemetry` was given (so an `env` option isolates).
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
  *
  * Never throws into the host after construction: export failures are counted
- * into `subagent.telemetry.dropped` and reported once per kind through the
- * diag logger. Registers no global provider. Nothing from the environment
- * reaches a span, metric or resource attribute except `OTEL_SERVICE_NAME` and
- * `OTEL_RESOURCE_ATTRIBUTES`; headers only ever go into HTTP requests.
+ * into `subagent.telemetry.dropped` and reported once per kind and pipeline
+ * through the diag logger. Registers no global provider, context manager or
+ * propagator. Nothing from the environment reaches a span, metric or resource
+ * attribute except `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`; headers
+ * only ever go into requests.
  *
  * @module subagent-otel/telemetry/setup
  */
 import { resolve as resolvePath } from 'node:path';
 import { TraceFlags, type Context } from '@opentelemetry/api';
-import { ExportResultCode, parseKeyPairsIntoRecord, type ExportResult } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  AggregationTemporalityPreference,
-  CumulativeTemporalitySelector,
-  DeltaTemporalitySelector,
-  LowMemoryTemporalitySelector,
-  OTLPMetricExporter,
-} from '@opentelemetry/exporter-metrics-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import { defaultResource, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -49,7 +45,8 @@ import {
   type PushMetricExporter,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { resolveContentPolicy, parseLengthLimit, type ContentPolicy, type Environment } from './content-policy.js';
+import { checkOption, MAX_TIMER_MS, readSetting, SETTINGS, type OtlpProtocol, type TemporalityPreference } from './config.js';
+import { resolveContentPolicy, type ContentPolicy, type Environment } from './content-policy.js';
 import { RunTelemetry, type TelemetrySignal } from './run-telemetry.js';
 import {
   OtlpJsonLinesMetricExporter,
@@ -60,13 +57,8 @@ import {
   METRICS_FILE_NAME,
   TRACES_FILE_NAME,
 } from './otlp-json-file-exporter.js';
-import {
-  DEFAULT_PROMETHEUS_HOST,
-  ENV_PROMETHEUS_PORT,
-  parsePrometheusPort,
-  startPrometheusEndpoint,
-  type PrometheusEndpoint,
-} from './prometheus-endpoint.js';
+import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector, withEnvironment } from './otlp-exporters.js';
+import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   DEFAULT_SERVICE_NAME,
@@ -79,13 +71,16 @@ import {
 } from './semconv.js';
 
 /** Environment variable naming the directory of the embedded OTLP-JSON-lines default. */
-export const ENV_OUT_DIR = 'SUBAGENT_OTEL_OUT';
+export const ENV_OUT_DIR = SETTINGS.out.env;
 /** Directory of the embedded default when `SUBAGENT_OTEL_OUT` is unset (relative to the working directory). */
-export const DEFAULT_OUT_DIR = './subagent-otel-out';
+export const DEFAULT_OUT_DIR = SETTINGS.out.default;
 /** Default bound of `shutdown`, in milliseconds. */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = SETTINGS.shutdownTimeoutMs.default;
 
-/** Options of `createTelemetry`. Each documents its environment variable; an option wins over it. */
+/**
+ * Options of `createTelemetry`. Each documents its environment variable
+ * (the configuration table in `config.ts`); an option wins over it.
+ */
 export interface TelemetryOptions {
   /**
    * Directory for `traces.jsonl` / `metrics.jsonl`, written IN ADDITION to
@@ -93,7 +88,11 @@ export interface TelemetryOptions {
    * no endpoint is configured, to `SUBAGENT_OTEL_OUT` (default `./subagent-otel-out`).
    */
   readonly out?: string;
-  /** Environment to read. Default `process.env`. */
+  /**
+   * Environment to read, by this package and by the OpenTelemetry packages it
+   * builds. Default `process.env`. When given, nothing is read from
+   * `process.env`.
+   */
   readonly env?: Environment;
   /**
    * `service.name` when neither `OTEL_SERVICE_NAME` nor `service.name` in
@@ -101,12 +100,12 @@ export interface TelemetryOptions {
    */
   readonly serviceName?: string;
   /**
-   * Port of the Prometheus scrape endpoint (`http://127.0.0.1:<port>/metrics`);
+   * Port of the Prometheus scrape endpoint (`http://<host>:<port>/metrics`);
    * `0` is off. Default: `SUBAGENT_OTEL_PROMETHEUS_PORT`, else off. When
    * enabled, the documented port is 9464 (CLI `--prometheus-port`).
    */
   readonly prometheusPort?: number;
-  /** Listen host of the Prometheus endpoint. Default `127.0.0.1`. */
+  /** Listen host of the Prometheus endpoint. Default: `SUBAGENT_OTEL_PROMETHEUS_HOST`, else `127.0.0.1`. */
   readonly prometheusHost?: string;
   /** Content policy settings over `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` and `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`. */
   readonly content?: Partial<ContentPolicy>;
@@ -124,7 +123,7 @@ export interface TelemetryShutdownReport {
   readonly timedOut: boolean;
   /** One line per problem: timeouts, export failures (first of each kind), listen errors. Never holds headers. */
   readonly errors: readonly string[];
-  /** Spans and metric batches that could not be delivered, over the whole lifetime. */
+  /** Spans and metric batches this pipeline could not deliver, over its whole lifetime. */
   readonly dropped: { readonly traces: number; readonly metrics: number };
 }
 
@@ -140,80 +139,51 @@ export interface Telemetry {
   readonly content: ContentPolicy;
   /** The Prometheus scrape endpoint when enabled: its URL, and `ready` (bound URL, or `undefined` when it could not listen; never rejects). */
   readonly prometheus?: { readonly url: string; readonly ready: Promise<string | undefined> };
-  /** One line per destination, e.g. `traces: OTLP/HTTP JSON http://collector:4318/v1/traces`. URLs lose any credentials; never headers. */
+  /** One line per destination, e.g. `traces: OTLP grpc http://collector:4317`. URLs lose any credentials; never headers. */
   describeDestinations(): string[];
   /**
    * Flushes and shuts down traces, then metrics (so drops counted while
    * flushing traces are still exported), then the Prometheus endpoint, all
-   * within `timeoutMs` (default 5000). Idempotent; resolves, never rejects.
+   * within `timeoutMs` (default 5000, at most 2^31-1). Idempotent; resolves,
+   * never rejects.
    */
   shutdown(timeoutMs?: number): Promise<TelemetryShutdownReport>;
 }
 
 type ExporterKind = typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
 
-/** OTLP/HTTP settings of one signal. */
-export interface OtlpSettings {
+/** OTLP destination of one signal: the protocol, and the URL for messages (the exporter reads its own). */
+export interface OtlpDestination {
+  readonly protocol: OtlpProtocol;
   readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly timeoutMillis: number;
 }
 
 /** Destinations of one signal. */
 export interface SignalPlan {
-  readonly otlp?: OtlpSettings;
+  readonly otlp?: OtlpDestination;
   /** Absolute directory for the OTLP-JSON-lines file. */
   readonly fileDir?: string;
   readonly console: boolean;
 }
 
-/** Everything `createTelemetry` derives from options and environment, before building anything. */
+/** The project's own decisions, derived from options and environment before building anything. */
 export interface TelemetryPlan {
   /** Absolute directory of the embedded default (`SUBAGENT_OTEL_OUT` or `./subagent-otel-out`), used or not. */
   readonly defaultOutDir: string;
-  readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** `service.name` when the environment names none. */
+  readonly serviceName: string;
   readonly traces: SignalPlan;
   readonly metrics: SignalPlan;
   readonly content: ContentPolicy;
   readonly prometheus?: { readonly port: number; readonly host: string };
-  readonly batch: { readonly maxQueueSize: number; readonly maxExportBatchSize: number; readonly scheduledDelayMillis: number; readonly exportTimeoutMillis: number };
   readonly metricExport: { readonly intervalMillis: number; readonly timeoutMillis: number };
   /**
-   * Temporality preference of every pushed metric stream (OTLP/HTTP, the
-   * OTLP-JSON-lines file, `console`): `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`,
-   * DELTA when unset or empty (docs/decisions/0009-delta-metrics-by-default.md).
-   * The Prometheus endpoint is pulled and always cumulative.
+   * Temporality preference of every pushed metric stream (OTLP, the
+   * OTLP-JSON-lines file, `console`): DELTA when unset
+   * (docs/decisions/0009-delta-metrics-by-default.md). The Prometheus
+   * endpoint is pulled and always cumulative.
    */
-  readonly temporality: AggregationTemporalityPreference;
-}
-
-const reports = new OnceReporter();
-
-/**
- * Parses `OTEL_RESOURCE_ATTRIBUTES` (`key=value,key2=value2`, percent-encoded).
- * @returns the attributes; `{}` when unset. Per the specification, a value
- *   with any malformed entry is discarded whole (reported once).
- */
-export function parseResourceAttributes(raw: string | undefined): Record<string, string> {
-  const attributes: Record<string, string> = {};
-  if (raw === undefined || raw.trim() === '') return attributes;
-  for (const entry of raw.split(',')) {
-    if (entry.trim() === '') continue;
-    const parts = entry.split('=');
-    const key = parts[0]?.trim() ?? '';
-    if (parts.length !== 2 || key === '') {
-      reports.report('warn', `resource:${raw}`, `OTEL_RESOURCE_ATTRIBUTES entry ${JSON.stringify(entry)} is not key=value; the whole variable is ignored`);
-      return {};
-    }
-    try {
-      attributes[decodeURIComponent(key)] = decodeURIComponent((parts[1] ?? '').trim());
-    } catch {
-      // decodeURIComponent throws URIError on a malformed escape: the spec says discard the whole value.
-      reports.report('warn', `resource:${raw}`, `OTEL_RESOURCE_ATTRIBUTES entry ${JSON.stringify(entry)} has a malformed percent escape; the whole variable is ignored`);
-      return {};
-    }
-  }
-  return attributes;
+  readonly temporality: TemporalityPreference;
 }
 
 const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'none']);
@@ -223,7 +193,7 @@ const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'none']);
  * @returns the set of known names (`otlp`, `console`, `none`); `{otlp}` when
  *   unset or empty. Unknown names are reported once and skipped.
  */
-export function parseExporterList(variable: string, raw: string | undefined): Set<string> {
+function parseExporterList(variable: string, raw: string | undefined, reports: OnceReporter): Set<string> {
   const names = (raw ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase())
@@ -237,15 +207,6 @@ export function parseExporterList(variable: string, raw: string | undefined): Se
   return known;
 }
 
-function positiveInt(env: Environment, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = parseLengthLimit(raw);
-  if (value !== undefined) return value;
-  reports.report('warn', `${name}:${raw}`, `${name}=${JSON.stringify(raw)} is not an integer >= 1; using ${fallback}`);
-  return fallback;
-}
-
 function isUrl(text: string): boolean {
   try {
     new URL(text);
@@ -256,138 +217,70 @@ function isUrl(text: string): boolean {
   }
 }
 
-function otlpSettings(env: Environment, signal: 'TRACES' | 'METRICS'): OtlpSettings | undefined {
+/**
+ * Whether OTLP is configured for a signal, and with which protocol: the
+ * per-signal endpoint or the general one must be set (else the signal goes
+ * to the files). The protocol is the per-signal variable, else
+ * `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. The URL computed here
+ * only names the destination in messages; the exporter resolves its own.
+ */
+function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports: OnceReporter): OtlpDestination | undefined {
+  const specificVariable = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
+  const protocol = env[specificVariable]?.trim()
+    ? readSetting(SETTINGS.otlpProtocol, env, reports, specificVariable)
+    : readSetting(SETTINGS.otlpProtocol, env, reports);
   const path = signal === 'TRACES' ? 'v1/traces' : 'v1/metrics';
   const specific = env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim();
   const general = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
   let url: string | undefined;
   if (specific !== undefined && specific !== '') url = specific;
-  else if (general !== undefined && general !== '') url = `${general.replace(/\/+$/, '')}/${path}`;
+  else if (general !== undefined && general !== '') url = protocol === 'grpc' ? general : `${general.replace(/\/+$/, '')}/${path}`;
   if (url === undefined) return undefined;
   if (!isUrl(url)) {
     reports.report('warn', `endpoint:${signal}`, `OTLP ${signal.toLowerCase()} endpoint is not a valid URL; ${signal.toLowerCase()} go to the OTLP-JSON-lines files instead`);
     return undefined;
   }
-  const protocol = (env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ?? env['OTEL_EXPORTER_OTLP_PROTOCOL'] ?? '').trim();
-  if (protocol === 'grpc') {
-    reports.report('warn', `protocol:${protocol}`, 'OTLP protocol grpc is not supported; sending OTLP/HTTP JSON to the configured endpoint');
-  } else if (protocol !== 'http/json') {
-    reports.report('info', `protocol:${protocol}`, `OTLP protocol ${protocol === '' ? '(unset, spec default http/protobuf)' : protocol}: the protobuf exporter is not installed; sending OTLP/HTTP JSON, which every OTLP/HTTP receiver accepts`);
-  }
-  const headers = { ...parseKeyPairsIntoRecord(env['OTEL_EXPORTER_OTLP_HEADERS']), ...parseKeyPairsIntoRecord(env[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`]) };
-  const timeoutVariable = env[`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`] !== undefined ? `OTEL_EXPORTER_OTLP_${signal}_TIMEOUT` : 'OTEL_EXPORTER_OTLP_TIMEOUT';
-  return { url, headers, timeoutMillis: positiveInt(env, timeoutVariable, 10_000) };
+  return { protocol, url };
 }
 
-function signalPlan(env: Environment, signal: 'TRACES' | 'METRICS', out: string | undefined, defaultDir: string): SignalPlan {
+function signalPlan(env: Environment, signal: 'TRACES' | 'METRICS', out: string | undefined, defaultDir: string, reports: OnceReporter): SignalPlan {
   const variable = `OTEL_${signal}_EXPORTER`;
-  const names = parseExporterList(variable, env[variable]);
+  const names = parseExporterList(variable, env[variable], reports);
   const none = names.has('none');
   if (none && names.size > 1) reports.report('warn', `${variable}:none+`, `${variable} combines none with other exporters; none wins`);
-  const otlp = !none && names.has('otlp') ? otlpSettings(env, signal) : undefined;
+  const otlp = !none && names.has('otlp') ? otlpDestination(env, signal, reports) : undefined;
   let fileDir: string | undefined;
   if (out !== undefined) fileDir = resolvePath(out);
   else if (!none && names.has('otlp') && otlp === undefined) fileDir = defaultDir;
-  const plan: { otlp?: OtlpSettings; fileDir?: string; console: boolean } = { console: !none && names.has('console') };
+  const plan: { otlp?: OtlpDestination; fileDir?: string; console: boolean } = { console: !none && names.has('console') };
   if (otlp !== undefined) plan.otlp = otlp;
   if (fileDir !== undefined) plan.fileDir = fileDir;
   return plan;
 }
 
-/** Environment variable of the metric temporality preference (OpenTelemetry OTLP exporter specification). */
-const ENV_METRICS_TEMPORALITY = 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE';
-
 /**
- * Reads `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` (case and
- * surrounding blanks ignored).
- * @returns `cumulative`, `delta` or `lowmemory` as given; DELTA when unset or
- *   empty (this project's default, unlike the SDK's cumulative: there is one
- *   short-lived observer process per delegated run, and a collector can add
- *   up the deltas of many processes, never their cumulative values); DELTA,
- *   with a warning reported once, for any other value. Never throws.
+ * Derives the project's own decisions from options and environment without
+ * building anything: pure apart from diag warnings (once per bad value and
+ * `reports`). Options win over the environment. Never throws.
  */
-function temporalityOf(env: Environment): AggregationTemporalityPreference {
-  const raw = (env[ENV_METRICS_TEMPORALITY] ?? '').trim().toLowerCase();
-  switch (raw) {
-    case '':
-    case 'delta':
-      return AggregationTemporalityPreference.DELTA;
-    case 'cumulative':
-      return AggregationTemporalityPreference.CUMULATIVE;
-    case 'lowmemory':
-      return AggregationTemporalityPreference.LOWMEMORY;
-    default:
-      reports.report('warn', `temporality:${raw}`, `${ENV_METRICS_TEMPORALITY}=${JSON.stringify(raw)} is not cumulative, delta or lowmemory; using delta`);
-      return AggregationTemporalityPreference.DELTA;
-  }
-}
-
-/**
- * The per-instrument temporality for a preference, the same table the OTLP
- * metric exporter applies to its own `temporalityPreference`: DELTA gives
- * delta counters and histograms (up-down counters stay cumulative),
- * LOWMEMORY delta synchronous counters and histograms only, CUMULATIVE
- * cumulative everything. Used for the exporters that have no preference of
- * their own (file, console), so every pushed stream agrees.
- */
-function temporalitySelectorOf(preference: AggregationTemporalityPreference): AggregationTemporalitySelector {
-  switch (preference) {
-    case AggregationTemporalityPreference.DELTA:
-      return DeltaTemporalitySelector;
-    case AggregationTemporalityPreference.LOWMEMORY:
-      return LowMemoryTemporalitySelector;
-    default:
-      return CumulativeTemporalitySelector;
-  }
-}
-
-/**
- * Derives the whole configuration from options and environment without
- * building anything: pure apart from diag warnings (once per bad value).
- * Precedence: options over environment; `OTEL_SERVICE_NAME` over
- * `service.name` in `OTEL_RESOURCE_ATTRIBUTES` over `options.serviceName`.
- * Never throws.
- */
-export function planTelemetry(options: TelemetryOptions = {}): TelemetryPlan {
+export function planTelemetry(options: TelemetryOptions = {}, reports: OnceReporter = new OnceReporter()): TelemetryPlan {
   const env = options.env ?? process.env;
-  const fromEnv = parseResourceAttributes(env['OTEL_RESOURCE_ATTRIBUTES']);
-  const envServiceName = env['OTEL_SERVICE_NAME']?.trim();
-  const serviceName =
-    envServiceName !== undefined && envServiceName !== '' ? envServiceName : (fromEnv['service.name'] ?? options.serviceName ?? DEFAULT_SERVICE_NAME);
-  const outEnv = env[ENV_OUT_DIR]?.trim();
-  const defaultDir = resolvePath(outEnv !== undefined && outEnv !== '' ? outEnv : DEFAULT_OUT_DIR);
+  const defaultDir = resolvePath(readSetting(SETTINGS.out, env, reports));
 
-  let prometheusPort = options.prometheusPort;
-  if (prometheusPort === undefined) {
-    prometheusPort = parsePrometheusPort(env[ENV_PROMETHEUS_PORT]);
-    if (prometheusPort === undefined) {
-      reports.report('warn', `prometheus:${env[ENV_PROMETHEUS_PORT]}`, `${ENV_PROMETHEUS_PORT}=${JSON.stringify(env[ENV_PROMETHEUS_PORT])} is not a port (1-65535); the Prometheus endpoint stays off`);
-      prometheusPort = 0;
-    }
-  } else if (!Number.isInteger(prometheusPort) || prometheusPort < 0 || prometheusPort > 65535) {
-    reports.report('warn', `prometheus-option:${prometheusPort}`, `prometheusPort ${prometheusPort} is not a port (1-65535); the Prometheus endpoint stays off`);
-    prometheusPort = 0;
-  }
+  const prometheusPort = checkOption(SETTINGS.prometheusPort, options.prometheusPort, reports) ?? readSetting(SETTINGS.prometheusPort, env, reports);
+  const prometheusHost = options.prometheusHost ?? readSetting(SETTINGS.prometheusHost, env, reports);
 
-  const maxQueueSize = positiveInt(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048);
-  const intervalMillis = positiveInt(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000);
-  const traces = signalPlan(env, 'TRACES', options.out, defaultDir);
+  const intervalMillis = readSetting(SETTINGS.metricExportIntervalMs, env, reports);
   const plan: { -readonly [K in keyof TelemetryPlan]: TelemetryPlan[K] } = {
     defaultOutDir: defaultDir,
-    resourceAttributes: { ...fromEnv, 'service.name': serviceName },
-    traces,
-    metrics: signalPlan(env, 'METRICS', options.out, defaultDir),
+    serviceName: options.serviceName ?? DEFAULT_SERVICE_NAME,
+    traces: signalPlan(env, 'TRACES', options.out, defaultDir, reports),
+    metrics: signalPlan(env, 'METRICS', options.out, defaultDir, reports),
     content: resolveContentPolicy(options.content, env),
-    batch: {
-      maxQueueSize,
-      maxExportBatchSize: Math.min(maxQueueSize, positiveInt(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512)),
-      scheduledDelayMillis: positiveInt(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000),
-      exportTimeoutMillis: positiveInt(env, 'OTEL_BSP_EXPORT_TIMEOUT', Math.max(30_000, (traces.otlp?.timeoutMillis ?? 0) + 1000)),
-    },
-    metricExport: { intervalMillis, timeoutMillis: Math.min(intervalMillis, positiveInt(env, 'OTEL_METRIC_EXPORT_TIMEOUT', 30_000)) },
-    temporality: temporalityOf(env),
+    metricExport: { intervalMillis, timeoutMillis: Math.min(intervalMillis, readSetting(SETTINGS.metricExportTimeoutMs, env, reports)) },
+    temporality: readSetting(SETTINGS.metricsTemporality, env, reports),
   };
-  if (prometheusPort > 0) plan.prometheus = { port: prometheusPort, host: options.prometheusHost ?? DEFAULT_PROMETHEUS_HOST };
+  if (prometheusPort > 0) plan.prometheus = { port: prometheusPort, host: prometheusHost };
   return plan;
 }
 
@@ -405,6 +298,12 @@ function displayUrl(url: string): string {
     return '(invalid URL)';
   }
 }
+
+const PROTOCOL_LABEL: Readonly<Record<OtlpProtocol, string>> = {
+  grpc: 'OTLP/gRPC',
+  'http/protobuf': 'OTLP/HTTP protobuf',
+  'http/json': 'OTLP/HTTP JSON',
+};
 
 /** Counts sampled spans as they end: what every pipeline should eventually hand its exporter. */
 class EndedSpanCounter implements SpanProcessor {
@@ -565,13 +464,16 @@ const MAX_REPORTED_ERRORS = 32;
  * Builds tracer and meter providers, exporters, the optional Prometheus
  * endpoint, and the `RunTelemetry` listener.
  *
- * Destinations per signal: OTLP/HTTP (JSON) when an endpoint is configured
- * and the exporter list has `otlp` (the default); otherwise the embedded
+ * Destinations per signal: OTLP when an endpoint is configured and the
+ * exporter list has `otlp` (the default), over the protocol of
+ * `OTEL_EXPORTER_OTLP_[SIGNAL_]PROTOCOL` (`grpc`, `http/protobuf` — the
+ * default —, `http/json`; the exporter is imported on first use of this
+ * function for that protocol only); otherwise the embedded
  * OTLP-JSON-lines file in `SUBAGENT_OTEL_OUT` (default `./subagent-otel-out`).
  * `options.out` writes the files in addition to an endpoint, and even with
  * `OTEL_*_EXPORTER=none` (an explicit request). `console` writes OTLP-JSON
  * lines to `consoleStream` (stderr). OTLP spans go through a bounded
- * `BatchSpanProcessor` (`OTEL_BSP_MAX_QUEUE_SIZE`, default 2048); file and
+ * `BatchSpanProcessor` (it reads `OTEL_BSP_*` itself, queue default 2048); file and
  * console spans are written as each run ends (`SimpleSpanProcessor`), so a
  * crash keeps every finished run. Metrics are exported every
  * `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and once more at shutdown,
@@ -581,11 +483,14 @@ const MAX_REPORTED_ERRORS = 32;
  * Every run is traced (`OTEL_TRACES_SAMPLER` is not read; a handed-in
  * unsampled `traceparent` is still honoured, parent-based).
  *
- * @returns the pipelines. Never throws: an exporter that cannot be built is
- *   reported and replaced by the file default.
+ * @returns the pipelines. Never throws: an OTLP exporter that cannot be loaded is
+ *   reported and its spans or batches counted as dropped.
  */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
-  const plan = planTelemetry(options);
+  const env = options.env ?? process.env;
+  // Each pipeline says its own problems once: a second createTelemetry reports its drops too.
+  const reports = new OnceReporter();
+  const plan = planTelemetry(options, reports);
   const errors: string[] = [];
   const dropped = { traces: 0, metrics: 0 };
   const destinations: string[] = [];
@@ -601,7 +506,11 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     if (reports.report('warn', `drop:${signal}:${exporter}`, `${message} (further failures of this exporter are counted in subagent.telemetry.dropped, not logged)`)) note(message);
   };
 
-  const resource = defaultResource().merge(resourceFromAttributes(plan.resourceAttributes));
+  // OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel.
+  const detected = withEnvironment(env, () => envDetector.detect());
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': plan.serviceName }))
+    .merge(resourceFromAttributes(detected.attributes ?? {}));
   let outDir: string | undefined;
 
   // ---- traces
@@ -611,15 +520,18 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   const spanProcessors: SpanProcessor[] = [ended];
   let traceFileDir = plan.traces.fileDir;
   if (plan.traces.otlp !== undefined) {
+    const otlp = plan.traces.otlp;
     try {
-      const exporter = new CountingSpanExporter(
-        new OTLPTraceExporter({ url: plan.traces.otlp.url, headers: { ...plan.traces.otlp.headers }, timeoutMillis: plan.traces.otlp.timeoutMillis }),
-        TELEMETRY_EXPORTER_VALUE_OTLP,
-        onDrop,
-      );
+      const load = loadSpanExporter(otlp.protocol, env);
+      load.catch((error: unknown) => {
+        note(`traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
+        reports.report('error', 'otlp-load:traces', `traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its spans are counted as dropped`);
+      });
+      const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
-      spanProcessors.push(new BatchSpanProcessor(exporter, { ...plan.batch }));
-      destinations.push(`traces: OTLP/HTTP JSON ${displayUrl(plan.traces.otlp.url)}`);
+      // The processor reads its own OTEL_BSP_* limits from the given environment.
+      spanProcessors.push(withEnvironment(env, () => new BatchSpanProcessor(exporter)));
+      destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
       reports.report('error', 'otlp-build:traces', `traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -658,7 +570,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   // exporter the selector of the preference (the file and console exporters
   // have none of their own; the OTLP exporter is also built with the same
   // preference). The Prometheus reader is no push exporter and stays cumulative.
-  const pushTemporality = temporalitySelectorOf(plan.temporality);
+  const pushTemporality = temporalitySelector(plan.temporality);
   const periodic = (exporter: PushMetricExporter, kind: ExporterKind): PeriodicExportingMetricReader =>
     new PeriodicExportingMetricReader({
       exporter: new CountingMetricExporter(exporter, kind, onDrop, pushTemporality),
@@ -667,15 +579,15 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     });
   let metricFileDir = plan.metrics.fileDir;
   if (plan.metrics.otlp !== undefined) {
+    const otlp = plan.metrics.otlp;
     try {
-      const exporter = new OTLPMetricExporter({
-        url: plan.metrics.otlp.url,
-        headers: { ...plan.metrics.otlp.headers },
-        timeoutMillis: plan.metrics.otlp.timeoutMillis,
-        temporalityPreference: plan.temporality,
+      const load = loadMetricExporter(otlp.protocol, env);
+      load.catch((error: unknown) => {
+        note(`metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
+        reports.report('error', 'otlp-load:metrics', `metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its batches are counted as dropped`);
       });
-      readers.push(periodic(exporter, TELEMETRY_EXPORTER_VALUE_OTLP));
-      destinations.push(`metrics: OTLP/HTTP JSON ${displayUrl(plan.metrics.otlp.url)}`);
+      readers.push(periodic(new LazyMetricExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP));
+      destinations.push(`metrics: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`metrics: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
       reports.report('error', 'otlp-build:metrics', `metrics: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -712,7 +624,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   });
 
   let shuttingDown: Promise<TelemetryShutdownReport> | undefined;
-  const shutdown = async (timeoutMs: number): Promise<TelemetryShutdownReport> => {
+  const shutdown = async (requestedMs: number): Promise<TelemetryShutdownReport> => {
+    // A bound beyond what a Node timer holds would fire at once: clamp it, and treat nonsense as the default.
+    const timeoutMs = Number.isFinite(requestedMs) && requestedMs >= 0 ? Math.min(requestedMs, MAX_TIMER_MS) : DEFAULT_SHUTDOWN_TIMEOUT_MS;
     const deadline = Date.now() + timeoutMs;
     let timedOut = false;
     const traceBudget = Math.floor(timeoutMs * 0.6);

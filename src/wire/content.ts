@@ -21,17 +21,26 @@ const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Num
 
 /**
  * Token usage of one model call. Counts are disjoint: `inputTokens` is
- * uncached input only. Validated counts are numbers, not necessarily in
- * range: read them through {@link normalizeUsage}.
+ * uncached input only. Other fields are kept. Validated counts are numbers,
+ * not necessarily in range: read them through {@link normalizeUsage}.
  */
-export const TokenUsageSchema = z.looseObject({
+export interface TokenUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens?: number | undefined;
+  readonly cacheWriteTokens?: number | undefined;
+  readonly reasoningTokens?: number | undefined;
+  readonly [field: string]: unknown;
+}
+
+/** Validates a `TokenUsage`: every count a JSON number (clamped later, never a reason to drop the message). */
+export const TokenUsageSchema: z.ZodType<TokenUsage> = z.looseObject({
   inputTokens: tokenCount,
   outputTokens: tokenCount,
   cacheReadTokens: tokenCount.optional(),
   cacheWriteTokens: tokenCount.optional(),
   reasoningTokens: tokenCount.optional(),
 });
-export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
 /**
  * A token count clamped into range: an integer in `0..Number.MAX_SAFE_INTEGER`

@@ -36,7 +36,7 @@ describe('parseCommandLine', () => {
     ['proxy without a command', ['proxy', '--out', 'x'], "proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js"],
     ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
     ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],
-    ['a bad port', ['proxy', '--prometheus-port', '70000', '--', 'a'], "--prometheus-port takes a whole number from 0 to 65535, got '70000'"],
+    ['a bad port', ['proxy', '--prometheus-port', '70000', '--', 'a'], "--prometheus-port takes an integer 0..65535 (0 is off), got '70000'"],
     ['an empty Prometheus host', ['proxy', '--prometheus-host', '', '--', 'a'], "--prometheus-host takes a host name or IP address such as 127.0.0.1, got ''"],
     ['a Prometheus host with a space', ['demo', '--prometheus-host', '0.0.0.0 9464'], "--prometheus-host takes a host name or IP address such as 127.0.0.1, got '0.0.0.0 9464'"],
     ['a missing Prometheus host', ['demo', '--prometheus-host'], "Option '--prometheus-host <value>' argument missing (see 'subagent-otel help demo')"],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { flushBoundMs, telemetryOptions } from '../../src/cli/telemetry-options.js';
+import { planTelemetry } from '../../src/telemetry/setup.js';
 
 describe('telemetryOptions', () => {
   it('maps every flag onto createTelemetry options', () => {
@@ -9,11 +10,12 @@ describe('telemetryOptions', () => {
     ).toEqual({ env, out: 'o', prometheusPort: 9464, prometheusHost: '127.0.0.2', content: { capture: false, maxLength: 100 } });
   });
 
-  it('takes the Prometheus host from SUBAGENT_OTEL_PROMETHEUS_HOST when the flag is absent, and the flag over it', () => {
-    const env = { SUBAGENT_OTEL_PROMETHEUS_HOST: ' 0.0.0.0 ' };
-    expect(telemetryOptions({}, env)).toEqual({ env, prometheusHost: '0.0.0.0' });
-    expect(telemetryOptions({ prometheusHost: '127.0.0.1' }, env)).toEqual({ env, prometheusHost: '127.0.0.1' });
-    expect(telemetryOptions({}, { SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' })).toEqual({ env: { SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' } });
+  it('leaves SUBAGENT_OTEL_PROMETHEUS_HOST to createTelemetry, which reads it like the library does; the flag wins', () => {
+    const env = { SUBAGENT_OTEL_PROMETHEUS_HOST: ' 0.0.0.0 ', SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' };
+    expect(telemetryOptions({}, env)).toEqual({ env });
+    expect(planTelemetry(telemetryOptions({}, env)).prometheus).toEqual({ port: 9464, host: '0.0.0.0' });
+    expect(planTelemetry(telemetryOptions({ prometheusHost: '127.0.0.2' }, env)).prometheus).toEqual({ port: 9464, host: '127.0.0.2' });
+    expect(planTelemetry(telemetryOptions({}, { ...env, SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' })).prometheus).toEqual({ port: 9464, host: '127.0.0.1' });
   });
 });
 
@@ -23,5 +25,10 @@ describe('flushBoundMs', () => {
     expect(flushBoundMs({}, 2000)).toBe(2000);
     expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: 'soon' }, 2000)).toBe(2000);
     expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '0' }, 5000)).toBe(5000);
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1.5' }, 5000)).toBe(5000);
+    // Larger than a Node timer holds (it would fire at once): refused, like any other out-of-range value.
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '2147483648' }, 2000)).toBe(2000);
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1e308' }, 2000)).toBe(2000);
+    expect(flushBoundMs({ SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '2147483647' }, 2000)).toBe(2147483647);
   });
 });

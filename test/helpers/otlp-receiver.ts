@@ -1,5 +1,5 @@
 /**
- * A real OTLP/HTTP JSON receiver on 127.0.0.1 for end-to-end tests, built on
+ * A real OTLP/HTTP receiver (JSON and protobuf bodies) on 127.0.0.1 for end-to-end tests, built on
  * `node:http`: it accepts `POST /v1/traces` and `POST /v1/metrics`, keeps
  * every request (headers and raw body, whatever it answered), decodes the
  * bodies it accepted, and can play the collector faults a production
@@ -24,7 +24,9 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import type { OtlpSpan } from './cli.js';
+import { decodeMetricsRequest, decodeTraceRequest } from './otlp-protobuf.js';
 
 /** How the receiver answers. */
 export type ReceiverMode =
@@ -85,6 +87,28 @@ function attributeMap(list: ReadonlyArray<{ key: string; value: Record<string, u
     out[key] = v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
   }
   return out;
+}
+
+/** Whether a request carries protobuf (`http/protobuf`), by its content type. */
+function isProtobuf(headers: IncomingHttpHeaders): boolean {
+  return (headers['content-type'] ?? '').includes('protobuf');
+}
+
+/** The request body as sent, gunzipped when the exporter compressed it. */
+function plainBody(request: Pick<ReceivedRequest, 'headers' | 'body'>): Buffer {
+  return request.headers['content-encoding'] === 'gzip' ? gunzipSync(request.body) : request.body;
+}
+
+/** Decodes a `/v1/traces` request, JSON or protobuf, into its spans. */
+export function spansOfTraceRequest(request: Pick<ReceivedRequest, 'headers' | 'body'>): OtlpSpan[] {
+  const body = plainBody(request);
+  return isProtobuf(request.headers) ? spansOfTraceBody(JSON.stringify(decodeTraceRequest(body))) : spansOfTraceBody(body);
+}
+
+/** Decodes a `/v1/metrics` request, JSON or protobuf, into flat data points. */
+export function pointsOfMetricRequest(request: Pick<ReceivedRequest, 'headers' | 'body'>): OtlpMetricPoint[] {
+  const body = plainBody(request);
+  return isProtobuf(request.headers) ? pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body))) : pointsOfMetricBody(body);
 }
 
 /** Decodes an OTLP JSON `ExportTraceServiceRequest` body into its spans. */
@@ -243,8 +267,8 @@ export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }
       if (found !== undefined) return Promise.resolve(found);
       return new Promise((resolve) => waiters.push({ match, resolve }));
     },
-    acceptedSpans: () => accepted('/v1/traces').flatMap((r) => spansOfTraceBody(r.body)),
-    acceptedMetricPoints: () => accepted('/v1/metrics').flatMap((r) => pointsOfMetricBody(r.body)),
+    acceptedSpans: () => accepted('/v1/traces').flatMap((r) => spansOfTraceRequest(r)),
+    acceptedMetricPoints: () => accepted('/v1/metrics').flatMap((r) => pointsOfMetricRequest(r)),
     async close() {
       isClosed = true;
       for (const timer of timers) clearTimeout(timer);

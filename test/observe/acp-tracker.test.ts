@@ -63,7 +63,8 @@ const NO_USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWri
 describe('AcpTracker: one run per prompt turn', () => {
   it('opens a run on session/prompt and closes it on the response with the streamed text', () => {
     const { starts, ends } = observe([...initialize(0), prompt(1), say('All done.'), answer(1, { stopReason: 'end_turn' })]);
-    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', startTime: 102 }]);
+    const PROMPT = [{ type: 'text', text: 'Find the config' }];
+    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', startTime: 102, prompt: PROMPT }]);
     expect(ends).toEqual([
       {
         runId: 'run-1',
@@ -71,6 +72,7 @@ describe('AcpTracker: one run per prompt turn', () => {
         agentName: 'acp',
         sessionId: 's1',
         startTime: 102,
+        prompt: PROMPT,
         endTime: 104,
         stopReason: 'completed',
         output: [{ type: 'text', text: 'All done.' }],
@@ -268,7 +270,7 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
 describe('AcpTracker: identity and trace context', () => {
   it('parents the run with _meta.traceparent and tracestate of the prompt', () => {
     const { starts } = observe([prompt(1, 's1', { traceparent: TRACEPARENT, tracestate: 'vendor=1' })], { traceparent: OTHER_TRACEPARENT });
-    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', traceparent: TRACEPARENT, tracestate: 'vendor=1', startTime: 100 }]);
+    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', traceparent: TRACEPARENT, tracestate: 'vendor=1', startTime: 100, prompt: [{ type: 'text', text: 'Find the config' }] }]);
   });
 
   it('falls back to the configured traceparent and tracestate when the prompt carries none', () => {

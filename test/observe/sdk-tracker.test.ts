@@ -60,6 +60,7 @@ describe('SdkTracker', () => {
         startTime: T0 - 1,
         provider: 'deepseek',
         model: 'deepseek-chat',
+        prompt: [{ type: 'text', text: 'go' }],
       },
     ]);
     expect(rec.ends).toHaveLength(1);

@@ -9,10 +9,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AggregationTemporalityPreference } from '@opentelemetry/exporter-metrics-otlp-http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
-import { createTelemetry, planTelemetry, parseResourceAttributes } from '../../src/telemetry/setup.js';
+import { createTelemetry, planTelemetry } from '../../src/telemetry/setup.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_NAME,
@@ -379,8 +378,19 @@ describe('planTelemetry', () => {
         OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
       },
     });
-    expect(plan.traces).toEqual({ otlp: { url: 'http://collector:4318/v1/traces', headers: { authorization: 'Bearer abc', 'x-tenant': 't1' }, timeoutMillis: 2500 }, console: false });
-    expect(plan.metrics).toEqual({ otlp: { url: 'https://metrics.example/ingest', headers: { authorization: 'Bearer abc', 'x-tenant': 't2' }, timeoutMillis: 2500 }, console: false });
+    // Headers and timeout are the exporters' to read: the plan holds only the project's decisions.
+    expect(plan.traces).toEqual({ otlp: { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' }, console: false });
+    expect(plan.metrics).toEqual({ otlp: { protocol: 'http/protobuf', url: 'https://metrics.example/ingest' }, console: false });
+  });
+
+  it('takes the protocol per signal, then OTEL_EXPORTER_OTLP_PROTOCOL, then http/protobuf; gRPC uses the endpoint as it is', () => {
+    const plan = planTelemetry({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' },
+    });
+    expect(plan.traces.otlp).toEqual({ protocol: 'grpc', url: 'http://collector:4317' });
+    expect(plan.metrics.otlp).toEqual({ protocol: 'http/json', url: 'http://collector:4317/v1/metrics' });
+    const unknown = planTelemetry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' } });
+    expect(unknown.traces.otlp?.protocol).toBe('http/protobuf');
   });
 
   it('sends a signal without an endpoint to the embedded default and honours console and none per signal', () => {
@@ -390,30 +400,31 @@ describe('planTelemetry', () => {
     expect(planTelemetry({ env: {} }).defaultOutDir).toBe(join(process.cwd(), 'subagent-otel-out'));
   });
 
-  it('names the service from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel', () => {
-    const name = (env: Record<string, string>, serviceName?: string) => planTelemetry({ env, serviceName }).resourceAttributes['service.name'];
-    expect(name({ OTEL_SERVICE_NAME: 'a', OTEL_RESOURCE_ATTRIBUTES: 'service.name=b' }, 'c')).toBe('a');
-    expect(name({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b' }, 'c')).toBe('b');
-    expect(name({}, 'c')).toBe('c');
-    expect(name({})).toBe('subagent-otel');
-  });
-
-  it('discards OTEL_RESOURCE_ATTRIBUTES whole when an entry is malformed', () => {
-    expect(parseResourceAttributes('a=1, b = two%2C ,')).toEqual({ a: '1', b: 'two,' });
-    expect(parseResourceAttributes('a=1,broken')).toEqual({});
-    expect(parseResourceAttributes('a=%E0%A4%A')).toEqual({});
+  it('names the service from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel', async () => {
+    const name = async (env: Record<string, string>, serviceName?: string): Promise<unknown> => {
+      const telemetry = createTelemetry({ env: { ...env, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' }, ...(serviceName !== undefined ? { serviceName } : {}) });
+      await telemetry.shutdown(1000);
+      const span = telemetry.tracerProvider.getTracer('t').startSpan('probe') as unknown as { resource: { attributes: Record<string, unknown> } };
+      return span.resource.attributes['service.name'];
+    };
+    expect(await name({ OTEL_SERVICE_NAME: 'a', OTEL_RESOURCE_ATTRIBUTES: 'service.name=b' }, 'c')).toBe('a');
+    expect(await name({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b' }, 'c')).toBe('b');
+    expect(await name({}, 'c')).toBe('c');
+    expect(await name({})).toBe('subagent-otel');
+    // The resource detector's own rule: a malformed entry discards the whole variable.
+    expect(await name({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b,broken' })).toBe('subagent-otel');
   });
 
   it('prefers delta metrics unless OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE names cumulative or lowmemory', () => {
     const temporality = (value?: string) =>
       planTelemetry({ env: value === undefined ? {} : { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: value } }).temporality;
-    expect(temporality()).toBe(AggregationTemporalityPreference.DELTA);
-    expect(temporality('')).toBe(AggregationTemporalityPreference.DELTA);
-    expect(temporality('  ')).toBe(AggregationTemporalityPreference.DELTA);
-    expect(temporality('delta')).toBe(AggregationTemporalityPreference.DELTA);
-    expect(temporality(' Cumulative ')).toBe(AggregationTemporalityPreference.CUMULATIVE);
-    expect(temporality('LOWMEMORY')).toBe(AggregationTemporalityPreference.LOWMEMORY);
-    expect(temporality('monthly')).toBe(AggregationTemporalityPreference.DELTA);
+    expect(temporality()).toBe('delta');
+    expect(temporality('')).toBe('delta');
+    expect(temporality('  ')).toBe('delta');
+    expect(temporality('delta')).toBe('delta');
+    expect(temporality(' Cumulative ')).toBe('cumulative');
+    expect(temporality('LOWMEMORY')).toBe('lowmemory');
+    expect(temporality('monthly')).toBe('delta');
   });
 
   it('enables the Prometheus endpoint from SUBAGENT_OTEL_PROMETHEUS_PORT on loopback, and keeps it off for bad values', () => {

@@ -106,6 +106,39 @@ function pushResults(destinations: readonly string[], report: TelemetryShutdownR
   return results;
 }
 
+/**
+ * OTLP headers as the exporters read them (`OTEL_EXPORTER_OTLP_HEADERS`, then
+ * the per-signal variable over it): `key=value` pairs, comma separated,
+ * percent-decoded. Used to probe a failed collector with what the exporter
+ * sent, and to list header names (never values). Never throws.
+ */
+function otlpHeaders(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const raw of [env['OTEL_EXPORTER_OTLP_HEADERS'], env[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`]]) {
+    for (const pair of (raw ?? '').split(',')) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      try {
+        headers[decodeURIComponent(pair.slice(0, eq).trim())] = decodeURIComponent(pair.slice(eq + 1).trim());
+      } catch {
+        // URIError: a malformed escape; the exporter skips such a pair too.
+      }
+    }
+  }
+  return headers;
+}
+
+/** `service.name` as the resource detector reads it: `OTEL_SERVICE_NAME`, else from `OTEL_RESOURCE_ATTRIBUTES`. */
+function serviceNameOf(env: NodeJS.ProcessEnv): string | undefined {
+  const direct = env['OTEL_SERVICE_NAME']?.trim();
+  if (direct !== undefined && direct !== '') return direct;
+  for (const pair of (env['OTEL_RESOURCE_ATTRIBUTES'] ?? '').split(',')) {
+    const [key, value] = pair.split('=');
+    if (key?.trim() === 'service.name' && value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
 async function prometheusResult(telemetry: Telemetry, timeoutMs: number): Promise<CheckResult | undefined> {
   if (telemetry.prometheus === undefined) return undefined;
   const destination = `metrics: Prometheus ${telemetry.prometheus.url}`;
@@ -158,6 +191,7 @@ export function formatCheckReport(report: CheckReport): string {
 export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<number> {
   installDiagnostics('stderr', io.env, io.stderr);
   const options = telemetryOptions(cmd, io.env);
+  const env = options.env ?? io.env;
   const problems = await configurationProblems(options);
   const plan = planTelemetry(options);
   const anything = deliversAnything(options);
@@ -177,19 +211,24 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
     pushResults(destinations, shutdown).map(async (result): Promise<CheckResult> => {
       const otlp = result.destination.startsWith('traces: OTLP/HTTP') ? plan.traces.otlp : result.destination.startsWith('metrics: OTLP/HTTP') ? plan.metrics.otlp : undefined;
       if (result.ok || otlp === undefined || !otlp.url.startsWith('http:')) return result;
-      const reason = await probeOtlpHttp(otlp.url, otlp.headers, bound);
+      const reason = await probeOtlpHttp(otlp.url, otlpHeaders(env, result.destination.startsWith('traces') ? 'TRACES' : 'METRICS'), bound);
       return reason !== undefined ? { ...result, error: `${reason} (${result.error ?? 'not delivered'})` } : result;
     }),
   );
   const results = anything ? [...pushed, ...(scraped !== undefined ? [scraped] : [])] : [];
-  const headers = [...new Set([...Object.keys(plan.traces.otlp?.headers ?? {}), ...Object.keys(plan.metrics.otlp?.headers ?? {})])];
+  const headers = [
+    ...new Set([
+      ...(plan.traces.otlp !== undefined ? Object.keys(otlpHeaders(env, 'TRACES')) : []),
+      ...(plan.metrics.otlp !== undefined ? Object.keys(otlpHeaders(env, 'METRICS')) : []),
+    ]),
+  ];
   const report: CheckReport = {
     destinations,
     ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
     otlpHeaders: headers,
     content: { capture: telemetry.content.capture, ...(telemetry.content.maxLength !== undefined ? { maxLength: telemetry.content.maxLength } : {}) },
     ...(telemetry.prometheus !== undefined ? { prometheus: telemetry.prometheus.url } : {}),
-    serviceName: plan.resourceAttributes['service.name'] ?? '',
+    serviceName: serviceNameOf(env) ?? plan.serviceName,
     problems,
     results,
     ok: results.length > 0 && results.every((r) => r.ok) && problems.length === 0,

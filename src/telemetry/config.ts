@@ -1,0 +1,204 @@
+/**
+ * The one configuration table of the project's own settings: for each, the
+ * `createTelemetry` option, the command-line flag, the environment variable,
+ * the default, the parser and its range. The library (`setup.ts`) and the CLI
+ * (`cli/telemetry-options.ts`) read these settings only through this table,
+ * and README's option table is tested against it.
+ *
+ * Everything the OpenTelemetry packages read themselves (OTLP endpoint
+ * details, headers, compression, timeouts, certificates, batch span processor
+ * limits, resource attributes) is not in this table: they read it, from the
+ * environment `createTelemetry` was given.
+ *
+ * @module subagent-otel/telemetry/config
+ */
+import { parseCaptureSetting, parseLengthLimit, type Environment } from './content-policy.js';
+import type { OnceReporter } from './report-once.js';
+
+/** Metric temporality preference (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`). */
+export type TemporalityPreference = 'delta' | 'cumulative' | 'lowmemory';
+
+/** Longest delay a Node timer honours (2^31 - 1 ms); a larger one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** One row of the configuration table. */
+export interface Setting<T> {
+  /** `createTelemetry` option (dotted for nested options), when there is one. */
+  readonly option?: string;
+  /** Command-line flag, when there is one. */
+  readonly flag?: string;
+  /** Environment variable. */
+  readonly env: string;
+  /** Value when the variable is unset, blank or invalid. */
+  readonly default: T;
+  /** The default as README's option table states it. */
+  readonly defaultText: string;
+  /** Accepted values, in words (for messages and docs). */
+  readonly range: string;
+  /** Parses a non-blank raw value; `undefined` when it is outside the range. Never throws. */
+  parse(raw: string): T | undefined;
+}
+
+/** Parses a decimal integer within `min..max` (blanks around it ignored). */
+export function integerIn(min: number, max: number): (raw: string) => number | undefined {
+  return (raw) => {
+    const text = raw.trim();
+    if (!/^\d+$/.test(text)) return undefined;
+    const value = Number(text);
+    return Number.isSafeInteger(value) && value >= min && value <= max ? value : undefined;
+  };
+}
+
+/** Parses any non-blank text, trimmed. */
+function text(raw: string): string | undefined {
+  const value = raw.trim();
+  return value === '' ? undefined : value;
+}
+
+/** Parses a metric temporality preference, case-insensitively. */
+function temporality(raw: string): TemporalityPreference | undefined {
+  const value = raw.trim().toLowerCase();
+  return value === 'delta' || value === 'cumulative' || value === 'lowmemory' ? value : undefined;
+}
+
+/** The OTLP transport protocols of the OpenTelemetry specification. */
+export type OtlpProtocol = 'grpc' | 'http/protobuf' | 'http/json';
+
+/** Parses an OTLP protocol name. */
+function protocol(raw: string): OtlpProtocol | undefined {
+  const value = raw.trim().toLowerCase();
+  return value === 'grpc' || value === 'http/protobuf' || value === 'http/json' ? value : undefined;
+}
+
+/** The rows of the table. */
+export interface SettingsTable {
+  readonly out: Setting<string>;
+  readonly prometheusPort: Setting<number>;
+  readonly prometheusHost: Setting<string>;
+  readonly captureContent: Setting<boolean>;
+  readonly maxContentLength: Setting<number | undefined>;
+  readonly shutdownTimeoutMs: Setting<number>;
+  readonly logFile: Setting<string | undefined>;
+  readonly metricsTemporality: Setting<TemporalityPreference>;
+  readonly metricExportIntervalMs: Setting<number>;
+  readonly metricExportTimeoutMs: Setting<number>;
+  readonly otlpProtocol: Setting<OtlpProtocol>;
+}
+
+/** The table. Keys are the settings' names in code. */
+export const SETTINGS: SettingsTable = {
+  out: {
+    option: 'out',
+    flag: '--out',
+    env: 'SUBAGENT_OTEL_OUT',
+    default: './subagent-otel-out',
+    defaultText: '`./subagent-otel-out` when no OTLP endpoint is set',
+    range: 'a directory path',
+    parse: text,
+  },
+  prometheusPort: {
+    option: 'prometheusPort',
+    flag: '--prometheus-port',
+    env: 'SUBAGENT_OTEL_PROMETHEUS_PORT',
+    default: 0,
+    defaultText: 'off (suggested 9464)',
+    range: 'an integer 0..65535 (0 is off)',
+    parse: integerIn(0, 65535),
+  },
+  prometheusHost: {
+    option: 'prometheusHost',
+    flag: '--prometheus-host',
+    env: 'SUBAGENT_OTEL_PROMETHEUS_HOST',
+    default: '127.0.0.1',
+    defaultText: '`127.0.0.1`',
+    range: 'a host name or address',
+    parse: text,
+  },
+  captureContent: {
+    option: 'content.capture',
+    flag: '--no-content',
+    env: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
+    default: true,
+    defaultText: 'capture on',
+    range: 'true, false, 1, 0, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT',
+    parse: (raw: string) => parseCaptureSetting(raw),
+  },
+  maxContentLength: {
+    option: 'content.maxLength',
+    flag: '--max-content-length',
+    env: 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+    default: undefined,
+    defaultText: 'no cap',
+    range: 'an integer 1..2^53-1',
+    parse: (raw: string) => parseLengthLimit(raw),
+  },
+  shutdownTimeoutMs: {
+    option: 'shutdown(timeoutMs)',
+    env: 'SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS',
+    default: 5000,
+    defaultText: '`2000` proxy, `5000` demo, `15000` replay',
+    range: `an integer 1..${MAX_TIMER_MS} (ms)`,
+    parse: integerIn(1, MAX_TIMER_MS),
+  },
+  logFile: {
+    env: 'SUBAGENT_OTEL_LOG_FILE',
+    default: undefined,
+    defaultText: 'off',
+    range: 'a file path',
+    parse: text,
+  },
+  metricsTemporality: {
+    env: 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
+    default: 'delta',
+    defaultText: 'delta',
+    range: 'delta, cumulative, lowmemory',
+    parse: temporality,
+  },
+  metricExportIntervalMs: {
+    env: 'OTEL_METRIC_EXPORT_INTERVAL',
+    default: 60_000,
+    defaultText: '60000',
+    range: `an integer 1..${MAX_TIMER_MS} (ms)`,
+    parse: integerIn(1, MAX_TIMER_MS),
+  },
+  metricExportTimeoutMs: {
+    env: 'OTEL_METRIC_EXPORT_TIMEOUT',
+    default: 30_000,
+    defaultText: '30000',
+    range: `an integer 1..${MAX_TIMER_MS} (ms)`,
+    parse: integerIn(1, MAX_TIMER_MS),
+  },
+  otlpProtocol: {
+    env: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+    default: 'http/protobuf',
+    defaultText: '`http/protobuf`',
+    range: 'grpc, http/protobuf, http/json',
+    parse: protocol,
+  },
+};
+
+/**
+ * Reads one setting from `env`: its default when unset or blank; the parsed
+ * value when in range; else the default, with a warning reported once per
+ * variable and value through `reports`. Never throws.
+ */
+export function readSetting<T>(setting: Setting<T>, env: Environment, reports: OnceReporter, variable: string = setting.env): T {
+  const raw = env[variable];
+  if (raw === undefined || raw.trim() === '') return setting.default;
+  const value = setting.parse(raw);
+  if (value !== undefined) return value;
+  reports.report('warn', `${variable}:${raw}`, `${variable}=${JSON.stringify(raw)} is not ${setting.range}; using ${setting.defaultText.replace(/`/g, '')}`);
+  return setting.default;
+}
+
+/**
+ * Checks an option value against a setting's range.
+ * @returns `value` when it is `undefined` or `parse(String(value))` gives it
+ *   back; else `undefined`, with a warning reported once. Never throws.
+ */
+export function checkOption<T extends number>(setting: Setting<T> | Setting<T | undefined>, value: T | undefined, reports: OnceReporter): T | undefined {
+  if (value === undefined) return undefined;
+  if (setting.parse(String(value)) === value) return value;
+  reports.report('warn', `option:${setting.option ?? setting.env}:${value}`, `${setting.option ?? setting.env} ${String(value)} is not ${setting.range}; ignored`);
+  return undefined;
+}
