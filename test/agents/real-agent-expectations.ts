@@ -13,7 +13,7 @@ import { attributes, type OtlpSpan } from '../helpers/cli.js';
 import type { Turn } from './acp-driver.js';
 import type { AgentName } from './agents.js';
 import { SCENARIOS, type Scenario } from './model-server.js';
-import { clientView, normalised, outputOf, playAgent, runSpans, toolSpans, type AgentPlay } from './real-agent-suite.js';
+import { clientView, framesView, outputOf, playAgent, runSpans, toolSpans, type AgentPlay } from './real-agent-suite.js';
 
 /** Usage the span must carry: token counts, or none at all. */
 export type UsageExpectation = { input: number; output: number; cacheRead?: number; origin: string } | 'none';
@@ -89,7 +89,7 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
 
     it('initializes the same way through the proxy and is torn down by the client', () => {
       expect(play.proxied.initialize).toEqual(play.direct.initialize);
-      expect(normalised(play.proxied.initFrames)).toEqual(normalised(play.direct.initFrames));
+      expect(framesView(play.proxied.initFrames)).toEqual(framesView(play.direct.initFrames));
       expect(play.proxied.exit).toEqual(play.direct.exit);
     });
 
@@ -101,7 +101,7 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
     it.each(SCENARIOS)('gives the client exactly the same turns through the proxy (%s)', (scenario) => {
       const direct = play.direct.scenarios[scenario];
       const proxied = play.proxied.scenarios[scenario];
-      expect(normalised(proxied.sessionFrames)).toEqual(normalised(direct.sessionFrames));
+      expect(framesView(proxied.sessionFrames)).toEqual(framesView(direct.sessionFrames));
       expect(clientView(proxied.turns[0])).toEqual(clientView(direct.turns[0]));
       expect(clientView(proxied.turns[1])).toEqual(clientView(direct.turns[1]));
     });

@@ -141,6 +141,11 @@ function turnLevel(update: unknown): boolean {
   return typeof kind !== 'string' || !SESSION_LEVEL_UPDATES.has(kind);
 }
 
+/** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}). */
+export function framesView(frames: readonly Frame[]): unknown {
+  return normalised(frames.filter((f) => (f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params)));
+}
+
 /**
  * The client's view of a turn, normalised: updates (less the session-level
  * ones, whose arrival before or after the prompt is a race), permission
