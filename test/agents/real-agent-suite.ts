@@ -148,13 +148,20 @@ export function framesView(frames: readonly Frame[]): unknown {
 
 /**
  * The client's view of a turn, normalised: updates (less the session-level
- * ones, whose arrival before or after the prompt is a race), permission
+ * ones, whose arrival before or after the prompt is a race; `usage_update`s
+ * apart, in their own order), permission
  * requests, the answer or error, and the text. Raw frames are left out (they
  * hold the JSON-RPC ids the client chose).
  */
 export function clientView(turn: Turn): unknown {
   const { frames: _frames, updates, ...rest } = turn;
-  return normalised({ ...rest, updates: updates.filter(turnLevel) });
+  const kept = updates.filter(turnLevel);
+  return normalised({ ...rest, updates: kept.filter((u) => !isUsageUpdate(u)), usageUpdates: kept.filter(isUsageUpdate) });
+}
+
+/** codex sends `usage_update` from another task than its tool output: its place among the other updates is a race. */
+function isUsageUpdate(update: unknown): boolean {
+  return (update as { update?: { sessionUpdate?: unknown } }).update?.sessionUpdate === 'usage_update';
 }
 
 /** `invoke_agent` spans of a session, oldest first. */
