@@ -11,7 +11,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attributes, type OtlpSpan } from '../helpers/cli.js';
 import type { Turn } from './acp-driver.js';
-import type { AgentName } from './agents.js';
+import { requireAgent, type AgentName } from './agents.js';
 import { SCENARIOS, type Scenario } from './model-server.js';
 import { clientView, framesView, outputOf, playAgent, runSpans, toolSpans, type AgentPlay } from './real-agent-suite.js';
 
@@ -81,6 +81,11 @@ function toolCallIds(turn: Turn): string[] {
  * for the agent's answer and the span.
  */
 export function describeRealAgent(agent: AgentName, expected: AgentExpectations): void {
+  // Counted as a failed test (not only a failed hook) when the agents are missing; the message names the install command.
+  it(`${agent} is installed in test/agents/pinned`, () => {
+    expect(requireAgent(agent)).toMatch(/node_modules/);
+  });
+
   describe(`${agent} as a real ACP agent, direct and through subagent-otel proxy`, () => {
     let play: AgentPlay;
     beforeAll(async () => {

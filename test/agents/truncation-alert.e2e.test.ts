@@ -27,7 +27,7 @@ import { renderRules } from '../../collector-config/prometheus/render-rules.mjs'
 import { CLI } from '../helpers/paths.js';
 import { freePort, getJson, pollUntil, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
 import { startPeer, type AcpPeer } from './acp-driver.js';
-import { launchSpec, type AgentLaunch, type AgentName } from './agents.js';
+import { launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
 import { startModelServer, type ModelServer } from './model-server.js';
 
 /** Of every four prompts, three stop at the output-token limit. */
@@ -70,6 +70,10 @@ interface ApiAlert {
   labels: Record<string, string>;
   state: string;
 }
+
+it('has codex and claude installed in test/agents/pinned', () => {
+  expect([requireAgent('codex'), requireAgent('claude')]).toHaveLength(2);
+});
 
 describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut at the token limit', () => {
   let server: ModelServer;
