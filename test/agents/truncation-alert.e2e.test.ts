@@ -116,6 +116,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
         );
         await pollUntil(
           async () => {
+            if (stopDriving) return true;
             const totals = await query(p, 'sum by (job) (subagent_runs_total)');
             const seen = observed.every((o) => totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered));
             return seen ? true : undefined;
@@ -130,13 +131,11 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
   afterAll(async () => {
     stopDriving = true;
     await driving?.catch(() => undefined);
-    for (const o of observed) {
-      await o.peer.close();
-      o.spec.dispose();
-    }
+    await Promise.all(observed.map((o) => o.peer.close()));
+    for (const o of observed) o.spec.dispose();
     await prom?.stop();
     await server?.close();
-  }, 60_000);
+  }, 120_000);
 
   const whileDriving = <T>(work: Promise<T>): Promise<T> =>
     Promise.race([
