@@ -21,6 +21,7 @@ import { CLI, ROOT } from '../helpers/paths.js';
 import { startPeer } from './acp-driver.js';
 import { AGENTS_DIR, launchSpec, requireAgent, type AgentName } from './agents.js';
 import { startModelServer, TEXT, type ModelServer } from './model-server.js';
+import { ATTR_GEN_AI_CONVERSATION_ID, ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
 
 interface EditorAgent {
   readonly title: string;
@@ -100,13 +101,13 @@ describe("the README's editor configurations, run as an editor would", () => {
       const sessionId = await peer.newSession(spec.cwd);
       const turn = await peer.prompt(sessionId, `scenario:normal#editor-${agent} Please answer.`);
       const request = await receiver.waitFor(
-        (r) => r.path === '/v1/traces' && spansOfTraceBody(r.body).some((s) => attributes(s)['gen_ai.conversation.id'] === sessionId),
+        (r) => r.path === '/v1/traces' && spansOfTraceBody(r.body).some((s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId),
       );
       await peer.close();
       expect(turn.text).toBe(TEXT.normal);
-      const run = spansOfTraceBody(request.body).find((s) => attributes(s)['gen_ai.conversation.id'] === sessionId);
+      const run = spansOfTraceBody(request.body).find((s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId);
       expect(run?.name.startsWith('invoke_agent')).toBe(true);
-      expect(attributes(run!)).toMatchObject({ 'subagent.output': JSON.stringify([{ type: 'text', text: TEXT.normal }]), 'subagent.stop_reason': 'completed' });
+      expect(attributes(run!)).toMatchObject({ [ATTR_SUBAGENT_OUTPUT]: JSON.stringify([{ type: 'text', text: TEXT.normal }]), [ATTR_SUBAGENT_STOP_REASON]: 'completed' });
     } finally {
       spec.dispose();
     }

@@ -14,6 +14,34 @@ import type { Turn } from './acp-driver.js';
 import { requireAgent, type AgentName } from './agents.js';
 import { SCENARIOS, type Scenario } from './model-server.js';
 import { clientView, framesView, outputOf, playAgent, runSpans, toolSpans, type AgentPlay } from './real-agent-suite.js';
+import {
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_SUBAGENT_OUTPUT,
+  ATTR_SUBAGENT_OUTPUT_SOURCE,
+  ATTR_SUBAGENT_STOP_REASON,
+} from '../../src/telemetry/semconv.js';
+
+/**
+ * Attribute names the ACP tracker work of issue 13 adds to the observer's
+ * `src/telemetry/semconv.ts` (developed beside these tests); import them
+ * from there once both are in.
+ */
+const NEW = {
+  INFERRED_FROM: 'subagent.stop_reason.inferred_from',
+  USAGE_ORIGIN: 'subagent.usage.origin',
+  CONTEXT_WINDOW_USED: 'subagent.context_window.used',
+  CONTEXT_WINDOW_SIZE: 'subagent.context_window.size',
+  ERROR_CODE: 'subagent.error.code',
+  ERROR_MESSAGE: 'subagent.error.message',
+  TOOL_TYPE: 'gen_ai.tool.type',
+  TOOL_TITLE: 'subagent.tool.title',
+  TOOL_PERMISSION_OUTCOME: 'subagent.tool.permission.outcome',
+  TOOL_PERMISSION_OPTION_ID: 'subagent.tool.permission.option_id',
+} as const;
 
 /** Usage the span must carry: token counts, or none at all. */
 export type UsageExpectation = { input: number; output: number; cacheRead?: number; origin: string } | 'none';
@@ -138,61 +166,61 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
           it("records the client's text as the span output", () => {
             const attrs = attributes(run);
             if (turn.text === '') {
-              expect(attrs['subagent.output.source']).toBe('none');
-              expect(attrs['subagent.output']).toBe('[]');
+              expect(attrs[ATTR_SUBAGENT_OUTPUT_SOURCE]).toBe('none');
+              expect(attrs[ATTR_SUBAGENT_OUTPUT]).toBe('[]');
             } else {
-              expect(attrs['subagent.output']).toBe(outputOf(turn.text));
+              expect(attrs[ATTR_SUBAGENT_OUTPUT]).toBe(outputOf(turn.text));
             }
           });
 
           it(`records stop reason ${want.span.stopReason}${want.span.inferredFrom !== undefined ? ' (inferred)' : ''}`, () => {
             const attrs = attributes(run);
-            expect(attrs['subagent.stop_reason']).toBe(want.span.stopReason);
-            expect(attrs['subagent.stop_reason.inferred_from']).toBe(want.span.inferredFrom);
+            expect(attrs[ATTR_SUBAGENT_STOP_REASON]).toBe(want.span.stopReason);
+            expect(attrs[NEW.INFERRED_FROM]).toBe(want.span.inferredFrom);
             expect(run.status?.code ?? 0).toBe(want.span.stopReason === 'completed' ? 0 : 2);
           });
 
           it('records usage as the agent reported it, and the context window as what it is', () => {
             const attrs = attributes(run);
             if (want.span.usage === 'none') {
-              expect(attrs['gen_ai.usage.input_tokens']).toBeUndefined();
-              expect(attrs['gen_ai.usage.output_tokens']).toBeUndefined();
+              expect(attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS]).toBeUndefined();
+              expect(attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]).toBeUndefined();
             } else {
-              expect(attrs['gen_ai.usage.input_tokens']).toBe(want.span.usage.input);
-              expect(attrs['gen_ai.usage.output_tokens']).toBe(want.span.usage.output);
-              expect(attrs['gen_ai.usage.cache_read.input_tokens']).toBe(want.span.usage.cacheRead);
-              expect(attrs['subagent.usage.origin']).toBe(want.span.usage.origin);
+              expect(attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS]).toBe(want.span.usage.input);
+              expect(attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]).toBe(want.span.usage.output);
+              expect(attrs[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]).toBe(want.span.usage.cacheRead);
+              expect(attrs[NEW.USAGE_ORIGIN]).toBe(want.span.usage.origin);
             }
             const window = lastUsageUpdate(turn);
-            expect(attrs['subagent.context_window.used']).toBe(window?.used);
-            expect(attrs['subagent.context_window.size']).toBe(window?.size);
+            expect(attrs[NEW.CONTEXT_WINDOW_USED]).toBe(window?.used);
+            expect(attrs[NEW.CONTEXT_WINDOW_SIZE]).toBe(window?.size);
           });
 
           it('records the error cause on the span', () => {
             const attrs = attributes(run);
             if (turn.error === undefined) {
-              expect(attrs['subagent.error.code']).toBeUndefined();
+              expect(attrs[NEW.ERROR_CODE]).toBeUndefined();
               expect(want.span.errorIncludes).toBeUndefined();
               return;
             }
-            expect(attrs['subagent.error.code']).toBe(turn.error.code);
-            expect(attrs['subagent.error.message']).toContain(want.span.errorIncludes);
+            expect(attrs[NEW.ERROR_CODE]).toBe(turn.error.code);
+            expect(attrs[NEW.ERROR_MESSAGE]).toContain(want.span.errorIncludes);
             expect(run.status?.message).toContain(want.span.errorIncludes);
           });
 
           it('records one tool span per tool the agent ran, under the run', () => {
             const tools = toolSpans(play.spans, run);
             const wantTools = want.tools ?? [];
-            expect(tools.map((t) => attributes(t)['gen_ai.tool.call.id'])).toEqual(toolCallIds(turn));
+            expect(tools.map((t) => attributes(t)[ATTR_GEN_AI_TOOL_CALL_ID])).toEqual(toolCallIds(turn));
             expect(
               tools.map((t) => {
                 const a = attributes(t);
                 return {
-                  name: a['gen_ai.tool.name'],
-                  type: a['gen_ai.tool.type'],
-                  title: a['subagent.tool.title'],
-                  permissionOutcome: a['subagent.tool.permission.outcome'],
-                  permissionOptionId: a['subagent.tool.permission.option_id'],
+                  name: a[ATTR_GEN_AI_TOOL_NAME],
+                  type: a[NEW.TOOL_TYPE],
+                  title: a[NEW.TOOL_TITLE],
+                  permissionOutcome: a[NEW.TOOL_PERMISSION_OUTCOME],
+                  permissionOptionId: a[NEW.TOOL_PERMISSION_OPTION_ID],
                 };
               }),
             ).toEqual(wantTools);

@@ -20,6 +20,7 @@ import { CLI } from '../helpers/paths.js';
 import { startPeer, type Frame, type Turn } from './acp-driver.js';
 import { launchSpec, type AgentName } from './agents.js';
 import { SCENARIOS, startModelServer, type Scenario, type SeenRequest } from './model-server.js';
+import { ATTR_GEN_AI_CONVERSATION_ID } from '../../src/telemetry/semconv.js';
 
 /** The prompt of the second turn every scenario plays in its session. */
 export const FOLLOW_UP = 'continue';
@@ -167,7 +168,7 @@ function isUsageUpdate(update: unknown): boolean {
 /** `invoke_agent` spans of a session, oldest first. */
 export function runSpans(spans: readonly OtlpSpan[], sessionId: string): OtlpSpan[] {
   return spans
-    .filter((s) => s.name.startsWith('invoke_agent') && attributes(s)['gen_ai.conversation.id'] === sessionId)
+    .filter((s) => s.name.startsWith('invoke_agent') && attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId)
     .sort((a, b) => (BigInt(a.startTimeUnixNano) < BigInt(b.startTimeUnixNano) ? -1 : 1));
 }
 
