@@ -20,10 +20,12 @@
  * - `limit-once`: the first request of the turn as `max-tokens`, every later
  *   one "Continuing: the rest of the answer." and a normal stop;
  * - `auth-fail`: HTTP 401 with the dialect's authentication error body;
- * - `tool`: a call of the dialect's shell tool running `echo tool-ran | tee tool-ran.txt` (a
- *   command that writes, so that every agent asks permission);
- *   once the request carries the tool's result, "The tool said: done." and a
- *   normal stop.
+ * - `tool`: a call of the dialect's shell tool (Claude `Bash`, Codex
+ *   `exec_command` asking for escalated permissions, Gemini
+ *   `run_shell_command`) running `echo tool-ran | tee tool-ran.txt`, a
+ *   command that writes, so that every agent asks permission; once the
+ *   request carries the tool's result, "The tool said: done." and a normal
+ *   stop.
  *
  * Bounded: request bodies over 8 MiB are refused with 413, the request log
  * keeps the last 200 entries, and `close()` ends every open connection.
