@@ -8,7 +8,8 @@
  *
  * Owns the child it spawns, in a process group of its own: `close()` ends
  * stdin, then sends SIGTERM to the group (codex and claude do not exit on
- * stdin EOF) and waits for the exit event.
+ * stdin EOF) and waits for the exit event; a group still running when the
+ * test process exits is killed then.
  *
  * @module subagent-otel/test/agents/acp-driver
  */
@@ -92,6 +93,19 @@ async function groupGone(group: number): Promise<void> {
   }
 }
 
+/** Process groups started here and not yet closed. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Ends every group still running when the test process exits (a timed-out hook never reached `close()`). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const group of liveGroups) signalGroup(group, 'SIGKILL');
+  });
+}
+
 /** Spawns `argv` and connects the SDK client; resolves after `initialize`. */
 export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<AcpPeer> {
   // Its own process group, so that close() also ends what the agent spawned (claude runs its CLI as a child).
@@ -99,6 +113,12 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal })),
   );
+  if (child.pid !== undefined) {
+    const group = child.pid;
+    liveGroups.add(group);
+    installExitHook();
+    void exited.then(() => groupGone(group)).then(() => liveGroups.delete(group));
+  }
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString('utf8')).slice(-STDERR_KEEP);
