@@ -37,7 +37,6 @@ describeRealAgent('claude', {
   ],
   'auth-fail': [
     { text: '', answer: { errorCode: -32603, errorIncludes: 'Invalid API key' }, span: { stopReason: 'error', usage: 'none', errorIncludes: 'Invalid API key' } },
-    silent,
   ],
   tool: [
     {

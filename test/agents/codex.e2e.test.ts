@@ -26,7 +26,7 @@ describeRealAgent('codex', {
   normal: [normal, normal],
   'max-tokens': [truncated, truncated],
   'limit-once': [truncated, { ...normal, text: 'Continuing: the rest of the answer.' }],
-  'auth-fail': [unauthorized, unauthorized],
+  'auth-fail': [unauthorized],
   tool: [
     {
       ...normal,

@@ -24,8 +24,6 @@ describeRealAgent('gemini', {
       answer: { errorCode: 401, errorIncludes: 'API key not valid' },
       span: { stopReason: 'error', usage: 'none', errorIncludes: 'API key not valid' },
     },
-    // The failed turn left no history: the follow-up is a plain prompt, answered by the server's side reply.
-    { ...normal, text: 'ok' },
   ],
   tool: [
     {

@@ -13,7 +13,7 @@ import { attributes, type OtlpSpan } from '../helpers/cli.js';
 import type { Turn } from './acp-driver.js';
 import { requireAgent, type AgentName } from './agents.js';
 import { SCENARIOS, type Scenario } from './model-server.js';
-import { clientView, framesView, outputOf, playAgent, runSpans, toolSpans, type AgentPlay } from './real-agent-suite.js';
+import { clientView, framesView, outputOf, playAgent, runSpans, toolSpans, turnsOf, type AgentPlay } from './real-agent-suite.js';
 import {
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
@@ -73,7 +73,8 @@ export interface ToolExpectation {
   readonly permissionOptionId: string;
 }
 
-export type AgentExpectations = Record<Scenario, readonly [TurnExpectation, TurnExpectation]>;
+/** Per scenario, one expectation per turn it plays (`turnsOf`: the prompt, then the follow-up). */
+export type AgentExpectations = Record<Scenario, readonly TurnExpectation[]>;
 
 const TURN_NAMES = ['prompt', 'follow-up'] as const;
 
@@ -135,20 +136,24 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
       const direct = play.direct.scenarios[scenario];
       const proxied = play.proxied.scenarios[scenario];
       expect(framesView(proxied.sessionFrames)).toEqual(framesView(direct.sessionFrames));
-      expect(clientView(proxied.turns[0])).toEqual(clientView(direct.turns[0]));
-      expect(clientView(proxied.turns[1])).toEqual(clientView(direct.turns[1]));
+      expect(proxied.turns.map(clientView)).toEqual(direct.turns.map(clientView));
+      expect(direct.turns).toHaveLength(turnsOf(scenario));
     });
 
     for (const scenario of SCENARIOS) {
-      for (const index of [0, 1] as const) {
-        const want = expected[scenario][index];
-        describe(`${scenario}, ${TURN_NAMES[index]} turn`, () => {
+      it(`has one expectation per turn of ${scenario}`, () => {
+        expect(expected[scenario]).toHaveLength(turnsOf(scenario));
+      });
+      for (const [index, want] of expected[scenario].entries()) {
+        describe(`${scenario}, ${TURN_NAMES[index] ?? `turn ${index + 1}`} turn`, () => {
           let turn: Turn;
           let run: OtlpSpan;
           beforeAll(() => {
-            turn = play.proxied.scenarios[scenario].turns[index];
+            const played = play.proxied.scenarios[scenario].turns[index];
+            if (played === undefined) throw new Error(`${scenario} played no turn ${index + 1}`);
+            turn = played;
             const runs = runSpans(play.spans, play.proxied.scenarios[scenario].sessionId);
-            expect(runs).toHaveLength(2);
+            expect(runs).toHaveLength(turnsOf(scenario));
             run = runs[index]!;
           });
 
