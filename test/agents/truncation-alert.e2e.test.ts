@@ -130,8 +130,10 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
 
   afterAll(async () => {
     stopDriving = true;
-    await driving?.catch(() => undefined);
+    // Close first: a prompt still in flight is then rejected instead of awaited
+    // (claude answers turns after a failed one out of step, see the README).
     await Promise.all(observed.map((o) => o.peer.close()));
+    await driving?.catch(() => undefined);
     for (const o of observed) o.spec.dispose();
     await prom?.stop();
     await server?.close();
