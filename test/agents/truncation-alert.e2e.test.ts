@@ -15,7 +15,9 @@
  * driver polls Prometheus until both jobs' `subagent_runs_total` count every
  * answered turn, then sends the next, until the alerts fire or a deadline
  * passes. One agent process and one session per agent (claude takes seconds
- * to open a session).
+ * to open a session); a prompt left unanswered for 30 s is given up and the
+ * agent goes on in a new session (claude answers the turns after a failed one
+ * out of step, see the README).
  *
  * Needs the agents (`npm ci --prefix test/agents/pinned`) and Prometheus
  * (`apt-get install prometheus`).
@@ -41,10 +43,28 @@ interface Observed {
   readonly job: string;
   readonly target: string;
   readonly peer: AcpPeer;
-  readonly sessionId: string;
   readonly spec: AgentLaunch;
+  sessionId: string;
   answered: number;
   maxTokensErrors: number;
+  /** Prompts left unanswered after {@link PROMPT_BOUND_MS}. */
+  stalled: number;
+}
+
+/** How long one prompt may take before the driver gives up on it and opens a new session. */
+const PROMPT_BOUND_MS = 30_000;
+
+/** `work`'s value, or `undefined` when it has not settled within `ms`. */
+async function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function startObserved(agent: 'codex' | 'claude', server: ModelServer): Promise<Observed> {
@@ -53,7 +73,7 @@ async function startObserved(agent: 'codex' | 'claude', server: ModelServer): Pr
   const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--prometheus-port', String(port), '--', ...spec.argv];
   const peer = await startPeer(argv, spec.env, spec.cwd);
   const sessionId = await peer.newSession(spec.cwd);
-  return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0 };
+  return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0 };
 }
 
 interface Sample {
@@ -108,7 +128,13 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
             for (const scenario of BATCH) {
               if (stopDriving) return;
               nonce += 1;
-              const turn = await o.peer.prompt(o.sessionId, `scenario:${scenario}#alert${nonce} Please answer.`);
+              const turn = await answeredWithin(o.peer.prompt(o.sessionId, `scenario:${scenario}#alert${nonce} Please answer.`), PROMPT_BOUND_MS);
+              if (turn === undefined) {
+                // The agent never answered (no run ends, so nothing to count): go on in a new session.
+                o.stalled += 1;
+                o.sessionId = await o.peer.newSession(o.spec.cwd);
+                continue;
+              }
               o.answered += 1;
               if (turn.error !== undefined && /output token|max_output_tokens/.test(JSON.stringify(turn.error))) o.maxTokensErrors += 1;
             }
@@ -162,7 +188,13 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
         },
         { what: 'the truncation alerts of both agents to fire', timeoutMs: 80_000, intervalMs: 250 },
       ),
-    );
+    ).catch(async (error: unknown) => {
+      // Say how far the runs got and what Prometheus computed, then fail as before.
+      const ratios = await query(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
+      const state = observed.map((o) => `${o.job}: ${o.answered} answered, ${o.maxTokensErrors} truncation errors, ${o.stalled} unanswered`).join('; ');
+      const computed = ratios.map((r) => `${r.metric.__name__}{${r.metric.job}}=${r.value[1]}`).join(', ');
+      throw new Error(`${error instanceof Error ? error.message : String(error)} (${state}; ${computed})`);
+    });
     expect(firing).toEqual([
       `real-claude ${AGENT_LABEL.claude} critical`,
       `real-claude ${AGENT_LABEL.claude} warning`,
