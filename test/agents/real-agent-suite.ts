@@ -3,7 +3,7 @@
  * with the SDK client talking to the agent directly, once through
  * `subagent-otel proxy --protocol acp --out DIR`, each path with its own
  * model server, home and agent process (one process per path for all
- * scenarios, a new session per scenario). Returns both client views, the
+ * scenarios, a new session per turn). Returns both client views, the
  * proxied run's spans, and writes the raw transcripts to
  * `$ACP_CAPTURE_DIR/<agent>-<scenario>.ndjson` when that variable is set.
  *
@@ -22,25 +22,27 @@ import { launchSpec, type AgentName } from './agents.js';
 import { SCENARIOS, startModelServer, type Scenario, type SeenRequest } from './model-server.js';
 import { ATTR_GEN_AI_CONVERSATION_ID } from '../../src/telemetry/semconv.js';
 
-/** The prompt of the second turn a scenario plays in its session. */
-export const FOLLOW_UP = 'continue';
-
 /**
- * How many turns a scenario plays: its prompt, then {@link FOLLOW_UP}, except
- * after the 401: codex-acp 0.16 sometimes never answers the prompt after a
- * turn that failed authentication (it sends no model request and no answer;
- * about one run in ten), so that case plays one turn.
+ * How many turns a scenario plays: `limit-once` plays its prompt, then
+ * {@link followUpOf} in a new session; every other scenario one turn. Not in
+ * the same session: codex-acp 0.16 sometimes never answers the prompt after a
+ * failed turn in that session (no model request, no answer; a few runs in a
+ * hundred), after the output limit as after a 401.
  */
 export function turnsOf(scenario: Scenario): 1 | 2 {
-  return scenario === 'auth-fail' ? 1 : 2;
+  return scenario === 'limit-once' ? 2 : 1;
 }
 
-/** One scenario as one path saw it: two turns in one session. */
+/** The second prompt of a scenario: the same marker (so the model server continues its state), asking to go on. */
+export function followUpOf(scenario: Scenario): string {
+  return `scenario:${scenario}#${scenario} Please continue.`;
+}
+
+/** One scenario as one path saw it. */
 export interface ScenarioView {
-  readonly sessionId: string;
-  /** The scenario's prompt, then {@link FOLLOW_UP} ({@link turnsOf}). */
+  /** The scenario's turns ({@link turnsOf}), each in a session of its own. */
   readonly turns: readonly Turn[];
-  /** `session/new` frames of this session. */
+  /** `session/new` frames of those sessions. */
   readonly sessionFrames: Frame[];
 }
 
@@ -77,12 +79,15 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
     let failure: unknown;
     try {
       for (const scenario of SCENARIOS) {
-        const before = peer.frames.length;
-        const sessionId = await peer.newSession(spec.cwd);
-        const sessionFrames = peer.frames.slice(before);
-        const turns = [await peer.prompt(sessionId, promptOf(scenario))];
-        if (turnsOf(scenario) === 2) turns.push(await peer.prompt(sessionId, FOLLOW_UP));
-        scenarios[scenario] = { sessionId, turns, sessionFrames };
+        const turns: Turn[] = [];
+        const sessionFrames: Frame[] = [];
+        for (const prompt of turnsOf(scenario) === 2 ? [promptOf(scenario), followUpOf(scenario)] : [promptOf(scenario)]) {
+          const before = peer.frames.length;
+          const sessionId = await peer.newSession(spec.cwd);
+          sessionFrames.push(...peer.frames.slice(before));
+          turns.push(await peer.prompt(sessionId, prompt));
+        }
+        scenarios[scenario] = { turns, sessionFrames };
       }
     } catch (error) {
       failure = error;
