@@ -1,0 +1,392 @@
+/**
+ * A scripted model server for the real-agent tests: one HTTP server on
+ * 127.0.0.1 that speaks the three streaming dialects the real ACP agents use,
+ * so that claude-agent-acp, codex-acp and gemini-cli run offline and keyless.
+ *
+ * - Anthropic Messages (`POST /v1/messages`, server-sent events) for Claude;
+ * - OpenAI Responses (`POST /v1/responses`, server-sent events) for Codex;
+ * - Gemini (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`, and
+ *   the non-streaming `:generateContent` / `:countTokens`) for gemini-cli.
+ *
+ * The scenario of a request is named by the last `scenario:<name>#<nonce>`
+ * marker anywhere in its body (the prompt the test sent); the nonce keeps
+ * per-turn state apart when one agent process plays many turns. Requests
+ * without a marker (an agent's side requests: titles, checks) get a short
+ * normal answer. Scenarios (texts and token counts are API: tests assert them
+ * literally):
+ * - `normal`: "The answer is 42." then a normal stop;
+ * - `max-tokens`: "Here is the first part of a long" then a stop at the
+ *   output-token limit (every request of the turn, retries included);
+ * - `limit-once`: the first request of the turn as `max-tokens`, every later
+ *   one "Continuing: the rest of the answer." and a normal stop;
+ * - `auth-fail`: HTTP 401 with the dialect's authentication error body;
+ * - `tool`: a call of the dialect's shell tool (Claude `Bash`, Codex
+ *   `exec_command` asking for escalated permissions, Gemini
+ *   `run_shell_command`) running `echo tool-ran | tee tool-ran.txt`, a
+ *   command that writes, so that every agent asks permission; once the
+ *   request carries the tool's result, "The tool said: done." and a normal
+ *   stop.
+ *
+ * Bounded: request bodies over 8 MiB are refused with 413, the request log
+ * keeps the last 200 entries, and `close()` ends every open connection.
+ * A test fixture: it imports nothing from the observer.
+ *
+ * @module subagent-otel/test/agents/model-server
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Scenario names the server plays. */
+export const SCENARIOS = ['normal', 'max-tokens', 'limit-once', 'auth-fail', 'tool'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** The wire dialect of one request. */
+export type Dialect = 'anthropic' | 'openai' | 'gemini';
+
+/** Texts the scenarios stream (API). */
+export const TEXT = {
+  normal: 'The answer is 42.',
+  partial: 'Here is the first part of a long',
+  continued: 'Continuing: the rest of the answer.',
+  afterTool: 'The tool said: done.',
+  side: 'ok',
+} as const;
+
+/** The shell command the `tool` scenario asks the agent to run. */
+export const TOOL_COMMAND = 'echo tool-ran | tee tool-ran.txt';
+
+/** Token counts each answer reports (API). */
+export const USAGE = { input: 1200, cached: 200, output: 17, reasoning: 0 } as const;
+
+/** One request the server saw. */
+export interface SeenRequest {
+  readonly dialect: Dialect | 'other';
+  readonly method: string;
+  readonly path: string;
+  readonly scenario: Scenario | undefined;
+  readonly nonce: string | undefined;
+  /** What the server answered: a scenario step or `side`. */
+  readonly answered: string;
+  readonly body: unknown;
+}
+
+/** A running model server. */
+export interface ModelServer {
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string;
+  /** The last requests seen (at most 200), oldest first. */
+  readonly requests: SeenRequest[];
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 8 * 1024 * 1024;
+const MAX_LOG = 200;
+const MARKER = /scenario:([a-z-]+)#([A-Za-z0-9_-]+)/g;
+
+type Step = 'normal' | 'truncated' | 'continued' | 'auth-fail' | 'tool-call' | 'after-tool' | 'side';
+
+/** Starts the server on 127.0.0.1 (port 0: the kernel picks one). */
+export async function startModelServer(port = 0): Promise<ModelServer> {
+  const requests: SeenRequest[] = [];
+  const turns = new Map<string, number>(); // nonce -> main requests seen so far
+  let sequence = 0;
+
+  const server: Server = createServer((req, res) => {
+    readBody(req)
+      .then((raw) => {
+        if (raw === undefined) {
+          res.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"request body too large"}');
+          return;
+        }
+        const dialect = dialectOf(req.method ?? 'GET', req.url ?? '/');
+        let body: unknown;
+        try {
+          body = raw.length > 0 ? JSON.parse(raw) : undefined;
+        } catch {
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"body is not JSON"}');
+          return;
+        }
+        const { scenario, nonce } = lastMarker(raw);
+        const step = stepFor(dialect, req.url ?? '/', raw, scenario, nonce, turns);
+        requests.push({ dialect, method: req.method ?? 'GET', path: req.url ?? '/', scenario, nonce, answered: step, body });
+        if (requests.length > MAX_LOG) requests.shift();
+        sequence += 1;
+        answer(dialect, req.url ?? '/', body, step, sequence, res);
+      })
+      .catch((error: unknown) => {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    port: actual,
+    origin: `http://127.0.0.1:${actual}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) over = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function dialectOf(method: string, url: string): Dialect | 'other' {
+  if (method !== 'POST') return 'other';
+  if (/\/v1\/messages(\?|$)/.test(url)) return 'anthropic';
+  if (/\/responses(\?|$)/.test(url)) return 'openai';
+  if (/\/models\/[^/:]+:(streamGenerateContent|generateContent|countTokens)/.test(url)) return 'gemini';
+  return 'other';
+}
+
+function lastMarker(raw: string): { scenario: Scenario | undefined; nonce: string | undefined } {
+  let scenario: Scenario | undefined;
+  let nonce: string | undefined;
+  for (const m of raw.matchAll(MARKER)) {
+    if ((SCENARIOS as readonly string[]).includes(m[1]!)) {
+      scenario = m[1] as Scenario;
+      nonce = m[2];
+    }
+  }
+  return { scenario, nonce };
+}
+
+/** Whether the body, after the last marker, carries a tool result in the dialect's shape. */
+function hasToolResult(dialect: Dialect | 'other', raw: string): boolean {
+  const at = raw.lastIndexOf('scenario:');
+  const tail = at === -1 ? raw : raw.slice(at);
+  if (dialect === 'anthropic') return tail.includes('"tool_result"');
+  if (dialect === 'openai') return tail.includes('"function_call_output"') || tail.includes('"custom_tool_call_output"');
+  if (dialect === 'gemini') return tail.includes('"functionResponse"');
+  return false;
+}
+
+function stepFor(dialect: Dialect | 'other', url: string, raw: string, scenario: Scenario | undefined, nonce: string | undefined, turns: Map<string, number>): Step {
+  if (dialect === 'other' || scenario === undefined || nonce === undefined) return 'side';
+  if (dialect === 'gemini' && !url.includes(':streamGenerateContent')) return 'side';
+  if (dialect === 'anthropic' && !isMainAnthropic(raw)) return 'side';
+  const seen = turns.get(nonce) ?? 0;
+  turns.set(nonce, seen + 1);
+  switch (scenario) {
+    case 'normal':
+      return 'normal';
+    case 'max-tokens':
+      return 'truncated';
+    case 'limit-once':
+      return seen === 0 ? 'truncated' : 'continued';
+    case 'auth-fail':
+      return 'auth-fail';
+    case 'tool':
+      return hasToolResult(dialect, raw) ? 'after-tool' : 'tool-call';
+  }
+}
+
+/** Claude's main-loop requests stream and offer tools; its side requests (titles, checks) do not. */
+function isMainAnthropic(raw: string): boolean {
+  return raw.includes('"stream":true') && raw.includes('"tools":[{');
+}
+
+function answer(dialect: Dialect | 'other', url: string, body: unknown, step: Step, seq: number, res: ServerResponse): void {
+  if (dialect === 'other') {
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+    return;
+  }
+  if (step === 'auth-fail') {
+    authFailure(dialect, res);
+    return;
+  }
+  if (dialect === 'anthropic') {
+    if (url.includes('/count_tokens')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: USAGE.input }));
+      return;
+    }
+    anthropic(body, step, seq, res);
+  } else if (dialect === 'openai') openai(step, seq, res);
+  else if (url.includes(':countTokens')) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ totalTokens: USAGE.input }));
+  else gemini(url, step, res);
+}
+
+function authFailure(dialect: Dialect, res: ServerResponse): void {
+  const body =
+    dialect === 'anthropic'
+      ? { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }
+      : dialect === 'openai'
+        ? { error: { message: 'Incorrect API key provided: dummy.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }
+        : { error: { code: 401, message: 'API key not valid. Please pass a valid API key.', status: 'UNAUTHENTICATED' } };
+  res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function textOf(step: Step): string[] {
+  switch (step) {
+    case 'normal':
+      return ['The answer ', 'is 42.'];
+    case 'truncated':
+      return ['Here is the first ', 'part of a long'];
+    case 'continued':
+      return ['Continuing: the rest ', 'of the answer.'];
+    case 'after-tool':
+      return ['The tool said: ', 'done.'];
+    default:
+      return [TEXT.side];
+  }
+}
+
+function sse(res: ServerResponse): (event: string | undefined, data: unknown) => void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  return (event, data) => {
+    res.write(`${event !== undefined ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
+  };
+}
+
+// ---------------------------------------------------------------- Anthropic
+
+function anthropic(body: unknown, step: Step, seq: number, res: ServerResponse): void {
+  const request = (body ?? {}) as { stream?: boolean; model?: string };
+  const model = request.model ?? 'claude-sonnet-4-5';
+  const id = `msg_fixture_${seq}`;
+  const stopReason = step === 'truncated' ? 'max_tokens' : step === 'tool-call' ? 'tool_use' : 'end_turn';
+  const usage = { input_tokens: USAGE.input, output_tokens: USAGE.output, cache_creation_input_tokens: 0, cache_read_input_tokens: USAGE.cached };
+  const toolInput = { command: TOOL_COMMAND, description: 'Print a marker' };
+  const toolId = `toolu_fixture_${seq}`;
+  if (request.stream !== true) {
+    const content = step === 'tool-call' ? [{ type: 'tool_use', id: toolId, name: 'Bash', input: toolInput }] : [{ type: 'text', text: textOf(step).join('') }];
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }),
+    );
+    return;
+  }
+  const send = sse(res);
+  send('message_start', {
+    type: 'message_start',
+    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+  });
+  if (step === 'tool-call') {
+    send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: 'Bash', input: {} } });
+    send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(toolInput) } });
+  } else {
+    send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    for (const piece of textOf(step)) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } });
+  }
+  send('content_block_stop', { type: 'content_block_stop', index: 0 });
+  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: USAGE.output } });
+  send('message_stop', { type: 'message_stop' });
+  res.end();
+}
+
+// ---------------------------------------------------------------- OpenAI Responses
+
+function openai(step: Step, seq: number, res: ServerResponse): void {
+  const send = sse(res);
+  const id = `resp_fixture_${seq}`;
+  const base = { id, object: 'response', created_at: 1_700_000_000, model: 'gpt-5.4-mini', output: [] as unknown[] };
+  const usage = {
+    input_tokens: USAGE.input,
+    input_tokens_details: { cached_tokens: USAGE.cached },
+    output_tokens: USAGE.output,
+    output_tokens_details: { reasoning_tokens: USAGE.reasoning },
+    total_tokens: USAGE.input + USAGE.output,
+  };
+  send('response.created', { type: 'response.created', sequence_number: 0, response: { ...base, status: 'in_progress' } });
+  let n = 1;
+  let item: Record<string, unknown>;
+  if (step === 'tool-call') {
+    item = {
+      id: `fc_fixture_${seq}`,
+      type: 'function_call',
+      status: 'completed',
+      call_id: `call_fixture_${seq}`,
+      name: 'exec_command',
+      arguments: JSON.stringify({ cmd: TOOL_COMMAND, sandbox_permissions: 'require_escalated', justification: 'Print a marker?' }),
+    };
+    send('response.output_item.added', { type: 'response.output_item.added', sequence_number: n++, output_index: 0, item: { ...item, arguments: '' } });
+    send('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index: 0, item });
+  } else {
+    const itemId = `msg_fixture_${seq}`;
+    const text = textOf(step).join('');
+    send('response.output_item.added', {
+      type: 'response.output_item.added',
+      sequence_number: n++,
+      output_index: 0,
+      item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
+    });
+    send('response.content_part.added', {
+      type: 'response.content_part.added',
+      sequence_number: n++,
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    for (const delta of textOf(step)) {
+      send('response.output_text.delta', { type: 'response.output_text.delta', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, delta });
+    }
+    send('response.output_text.done', { type: 'response.output_text.done', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, text });
+    const part = { type: 'output_text', text, annotations: [] };
+    send('response.content_part.done', { type: 'response.content_part.done', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, part });
+    item = { id: itemId, type: 'message', role: 'assistant', status: step === 'truncated' ? 'incomplete' : 'completed', content: [part] };
+    send('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index: 0, item });
+  }
+  if (step === 'truncated') {
+    send('response.incomplete', {
+      type: 'response.incomplete',
+      sequence_number: n++,
+      response: { ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [item], usage },
+    });
+  } else {
+    send('response.completed', { type: 'response.completed', sequence_number: n++, response: { ...base, status: 'completed', output: [item], usage } });
+  }
+  res.end();
+}
+
+// ---------------------------------------------------------------- Gemini
+
+function gemini(url: string, step: Step, res: ServerResponse): void {
+  const finish = step === 'truncated' ? 'MAX_TOKENS' : 'STOP';
+  const usageMetadata = {
+    promptTokenCount: USAGE.input,
+    candidatesTokenCount: USAGE.output,
+    totalTokenCount: USAGE.input + USAGE.output,
+    cachedContentTokenCount: USAGE.cached,
+  };
+  const chunks: Array<Record<string, unknown>> =
+    step === 'tool-call'
+      ? [{ functionCall: { name: 'run_shell_command', args: { command: TOOL_COMMAND, description: 'Print a marker' } } }]
+      : textOf(step).map((text) => ({ text }));
+  if (!url.includes(':streamGenerateContent')) {
+    // Side calls (next-speaker checks and the like) want JSON; answer the shape they parse.
+    const text = step === 'side' ? JSON.stringify({ reasoning: 'The model answered.', next_speaker: 'user' }) : chunks.map((c) => c.text ?? '').join('');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-fixture' }),
+    );
+    return;
+  }
+  const send = sse(res);
+  chunks.forEach((part, i) => {
+    const last = i === chunks.length - 1;
+    send(undefined, {
+      candidates: [{ content: { role: 'model', parts: [part] }, index: 0, ...(last ? { finishReason: finish } : {}) }],
+      ...(last ? { usageMetadata } : {}),
+      modelVersion: 'gemini-fixture',
+    });
+  });
+  res.end();
+}
