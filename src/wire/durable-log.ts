@@ -23,7 +23,7 @@
 import { Buffer } from 'node:buffer';
 import { Decompress } from 'fzstd';
 import { fileChunks } from './file-chunks.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from './ndjson.js';
 import type { SplitLine } from './ndjson.js';
 
