@@ -40,6 +40,12 @@ const INDEX = bytesOf('","index":');
 const TEXT = bytesOf(',"text":"');
 const TAIL = bytesOf('}}}}}');
 
+/** Node's own slice decoders (what `Buffer#toString` calls after checking its arguments; the ranges here are already checked). */
+interface SliceDecoders {
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** Digits of the longest number read in place: 15 always fit a safe integer exactly. */
@@ -92,7 +98,7 @@ function sessionIdOf(buffer: Buffer, start: number, end: number): string {
     if (same) return lastSessionId;
   }
   lastSessionBytes = new Uint8Array(buffer.subarray(start, end));
-  lastSessionId = buffer.toString('latin1', start, end);
+  lastSessionId = (buffer as unknown as SliceDecoders).latin1Slice(start, end);
   return lastSessionId;
 }
 
@@ -168,7 +174,8 @@ export function parseDeltaLine(buffer: Buffer, start = 0, end: number = buffer.l
       return undefined;
     }
   } else {
-    text = buffer.toString(nonAscii >= 0x80 ? 'utf8' : 'latin1', textStart, textEnd);
+    const decoders = buffer as unknown as SliceDecoders;
+    text = nonAscii >= 0x80 ? decoders.utf8Slice(textStart, textEnd) : decoders.latin1Slice(textStart, textEnd);
   }
   return {
     kind: 'notification',
