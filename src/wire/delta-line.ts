@@ -51,7 +51,6 @@ const BACKSLASH = 0x5c;
 /** Digits of the longest number read in place: 15 always fit a safe integer exactly. */
 const MAX_DIGITS = 15;
 
-
 /** Whether `part` occurs in `line` at `at`, wholly before `end`. */
 function matchesAt(line: Uint8Array, at: number, end: number, part: Uint8Array): boolean {
   if (at + part.length > end) return false;
