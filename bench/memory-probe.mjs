@@ -1,6 +1,7 @@
 /**
- * One measurement of benchmark 4 (memory), in a process of its own: builds
- * the proxy's observation exactly as `subagent-otel proxy --protocol sdk`
+ * One measurement of benchmark 4 (memory), in a process of its own: applies
+ * the proxy's heap settings (`favourSmallHeap`) and builds the
+ * proxy's observation exactly as `subagent-otel proxy --protocol sdk`
  * does (`startProxyObservation`: telemetry with the file exporter, the SDK
  * tracker, the frame tap), records the process's peak RSS so far as its
  * idle RSS, then feeds it SDK traffic of both directions as 64 KiB chunks
@@ -60,6 +61,10 @@ function parseOnlyObservation() {
   };
 }
 
+// The proxy's process settings first (as `subagent-otel proxy` applies them before loading anything),
+// for the observation and the parse-only reference alike.
+const { favourSmallHeap } = await importDist('cli/heap-settings.js');
+favourSmallHeap();
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-mem-'));
 const { startProxyObservation } = isParseOnly ? {} : await importDist('cli/commands/proxy-observation.js');
 const env = { SUBAGENT_OTEL_OUT: join(work, 'out') };

@@ -18,8 +18,8 @@ import { parseArgs } from 'node:util';
 /** Absolute path of the repository root (the parent of `bench/`). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Absolute path of the built CLI entry point. */
-export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+/** Absolute path of the built CLI: the bundle `npm run build` writes, the package's `bin`. */
+export const CLI = fileURLToPath(new URL('../../dist/cli/subagent-otel.js', import.meta.url));
 
 /** Imports a module of the built package by its path under `dist/`, e.g. `output/assistant-output.js`. */
 export function importDist(path) {
@@ -87,8 +87,9 @@ export function percentile(sorted, p) {
  * which cancels most of the machine's background noise.
  *
  * @param spec `{ id, title, unit, values, floorName, floors, target?, notes? }`
- *   where `target` is `{ kind: 'min-ratio' | 'max-ratio' | 'max-value', limit, text }`
- *   (judged on the median ratio, or on the median value for `max-value`);
+ *   where `target` is `{ kind: 'min-ratio' | 'max-ratio' | 'max-value' | 'at-most-value', limit, text }`
+ *   (judged on the median ratio, or on the median value for `max-value`
+ *   (below the limit) and `at-most-value` (the limit itself included));
  *   `ratioOf(value, floor)` replaces the default `value / floor`.
  * @returns the JSON record `results.json` holds for the figure, with `pass`
  *   (`true`/`false`, or `null` when the figure has no target).
@@ -104,6 +105,7 @@ export function figure({ id, title, unit, values, floorName, floors, ratioOf, ta
     if (target.kind === 'min-ratio') pass = ratio.median >= target.limit;
     else if (target.kind === 'max-ratio') pass = ratio.median <= target.limit;
     else if (target.kind === 'max-value') pass = value.median < target.limit;
+    else if (target.kind === 'at-most-value') pass = value.median <= target.limit;
     else throw new Error(`${id}: unknown target kind ${target.kind}`);
   }
   return {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
+import { favourSmallHeap } from './heap-settings.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -34,6 +35,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`subagent-otel ${version()}\n`);
       return 0;
     case 'proxy': {
+      favourSmallHeap();
       const { runProxy } = await import('./commands/proxy.js');
       const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr });
       if (exit.spawnError !== undefined) return 127;

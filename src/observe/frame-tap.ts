@@ -6,10 +6,18 @@
  * and reporting rejected lines, handing observed lines to an optional capture.
  * Never writes to the observed streams and never throws on bad input.
  *
+ * Streamed deltas, most of a runtime's bytes, take a fast path
+ * (`wire/delta-line.ts`): recognized in place and handed on as the same frame
+ * the full parse gives, without `JSON.parse` of the line (decision 0034).
+ * Every other line, and any delta line not in the exact expected layout, is
+ * decoded and parsed in full, so what is counted and rejected is unchanged.
+ *
  * @module subagent-otel/observe/frame-tap
  */
+import { Buffer } from 'node:buffer';
 import { decodeUtf8Line, LineSplitter } from '../wire/ndjson.js';
 import { parseFrame } from '../wire/jsonrpc.js';
+import { parseDeltaLine } from '../wire/delta-line.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 
 /** Why a line was not observed. */
@@ -61,10 +69,11 @@ export class FrameTap {
    * @param time epoch ms the chunk arrived; default now (a queued chunk passes its arrival time).
    */
   push(direction: Direction, chunk: Uint8Array, time: number = this.#now()): void {
-    for (const line of this.#splitters[direction].push(chunk)) {
-      if (line.kind === 'oversized') this.#reject(direction, 'oversized', `line of ${line.length} bytes exceeds the line limit; skipped`);
-      else this.observeLine(direction, line.bytes, time);
-    }
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.#splitters[direction].pushEach(buffer, {
+      line: (bytes, start, end) => this.#observeRange(direction, bytes, start, end, time),
+      oversized: (length) => this.#reject(direction, 'oversized', `line of ${length} bytes exceeds the line limit; skipped`),
+    });
   }
 
   /** Ends `direction`: an unterminated last line is reported as a torn tail, never observed. */
@@ -80,10 +89,22 @@ export class FrameTap {
    * @param time epoch ms the line was seen.
    */
   observeLine(direction: Direction, bytes: Uint8Array, time: number): void {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#observeRange(direction, buffer, 0, buffer.length, time);
+  }
+
+  #observeRange(direction: Direction, buffer: Buffer, start: number, end: number, time: number): void {
     const counts = this.counts[direction];
     counts.lines += 1;
-    this.#options.onLine?.(direction, bytes, time);
-    if (bytes.length === 0) return; // blank lines carry nothing and are not errors
+    this.#options.onLine?.(direction, buffer.subarray(start, end), time);
+    if (end === start) return; // blank lines carry nothing and are not errors
+    const delta = parseDeltaLine(buffer, start, end);
+    if (delta !== undefined) {
+      counts.frames += 1;
+      this.#observer.observeFrame(direction, delta, time);
+      return;
+    }
+    const bytes = buffer.subarray(start, end);
     const decoded = decodeUtf8Line(bytes);
     if (!decoded.ok) return this.#reject(direction, 'not-utf8', 'line is not valid UTF-8; skipped');
     const parsed = parseFrame(decoded.text);

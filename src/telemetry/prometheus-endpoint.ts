@@ -1,8 +1,12 @@
 /**
- * The observer's own Prometheus scrape endpoint: a `MetricReader` (from
- * `@opentelemetry/exporter-prometheus`) for the shared `MeterProvider`, served
- * by a small `node:http` server this module owns, so the listen address is
- * chosen here (loopback by default) and the bound port is known.
+ * The observer's own Prometheus scrape endpoint: a cumulative `MetricReader`
+ * for the shared `MeterProvider`, served by a small `node:http` server this
+ * module owns, so the listen address is chosen here (loopback by default) and
+ * the bound port is known. The text format is written by the
+ * `PrometheusSerializer` of `@opentelemetry/exporter-prometheus`, loaded on
+ * the first scrape: that CommonJS package (with its own copies of the SDK and
+ * the full semantic conventions) is more code than the rest of the telemetry,
+ * and a proxy that is never scraped never loads it (decision 0033).
  *
  * Naming is the exporter's: dots and hyphens become underscores, counters get
  * `_total`, units are not appended (`subagent.runs` with
@@ -12,10 +16,10 @@
  *
  * @module subagent-otel/telemetry/prometheus-endpoint
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import type { IMetricReader } from '@opentelemetry/sdk-metrics';
+import type { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { AggregationTemporality, AggregationType, MetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
 import { SETTINGS } from './config.js';
 import { describeError } from './report-once.js';
 
@@ -53,6 +57,38 @@ export interface PrometheusEndpoint {
   close(): Promise<void>;
 }
 
+/**
+ * The reader a scrape collects from: default aggregation, always cumulative
+ * (what Prometheus expects), as `PrometheusExporter` configures its own.
+ * Nothing to flush or shut down: it is pulled.
+ */
+class ScrapeReader extends MetricReader {
+  constructor() {
+    super({
+      aggregationSelector: () => ({ type: AggregationType.DEFAULT }),
+      aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE,
+    });
+  }
+
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+let serializer: Promise<PrometheusSerializer> | undefined;
+/** The exporter package's serializer (no prefix, no timestamps, target info kept, scope labels off), loaded once. */
+function prometheusSerializer(): Promise<PrometheusSerializer> {
+  serializer ??= import('@opentelemetry/exporter-prometheus').then((m) => {
+    // The package is CommonJS: its `module.exports` is the default export, under Node and in the bundle alike.
+    return new m.default.PrometheusSerializer('', false, undefined, false, true);
+  });
+  return serializer;
+}
+
 function urlOf(host: string, port: number, path: string): string {
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return `http://${shownHost}:${port}${path}`;
@@ -73,20 +109,28 @@ export function startPrometheusEndpoint(
 ): PrometheusEndpoint {
   const host = options.host ?? DEFAULT_PROMETHEUS_HOST;
   const path = options.path ?? PROMETHEUS_PATH;
-  const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+  const reader = new ScrapeReader();
+  const failed = (response: ServerResponse, error: unknown): void => {
+    onError(`Prometheus endpoint failed to answer a scrape: ${describeError(error)}`);
+    if (!response.headersSent) response.statusCode = 500;
+    response.end();
+  };
   const server: Server = createServer((request, response) => {
     try {
       const requested = new URL(request.url ?? '/', 'http://localhost').pathname;
       if (request.method === 'GET' && requested === path) {
-        exporter.getMetricsRequestHandler(request, response);
+        Promise.all([reader.collect(), prometheusSerializer()]).then(([collected, text]) => {
+          if (collected.errors.length > 0) onError(`Prometheus endpoint: metrics collection failed: ${collected.errors.map(describeError).join('; ')}`);
+          response.statusCode = 200;
+          response.setHeader('content-type', 'text/plain');
+          response.end(text.serialize(collected.resourceMetrics));
+        }, (error: unknown) => failed(response, error));
         return;
       }
       response.statusCode = 404;
       response.end('not found\n');
     } catch (error) {
-      onError(`Prometheus endpoint failed to answer a scrape: ${describeError(error)}`);
-      response.statusCode = 500;
-      response.end();
+      failed(response, error);
     }
   });
   server.unref();
@@ -104,7 +148,7 @@ export function startPrometheusEndpoint(
 
   let closing: Promise<void> | undefined;
   return {
-    reader: exporter,
+    reader,
     url: urlOf(host, options.port, path),
     ready,
     close() {

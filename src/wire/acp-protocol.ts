@@ -16,7 +16,7 @@
  *
  * @module subagent-otel/wire/acp-protocol
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TokenUsage } from './content.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
 

@@ -12,7 +12,7 @@
  *
  * @module subagent-otel/wire/capture
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { decodeUtf8Line } from './ndjson.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
 

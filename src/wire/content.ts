@@ -9,7 +9,7 @@
  *
  * @module subagent-otel/wire/content
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const nonNegativeInt = z.number().int().nonnegative();
 /**

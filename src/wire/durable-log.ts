@@ -21,7 +21,7 @@
  * @module subagent-otel/wire/durable-log
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { ByteLineReader, DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type ByteLineItem, type LogCompression } from './byte-lines.js';
 import { fileChunks } from './file-chunks.js';
 import { DEFAULT_MAX_LINE_BYTES, decodeUtf8Line } from './ndjson.js';

@@ -8,7 +8,7 @@
  *
  * @module subagent-otel/wire/events
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ContentBlockSchema,
   StreamChunkSchema,

@@ -109,6 +109,41 @@ export class LineSplitter {
   }
 
   /**
+   * Adds the next chunk of input, like {@link LineSplitter.push}, but hands
+   * each completed line to `visitor` as a byte range instead of building a
+   * view and a record per line: `visitor.line(buffer, start, end)` where
+   * `buffer` is `chunk` itself for a line that lies wholly inside it, or a
+   * fresh buffer for a line that spans chunks; `visitor.oversized(length)`
+   * for a line past the limit. Same lines, same order, same limits and `\r`
+   * handling as `push`. The visitor must not retain `buffer` (it may be the
+   * caller's chunk). Never throws unless the visitor does.
+   */
+  pushEach(chunk: Buffer, visitor: LineVisitor): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(LF, start);
+      if (newline === -1) break;
+      if (this.#pendingLength === 0) {
+        let end = newline;
+        if (newline - start > this.#maxLineBytes) visitor.oversized(newline - start);
+        else {
+          if (this.#stripCarriageReturn && end > start && chunk[end - 1] === CR) end -= 1;
+          visitor.line(chunk, start, end);
+        }
+      } else {
+        const line = this.#finish(chunk.subarray(start, newline));
+        if (line.kind === 'oversized') visitor.oversized(line.length);
+        else {
+          const bytes = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength);
+          visitor.line(bytes, 0, bytes.length);
+        }
+      }
+      start = newline + 1;
+    }
+    if (start < chunk.length) this.#hold(chunk.subarray(start));
+  }
+
+  /**
    * Ends the input.
    *
    * @returns the unterminated last line (bytes after the last `\n`), as a
@@ -150,6 +185,14 @@ export class LineSplitter {
     }
     return bytes;
   }
+}
+
+/** Receives the lines of {@link LineSplitter.pushEach}. */
+export interface LineVisitor {
+  /** One complete line: `buffer[start..end)`, without its `\n` (and `\r`, unless kept). */
+  line(buffer: Buffer, start: number, end: number): void;
+  /** A line longer than the limit, `length` bytes (the `\n` excluded); its content was dropped. */
+  oversized(length: number): void;
 }
 
 /** Result of {@link decodeUtf8Line}. */

@@ -7,7 +7,7 @@
  *
  * @module subagent-otel/wire/sdk-protocol
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ContentBlockSchema, type ContentBlock } from './content.js';
 import { parseSessionEvent, type SessionEvent } from './events.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';

@@ -5,7 +5,7 @@
  *
  * @module subagent-otel/wire/wire-error
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** Why a frame, event or record was rejected. */
 export type WireErrorCode =

@@ -14,7 +14,7 @@ export interface Finished {
   stderr: Buffer;
 }
 
-/** Spawns `node dist/cli/main.js ...args`. */
+/** Spawns `node dist/cli/subagent-otel.js ...args` (the bundled CLI). */
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
 }

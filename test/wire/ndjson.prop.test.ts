@@ -5,10 +5,12 @@
  *   lines over the limit reported by length);
  * - without `\r` stripping and with no oversized line, lines joined with `\n`
  *   plus the tail reproduce the input exactly;
- * - the bytes held for an unfinished line never exceed maxLineBytes.
+ * - the bytes held for an unfinished line never exceed maxLineBytes;
+ * - `pushEach` (byte ranges) yields exactly the lines `push` yields, in order.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Buffer } from 'node:buffer';
 import { LineSplitter } from '../../src/wire/ndjson.js';
 import type { LineSplitterOptions, SplitLine } from '../../src/wire/ndjson.js';
 
@@ -42,6 +44,19 @@ function split(chunks: readonly Uint8Array[], options: LineSplitterOptions): { l
   return { lines, tail: tail === undefined ? undefined : see(tail) };
 }
 
+function splitEach(chunks: readonly Uint8Array[], options: LineSplitterOptions): { lines: Seen[]; tail: Seen | undefined } {
+  const splitter = new LineSplitter(options);
+  const lines: Seen[] = [];
+  for (const chunk of chunks) {
+    splitter.pushEach(Buffer.from(chunk), {
+      line: (buffer, start, end) => lines.push({ line: Array.from(buffer.subarray(start, end)) }),
+      oversized: (length) => lines.push({ oversized: length }),
+    });
+  }
+  const tail = splitter.end();
+  return { lines, tail: tail === undefined ? undefined : see(tail) };
+}
+
 /** The reference model: the whole input at once, with array operations only. */
 function model(input: Uint8Array, max: number, strip: boolean): { lines: Seen[]; tail: Seen | undefined } {
   const segments: number[][] = [[]];
@@ -65,6 +80,18 @@ describe('LineSplitter properties', () => {
         const expected = model(input, max, strip);
         expect(split(chunked(input, cuts), options)).toEqual(expected);
         expect(split([input], options)).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('hands pushEach visitors exactly the lines push returns, however the bytes are chunked', () => {
+    fc.assert(
+      fc.property(inputArb, cutsArb, fc.integer({ min: 0, max: 24 }), fc.boolean(), (input, cuts, max, strip) => {
+        const options = { maxLineBytes: max, stripCarriageReturn: strip };
+        const chunks = chunked(input, cuts);
+        expect(splitEach(chunks, options)).toEqual(split(chunks, options));
+        expect(splitEach(chunks, options)).toEqual(model(input, max, strip));
       }),
       { numRuns: 3000 },
     );

@@ -2,7 +2,9 @@
  * The observing half of `subagent-otel proxy`: telemetry, the protocol
  * tracker, the frame tap and the optional capture file, built together and
  * torn down in order. Loaded after the child was spawned, so the agent never
- * waits for the telemetry libraries to load.
+ * waits for the telemetry libraries to load. The ACP tracker (and the ACP
+ * vocabulary's schemas) load only once a conversation turns out to be ACP
+ * (decision 0033): the proxy of a dsh runtime never compiles them.
  *
  * @module subagent-otel/cli/commands/proxy-observation
  */
@@ -10,11 +12,11 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { diag } from '@opentelemetry/api';
 import { randomBytes } from 'node:crypto';
 import { captureHeaderLine, captureRecordLine } from '../../wire/capture.js';
-import { AcpTracker } from '../../observe/acp-tracker.js';
 import type { Direction, FrameObserver } from '../../observe/frame-observer.js';
 import { FrameTap } from '../../observe/frame-tap.js';
 import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
 import type { RunListener } from '../../observe/run-record.js';
+import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { SdkTracker } from '../../observe/sdk-tracker.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
@@ -34,21 +36,81 @@ export const CAPTURE_BACKLOG_LIMIT_BYTES = 64 * 1024 * 1024;
  */
 export const DEFAULT_PROXY_FLUSH_MS = 2000;
 
-/** Builds the tracker for a protocol choice; `auto` decides from the first frames. */
+/**
+ * A tracker whose module is still loading: frames and a `close` that arrive
+ * meanwhile are held, in order, and handed over once it is there. `settled`
+ * resolves when that happened (or the load failed, which is reported through
+ * diag; frames are then not observed). Never throws, never rejects.
+ */
+class LoadingObserver implements FrameObserver {
+  #target: FrameObserver | undefined;
+  #held: Array<[Direction, JsonRpcFrame, number]> = [];
+  #closed: { time: number; diagnostic?: string } | undefined;
+  readonly settled: Promise<void>;
+
+  constructor(load: Promise<FrameObserver>) {
+    this.settled = load
+      .then((target) => {
+        this.#target = target;
+        const held = this.#held;
+        this.#held = [];
+        for (const [direction, frame, time] of held) target.observeFrame(direction, frame, time);
+        if (this.#closed !== undefined) target.close(this.#closed.time, this.#closed.diagnostic);
+      })
+      .catch((err: unknown) => {
+        this.#held = [];
+        diag.error(`subagent-otel: the protocol tracker failed to load or to take its first frames: ${err instanceof Error ? err.message : String(err)}`);
+      });
+  }
+
+  observeFrame(direction: Direction, frame: JsonRpcFrame, time: number): void {
+    if (this.#target !== undefined) return this.#target.observeFrame(direction, frame, time);
+    this.#held.push([direction, frame, time]);
+  }
+
+  close(time: number, diagnostic?: string): void {
+    if (this.#target !== undefined) return this.#target.close(time, diagnostic);
+    this.#closed ??= { time, ...(diagnostic !== undefined ? { diagnostic } : {}) };
+  }
+}
+
+/** A protocol observer and a promise that resolves once every tracker it chose has loaded and taken its frames. */
+export interface ProtocolObservation {
+  readonly observer: FrameObserver;
+  /** Resolves once no tracker module is loading any more; await it after `close` and before flushing telemetry. Never rejects. */
+  settled(): Promise<void>;
+}
+
+/**
+ * Builds the tracker for a protocol choice; `auto` decides from the first
+ * frames. The SDK tracker is built at once; the ACP tracker's module is
+ * imported when ACP is chosen, its frames held meanwhile (`settled`).
+ */
 export function protocolObserver(
   protocol: ProxyCommand['protocol'],
   listener: RunListener,
   options: { agentName?: string; traceparent?: string; tracestate?: string },
-): FrameObserver {
+): ProtocolObservation {
   const base = {
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
     ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
   };
+  const loading: Array<Promise<void>> = [];
   const factories = {
-    sdk: () => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
-    acp: () => new AcpTracker(listener, base),
+    sdk: (): FrameObserver => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
+    acp: (): FrameObserver => {
+      const observer = new LoadingObserver(import('../../observe/acp-tracker.js').then(({ AcpTracker }) => new AcpTracker(listener, base)));
+      loading.push(observer.settled);
+      return observer;
+    },
   };
-  return protocol === 'auto' ? new ProtocolSniffer(factories) : factories[protocol]();
+  return {
+    observer: protocol === 'auto' ? new ProtocolSniffer(factories) : factories[protocol](),
+    settled: async () => {
+      // A tracker may be chosen while an earlier one settles (a close chooses the fallback): wait until none is left.
+      for (let done = 0; done < loading.length; done += 1) await loading[done];
+    },
+  };
 }
 
 /** A running observation: feed it the forwarded chunks, then `finish` it once. */
@@ -78,8 +140,11 @@ export interface ConversationOptions {
  * reporting to `listener`, behind a `FrameTap` whose rejected lines are
  * reported to the same listener. Shared by the proxy command and the demo.
  */
-export function observeConversation(listener: RunListener, options: ConversationOptions): { tap: FrameTap; observer: FrameObserver } {
-  const observer = protocolObserver(options.protocol, listener, {
+export function observeConversation(
+  listener: RunListener,
+  options: ConversationOptions,
+): { tap: FrameTap; observer: FrameObserver; settled: () => Promise<void> } {
+  const { observer, settled } = protocolObserver(options.protocol, listener, {
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
     ...(options.traceparent !== undefined && options.traceparent !== '' ? { traceparent: options.traceparent } : {}),
     ...(options.tracestate !== undefined && options.tracestate !== '' ? { tracestate: options.tracestate } : {}),
@@ -88,7 +153,7 @@ export function observeConversation(listener: RunListener, options: Conversation
     onRejected: (direction: Direction, kind, message) => listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }),
     ...(options.onLine !== undefined ? { onLine: options.onLine } : {}),
   });
-  return { tap, observer };
+  return { tap, observer, settled };
 }
 
 /** Starts telemetry and the tracker for a proxy command. Never throws for exporter problems (they are reported through diag). */
@@ -108,7 +173,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
     });
     capture.write(`${captureHeaderLine(cmd.protocol, Date.now(), captureId)}\n`);
   }
-  const { tap, observer } = observeConversation(telemetry.runs, {
+  const { tap, observer, settled } = observeConversation(telemetry.runs, {
     protocol: cmd.protocol,
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(env.TRACEPARENT !== undefined ? { traceparent: env.TRACEPARENT } : {}),
@@ -138,6 +203,7 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
       } catch (err) {
         diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
       }
+      await settled();
       if (capture !== undefined) {
         const file = capture;
         await new Promise<void>((resolve) => file.end(() => resolve()));

@@ -1,0 +1,165 @@
+/**
+ * Benchmark 6, cost per agent spawn: the proxy is started once per agent
+ * process, so its start and its end are paid by every delegated run. A
+ * short scripted SDK session (`initialize`, one `session/prompt` of the
+ * fixture runtime's `empty-message` scenario, `shutdown` once the turn
+ * ended) is run through `subagent-otel proxy --out DIR` (the bundled CLI,
+ * the package's `bin`, telemetry on with the file exporter, protocol
+ * auto-detected) and the same session direct, in rounds that alternate the
+ * order. Three figures, each next to the direct session of the same round:
+ * - wall time added: spawn to `close` (exit and stdio closed) through the
+ *   proxy minus the same direct;
+ * - the proxy process's peak RSS (from a preload that records
+ *   `resourceUsage().maxRSS` at exit, `peers/peak-rss.mjs`), against the
+ *   peak RSS of a bare `node -e 0` with the same preload;
+ * - how much later the child's first byte reaches the parent.
+ * Every proxied session is checked: same exit code, the same stdout bytes
+ * as the direct session apart from generated ids and times, and one
+ * `invoke_agent` span in `traces.jsonl` (the run really was observed).
+ *
+ * @module subagent-otel/bench/spawn
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI, ROOT, benchOptions, emitResult, figure, mib, progress } from './lib/common.mjs';
+
+const { rounds } = benchOptions({ rounds: 12 });
+const FIXTURE = join(ROOT, 'dist', 'fixtures', 'sdk-runtime.js');
+const PRELOAD = fileURLToPath(new URL('./peers/peak-rss.mjs', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-spawn-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
+
+const frame = (value) => `${JSON.stringify(value)}\n`;
+const INITIALIZE = frame({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' } });
+const PROMPT = frame({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId: 'bench-session', contentBlocks: [{ type: 'text', text: 'go' }] } });
+const SHUTDOWN = frame({ jsonrpc: '2.0', id: 3, method: 'shutdown' });
+
+/** The environment of every variant: the harness's own minus OTel settings, plus the scenario and the RSS preload's prefix. */
+function sessionEnv(rssPrefix, outDir) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('OTEL_') && !key.startsWith('SUBAGENT_OTEL_') && key !== 'TRACEPARENT' && key !== 'TRACESTATE') env[key] = value;
+  }
+  return { ...env, FAKE_SCENARIO: 'empty-message', BENCH_PEAK_RSS_PREFIX: rssPrefix, SUBAGENT_OTEL_OUT: outDir };
+}
+
+function peakRss(rssPrefix, pid) {
+  return Number(readFileSync(`${rssPrefix}.${pid}`, 'utf8'));
+}
+
+let runIndex = 0;
+/**
+ * One session. @returns `{ wallMs, firstByteMs, rss, stdout }`; throws when
+ * the session did not end cleanly or, through the proxy, was not observed.
+ */
+async function session(variant) {
+  runIndex += 1;
+  const dir = join(work, `run-${runIndex}`);
+  mkdirSync(dir);
+  const outDir = join(dir, 'out');
+  const rssPrefix = join(dir, 'rss');
+  const agent = ['--import', PRELOAD, FIXTURE];
+  const argv =
+    variant === 'direct'
+      ? agent
+      : variant === 'node'
+        ? ['--import', PRELOAD, '-e', '0']
+        : ['--import', PRELOAD, CLI, 'proxy', '--out', outDir, '--', process.execPath, ...agent];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: sessionEnv(rssPrefix, outDir) });
+  let firstByteMs;
+  let stdout = '';
+  let stderr = '';
+  let shutdownSent = false;
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text) => {
+    stderr += text;
+  });
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (text) => {
+    firstByteMs ??= performance.now() - t0;
+    stdout += text;
+    if (!shutdownSent && stdout.includes('"type":"turn/end"')) {
+      shutdownSent = true;
+      child.stdin.end(SHUTDOWN);
+    }
+  });
+  if (variant !== 'node') child.stdin.write(INITIALIZE + PROMPT);
+  else child.stdin.end();
+  const code = await new Promise((resolve) => child.once('close', (c, signal) => resolve(c ?? signal)));
+  const wallMs = performance.now() - t0;
+  if (code !== 0) throw new Error(`${variant} session ended with ${code}: ${stderr.slice(0, 500)}`);
+  if (variant !== 'node' && !shutdownSent) throw new Error(`${variant} session never reached turn/end: ${stdout.slice(0, 300)}`);
+  const rss = peakRss(rssPrefix, child.pid);
+  if (variant === 'proxy') {
+    const traces = readFileSync(join(outDir, 'traces.jsonl'), 'utf8');
+    const spans = traces.split('"name":"invoke_agent').length - 1;
+    if (spans !== 1) throw new Error(`proxy exported ${spans} invoke_agent spans for one prompt turn`);
+    if (readdirSync(dir).filter((f) => f.startsWith('rss.')).length !== 2) throw new Error('proxy: the agent behind it did not record its peak RSS');
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return { wallMs, firstByteMs, rss, stdout };
+}
+
+/** Stdout with the generated parts (ids, times) blanked, to compare sessions. */
+const shape = (stdout) => stdout.replace(/"time":\d+/g, '"time":0').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+
+progress('spawn', 'warm-up (checks the session through the proxy against the direct one)');
+const warmDirect = await session('direct');
+const warmProxy = await session('proxy');
+if (shape(warmProxy.stdout) !== shape(warmDirect.stdout)) throw new Error('the session through the proxy wrote different bytes than the direct one');
+await session('node');
+
+const variants = ['direct', 'proxy', 'node'];
+const samples = Object.fromEntries(variants.map((v) => [v, []]));
+for (let round = 0; round < rounds; round += 1) {
+  const order = round % 2 === 0 ? variants : [...variants].reverse();
+  for (const variant of order) samples[variant].push(await session(variant));
+  const d = samples.direct[round];
+  const p = samples.proxy[round];
+  progress('spawn', `round ${round + 1}/${rounds}: direct ${d.wallMs.toFixed(0)} ms, proxy ${p.wallMs.toFixed(0)} ms (first byte +${(p.firstByteMs - d.firstByteMs).toFixed(0)} ms), proxy peak RSS ${mib(p.rss).toFixed(1)} MiB`);
+}
+
+const direct = samples.direct;
+const proxy = samples.proxy;
+emitResult({
+  benchmark: 'spawn',
+  workload: { session: 'initialize, session/prompt (fixture scenario empty-message), shutdown', cli: 'dist/cli/subagent-otel.js proxy --out DIR (file exporter, protocol auto)' },
+  figures: [
+    figure({
+      id: 'spawn.wall-added',
+      title: 'wall time a short SDK session gains through subagent-otel proxy (spawn to exit)',
+      unit: 'ms',
+      values: proxy.map((p, i) => p.wallMs - direct[i].wallMs),
+      floorName: 'the same session direct',
+      floors: direct.map((d) => d.wallMs),
+      ratioOf: (added, d) => (added + d) / d,
+      target: { kind: 'at-most-value', limit: 40, text: 'at most 40 ms added per spawn' },
+      notes: 'ratio is proxied session / direct session; Node itself takes part of the added time to start (the node-only figure)',
+      extra: { proxyWallMs: proxy.map((p) => p.wallMs), nodeOnlyWallMs: samples.node.map((n) => n.wallMs) },
+    }),
+    figure({
+      id: 'spawn.proxy-peak-rss',
+      title: 'peak RSS of the proxy process, short SDK session, file exporter',
+      unit: 'MiB',
+      values: proxy.map((p) => mib(p.rss)),
+      floorName: 'peak RSS of a bare node -e 0',
+      floors: samples.node.map((n) => mib(n.rss)),
+      target: { kind: 'at-most-value', limit: 55, text: 'at most 55 MiB' },
+      extra: { agentPeakRssMiB: direct.map((d) => mib(d.rss)) },
+    }),
+    figure({
+      id: 'spawn.first-byte-later',
+      title: "how much later the child's first byte reaches the parent through the proxy",
+      unit: 'ms',
+      values: proxy.map((p, i) => p.firstByteMs - direct[i].firstByteMs),
+      floorName: 'first byte of the direct session, after spawn',
+      floors: direct.map((d) => d.firstByteMs),
+      ratioOf: (later, d) => (later + d) / d,
+      notes: 'the proxy spawns the agent before it loads anything of the observation, so this is mostly Node starting the proxy',
+    }),
+  ],
+});

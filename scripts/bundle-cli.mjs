@@ -1,0 +1,62 @@
+/**
+ * Builds the `subagent-otel` command as one bundled ES module
+ * (`dist/cli/subagent-otel.js`, the package's `bin`), run by `npm run build`
+ * after `tsc`. The bundle is the CLI's alone: the library entry stays
+ * `dist/index.js` (tsc output, with `.d.ts`) for in-process users.
+ *
+ * Why a bundle: the proxy is started once per agent process, and resolving
+ * and compiling hundreds of small files of the OpenTelemetry packages cost
+ * more than everything else the proxy does for a short session (decision
+ * 0033). Choices:
+ * - ESM with code splitting, so every `await import(...)` of the sources
+ *   (commands, exporters, protocol trackers) stays a separate chunk loaded
+ *   only when configured; chunks go to `dist/cli/chunks/`, one level below
+ *   the entry, which keeps the paths the sources compute from
+ *   `import.meta.url` (`../../package.json` from the entry, `../../fixtures/`
+ *   from the demo's chunk) pointing where they point in the tsc output.
+ * - `mainFields: module,main`: the ESM builds of the OpenTelemetry packages
+ *   (smaller, and they tree-shake).
+ * - A `createRequire` banner: the CommonJS Prometheus exporter `require`s
+ *   Node built-ins, which an ES module has no `require` for.
+ * - Minified (names kept, for stack traces and anything that reads a class
+ *   name): V8 compiles every byte of a chunk when it loads, and the proxy's
+ *   observation chunk loads while the agent starts; minifying halves it.
+ *   Linked source maps beside each chunk give readable stacks under
+ *   `node --enable-source-maps`.
+ *
+ * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
+ * Prints nothing on success; esbuild's warnings and errors go to stderr.
+ *
+ * @module subagent-otel/scripts/bundle-cli
+ */
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
+
+// Chunk names carry content hashes: remove the previous build's so stale chunks never ship.
+rmSync(OUT_DIR, { recursive: true, force: true });
+
+await build({
+  absWorkingDir: ROOT,
+  entryPoints: { 'subagent-otel': 'src/cli/main.ts' },
+  outdir: 'dist/cli',
+  chunkNames: 'chunks/[name]-[hash]',
+  entryNames: '[name]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  mainFields: ['module', 'main'],
+  banner: {
+    js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; const require = __subagentOtelCreateRequire(import.meta.url);",
+  },
+  minify: true,
+  keepNames: true,
+  legalComments: 'none',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});

@@ -1,0 +1,20 @@
+import { getHeapStatistics } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { favourSmallHeap, HEAP_FLAGS } from '../../src/cli/heap-settings.js';
+
+describe('favourSmallHeap', () => {
+  it('names the two V8 flags it sets', () => {
+    expect(HEAP_FLAGS).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size']);
+  });
+
+  it('leaves V8 versions it does not know alone, so no unknown flag reaches V8 (which would print on stdout)', () => {
+    expect(favourSmallHeap('13.6.233.10-node.24')).toBe(false);
+    expect(favourSmallHeap('9.4.146.26-node.26')).toBe(false);
+    expect(favourSmallHeap('')).toBe(false);
+  });
+
+  it('applies the flags on the V8 of Node 18 to 22, and the process goes on', () => {
+    expect(favourSmallHeap('11.3.244.8-node.28')).toBe(true);
+    expect(getHeapStatistics().total_heap_size).toBeGreaterThan(0);
+  });
+});
