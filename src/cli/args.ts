@@ -61,7 +61,7 @@ const TELEMETRY_HELP = `Telemetry options:
                               default 127.0.0.1); e.g. the Docker bridge address for a container
   --no-content                record no output text (hash and length only); same as
                               OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false
-  --max-content-length <n>    cap recorded output JSON at <n> characters (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
+  --max-content-length <n>    cap recorded output JSON at <n> characters, 0 for none (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)
   --agent-name <name>         gen_ai.agent.name of the runs (default: the provider, or the protocol)
 
 Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,

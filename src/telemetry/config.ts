@@ -129,8 +129,9 @@ export const SETTINGS: SettingsTable = {
     env: 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
     default: undefined,
     defaultText: 'no cap',
-    range: 'an integer 1..2^53-1',
-    parse: (raw: string) => parseLengthLimit(raw),
+    range: 'an integer 0..2^53-1 (0: no content)',
+    // 0 is accepted and means no content at all (fails closed, as the environment variable does).
+    parse: (raw: string) => (raw.trim() === '0' ? 0 : parseLengthLimit(raw)),
   },
   shutdownTimeoutMs: {
     option: 'shutdown(timeoutMs)',

@@ -75,8 +75,8 @@ describe('subagent-otel check', () => {
     const r = await runCli(['check', '--no-content'], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cret-value' });
     const stdout = r.stdout.toString('utf8');
     expect(r.code, stdout + r.stderr.toString()).toBe(0);
-    expect(stdout).toContain(`  ok      traces: OTLP/HTTP JSON ${receiver.endpoint}/v1/traces\n`);
-    expect(stdout).toContain(`  ok      metrics: OTLP/HTTP JSON ${receiver.endpoint}/v1/metrics\n`);
+    expect(stdout).toContain(`  ok      traces: OTLP/HTTP protobuf ${receiver.endpoint}/v1/traces\n`);
+    expect(stdout).toContain(`  ok      metrics: OTLP/HTTP protobuf ${receiver.endpoint}/v1/metrics\n`);
     expect(stdout).toContain('  OTLP headers: x-api-key (values not shown)\n');
     expect(stdout).toContain('  content: not captured');
     expect(stdout + r.stderr.toString()).not.toMatch(/s3cret-value|pa55word/);
@@ -92,7 +92,7 @@ describe('subagent-otel check', () => {
     await dead.close();
     const stdout = r.stdout.toString('utf8');
     expect(r.code, stdout).toBe(1);
-    expect(stdout).toContain(`  FAILED  traces: OTLP/HTTP JSON ${dead.endpoint}/v1/traces: connect ECONNREFUSED 127.0.0.1:${dead.port}`);
+    expect(stdout).toContain(`  FAILED  traces: OTLP/HTTP protobuf ${dead.endpoint}/v1/traces: connect ECONNREFUSED 127.0.0.1:${dead.port}`);
     expect(stdout).toContain('check failed: 2 of 2 destinations did not take the test data.');
   });
 
@@ -120,7 +120,7 @@ describe('subagent-otel check', () => {
     expect(r.code).toBe(1);
     expect(stdout).toContain('  - OTEL_TRACES_EXPORTER names "jaeger", which is not supported (use otlp, console, none)\n');
     expect(stdout).toContain('  - OTEL_EXPORTER_OTLP_ENDPOINT is not a URL such as http://localhost:4318\n');
-    expect(stdout).toContain('  FAILED  metrics: OTLP/HTTP JSON localhost:4318/v1/metrics: otlp export failed, 1 metric batch(es) dropped: Protocol "localhost:" not supported.');
+    expect(stdout).toContain('  FAILED  metrics: OTLP/HTTP protobuf localhost:4318/v1/metrics: otlp export failed, 1 metric batch(es) dropped: Protocol "localhost:" not supported.');
     expect(stdout).toContain('check failed: 1 of 3 destinations did not take the test data.');
   });
 

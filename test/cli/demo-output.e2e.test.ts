@@ -39,9 +39,9 @@ describe('demo output files and session logs', () => {
 
   it('prints the count it wrote, and the files hold exactly this run', () => {
     const spans = readSpans(out);
-    expect(spans).toHaveLength(75);
-    expect(spans.filter((s) => attributes(s)[ATTR_GEN_AI_OPERATION_NAME] === 'invoke_agent')).toHaveLength(30);
-    expect(demo.stdout.toString('utf8')).toContain('This run wrote 75 spans to traces.jsonl and 1 metric export to metrics.jsonl (files from earlier runs are removed first).\n');
+    expect(spans).toHaveLength(82);
+    expect(spans.filter((s) => attributes(s)[ATTR_GEN_AI_OPERATION_NAME] === 'invoke_agent')).toHaveLength(35);
+    expect(demo.stdout.toString('utf8')).toContain('This run wrote 82 spans to traces.jsonl and 1 metric export to metrics.jsonl (files from earlier runs are removed first).\n');
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l !== '')).toHaveLength(1);
   });
 

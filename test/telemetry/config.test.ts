@@ -75,7 +75,8 @@ describe('the configuration table', () => {
     expect(read(SETTINGS.shutdownTimeoutMs, '0')).toBe(5000);
     expect(read(SETTINGS.metricExportIntervalMs, '1e3')).toBe(60000);
     expect(read(SETTINGS.metricExportIntervalMs, ' 1000 ')).toBe(1000);
-    expect(read(SETTINGS.maxContentLength, '0')).toBeUndefined();
+    expect(read(SETTINGS.maxContentLength, '0')).toBe(0); // 0: no content at all
+    expect(read(SETTINGS.maxContentLength, '-1')).toBeUndefined();
     expect(read(SETTINGS.maxContentLength, '120')).toBe(120);
     expect(read(SETTINGS.otlpProtocol, 'GRPC')).toBe('grpc');
     expect(read(SETTINGS.otlpProtocol, 'http')).toBe('http/protobuf');

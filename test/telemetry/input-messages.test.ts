@@ -12,7 +12,7 @@ import { AcpTracker } from '../../src/observe/acp-tracker.js';
 import { LogTracker } from '../../src/observe/log-tracker.js';
 import { SdkTracker } from '../../src/observe/sdk-tracker.js';
 import { inputAttributes } from '../../src/telemetry/input-messages.js';
-import { events, step, text, turnEnd, turnStart, usage } from '../helpers/events.js';
+import { events, step, stepStart, text, turnEnd, turnStart, usage } from '../helpers/events.js';
 import { telemetryHarness } from '../helpers/telemetry-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'input-messages-'));
@@ -86,7 +86,7 @@ describe('the prompt on the run span', () => {
 
   it('comes from the inserted user message of a durable log, and is absent with capture off', async () => {
     const path = join(dir, 'child.jsonl');
-    const evs = events([turnStart(), userMessage('Review the patch'), step('embedded', { content: [text('Looks good.')], usage: usage(7, 2) }), turnEnd('completed')], 0, T0);
+    const evs = events([turnStart(), userMessage('Review the patch'), stepStart(0), step('embedded', { content: [text('Looks good.')], usage: usage(7, 2) }), turnEnd('completed')], 0, T0);
     await writeDurableLogFile(path, { type: 'session', version: 3, id: 'child-1', cwd: '/w', createdAt: '2026-11-29T10:00:00.000Z' }, evs, { zstd: false, pack: false });
     for (const capture of [true, false]) {
       const h = telemetryHarness({ capture });
