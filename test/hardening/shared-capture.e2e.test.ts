@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { finished, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { finished, isIdleLine, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'shared-capture-'));
@@ -22,8 +22,12 @@ async function proxiedSession(capture: string, name: string, prompts: number): P
   child.stdin.write(rpc(1, 'initialize', { cwd: '/work', provider: 'deepseek', model: 'deepseek-chat' }));
   for (let i = 0; i < prompts; i += 1) {
     const id = i + 2;
-    child.stdin.write(rpc(id, 'session/prompt', { sessionId: `${name}-s${i % 3}`, contentBlocks: [{ type: 'text', text: 'scenario:completed' }] }));
-    await waitForLine(child, (line) => line.startsWith(`{"jsonrpc":"2.0","id":${id},`));
+    const sessionId = `${name}-s${i % 3}`;
+    // The runtime answers a prompt when it is queued; the run is over when its session goes idle.
+    const answered = waitForLine(child, (line) => line.startsWith(`{"jsonrpc":"2.0","id":${id},`));
+    const idle = waitForLine(child, isIdleLine(sessionId));
+    child.stdin.write(rpc(id, 'session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: 'scenario:completed' }] }));
+    await Promise.all([answered, idle]);
   }
   child.stdin.write(rpc(prompts + 2, 'shutdown'));
   child.stdin.end();
