@@ -24,7 +24,8 @@ describe('an agent dying with many open runs', () => {
       for (let i = 0; i < ${RUNS}; i += 1) {
         lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'session.event', params: { sessionId: 's' + i, event: { type: 'turn/start', seq: 0, time: 1700000000000 + i, data: { turn: 0 } } } }));
       }
-      process.stdout.write(lines.join('\\n') + '\\n', () => process.exit(3));
+      process.exitCode = 3;
+      process.stdout.write(lines.join('\\n') + '\\n');
     `;
     const out = join(dir, 'otel');
     const log = join(dir, 'proxy.log');

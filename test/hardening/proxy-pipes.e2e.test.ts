@@ -55,7 +55,7 @@ describe('proxy stdio', () => {
 
   it('gives the client EOF when the agent closes its stdout, while the agent still runs', async () => {
     // The agent says goodbye, closes its stdout, and runs on until its stdin ends.
-    const agent = "process.stdout.write('bye\\n',()=>{require('fs').closeSync(1);process.stdin.on('data',()=>{});process.stdin.on('end',()=>process.exit(0));})";
+    const agent = "process.stdout.write('bye\\n',()=>{require('fs').closeSync(1);process.stdin.resume();})";
     const proxy = spawnCli(['proxy', '--out', join(dir, 'otel-eof'), '--', process.execPath, '-e', agent]);
     const out: Buffer[] = [];
     proxy.stdout.on('data', (chunk: Buffer) => out.push(chunk));
