@@ -289,6 +289,33 @@ function hrTimeOf(epochMillis: number): HrTime {
   return millisToHrTime(epochMillis);
 }
 
+/** Where a span lies in time, in epoch milliseconds; `end >= start`. */
+interface TimeWindow {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * A run span's window: from its start to its end, never ending before it
+ * starts. A run's start and end can come from two clocks (the observer's
+ * arrival time of the prompt, the runtime's `time` of its last event), each in
+ * whole milliseconds, so a short run can appear to end before it began. Pure.
+ */
+export function runWindow(start: number, end: number): TimeWindow {
+  return { start, end: Math.max(start, end) };
+}
+
+/**
+ * A step's or tool call's window placed inside its run's: the runtime stamps
+ * steps with its own clock, which can read a few milliseconds before the
+ * observer saw the prompt, and a child span outside its parent misdraws every
+ * trace view. Times inside the run are returned unchanged. Pure.
+ */
+export function childWindow(run: TimeWindow, start: number, end: number): TimeWindow {
+  const from = Math.min(Math.max(start, run.start), run.end);
+  return { start: from, end: Math.min(Math.max(end, from), run.end) };
+}
+
 /** The default parent of a run: the active context where the tracker called in. */
 const activeContext: ParentSource = () => contextApi.active();
 
@@ -527,15 +554,17 @@ export class RunTelemetry implements RunListener {
     span.setAttributes(attributes);
     if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
 
+    const window = runWindow(open.startTime, record.endTime);
     const runContext = trace.setSpan(ROOT_CONTEXT, span);
-    for (const step of record.steps) this.#stepSpan(step, record, runContext);
-    for (const call of record.toolCalls) this.#toolSpan(call, record, runContext);
-    span.end(hrTimeOf(record.endTime));
+    for (const step of record.steps) this.#stepSpan(step, record, window, runContext);
+    for (const call of record.toolCalls) this.#toolSpan(call, record, window, runContext);
+    span.end(hrTimeOf(window.end));
 
-    this.#recordRunMetrics(record, open.startTime, mismatch);
+    this.#recordRunMetrics(record, window, mismatch);
   }
 
-  #stepSpan(step: StepRecord, record: RunRecord, parent: Context): void {
+  #stepSpan(step: StepRecord, record: RunRecord, run: TimeWindow, parent: Context): void {
+    const times = childWindow(run, step.startTime, step.endTime);
     const model = step.model ?? record.model;
     const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT };
     putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
@@ -545,13 +574,13 @@ export class RunTelemetry implements RunListener {
     const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
     if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
     const name = model !== undefined && model !== '' ? `${SPAN_NAME_CHAT} ${model}` : SPAN_NAME_CHAT;
-    const span = this.#tracer().startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(step.startTime), attributes }, parent);
+    const span = this.#tracer().startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(times.start), attributes }, parent);
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: `finish reason: ${String(step.finishReason)}` });
-    span.end(hrTimeOf(step.endTime));
+    span.end(hrTimeOf(times.end));
   }
 
-  #toolSpan(call: ToolCallRecord, record: RunRecord, parent: Context): void {
-    const endTime = call.endTime ?? record.endTime;
+  #toolSpan(call: ToolCallRecord, record: RunRecord, run: TimeWindow, parent: Context): void {
+    const times = childWindow(run, call.startTime, call.endTime ?? record.endTime);
     const attributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
       [ATTR_GEN_AI_TOOL_NAME]: call.name,
@@ -567,13 +596,13 @@ export class RunTelemetry implements RunListener {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
-    const span = this.#tracer().startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(call.startTime), attributes }, parent);
+    const span = this.#tracer().startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
-    span.end(hrTimeOf(endTime));
-    this.#instruments().toolDuration.record(Math.max(0, endTime - call.startTime) / 1000, metricAttributes);
+    span.end(hrTimeOf(times.end));
+    this.#instruments().toolDuration.record((times.end - times.start) / 1000, metricAttributes);
   }
 
-  #recordRunMetrics(record: RunRecord, startTime: number, mismatch: boolean): void {
+  #recordRunMetrics(record: RunRecord, window: TimeWindow, mismatch: boolean): void {
     const instruments = this.#instruments();
     const completed = record.stopReason === STOP_REASON_VALUE_COMPLETED;
     const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
@@ -587,7 +616,7 @@ export class RunTelemetry implements RunListener {
 
     const duration: Attributes = { ...operation, [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
     if (!completed) duration[ATTR_ERROR_TYPE] = record.stopReason;
-    instruments.agentDuration.record(Math.max(0, record.endTime - startTime) / 1000, duration);
+    instruments.agentDuration.record((window.end - window.start) / 1000, duration);
 
     if (record.usage.reported) {
       const usage = usageAttributes(record.usage);

@@ -29,5 +29,16 @@ describe('subagent-otel demo (the main job)', () => {
     ]);
     expect(truncated.map((s) => attributes(s)[ATTR_SUBAGENT_OUTPUT])).toContain('[{"type":"text","text":"Partial answer before the limit"}]');
     expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8')).toContain('"subagent.runs"');
+
+    // Steps and tools are stamped by the runtime's clock, runs by the observer's: every span still lies inside its parent.
+    const spans = readSpans(out);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const outside = spans.flatMap((s) => {
+      const parent = s.parentSpanId === undefined ? undefined : byId.get(s.parentSpanId);
+      if (parent === undefined) return [];
+      const inside = BigInt(s.startTimeUnixNano) >= BigInt(parent.startTimeUnixNano) && BigInt(s.endTimeUnixNano) <= BigInt(parent.endTimeUnixNano);
+      return inside ? [] : [`${s.name} in ${parent.name}`];
+    });
+    expect(outside).toEqual([]);
   });
 });

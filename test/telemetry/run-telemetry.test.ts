@@ -5,7 +5,7 @@
  * compared with literal maps keyed by the semconv constants.
  */
 import { createHash } from 'node:crypto';
-import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
+import { DiagLogLevel, SpanKind, SpanStatusCode, diag, type Attributes } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
@@ -451,6 +451,78 @@ describe('RunTelemetry child spans', () => {
       { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_ERROR_TYPE]: 'unfinished' }, value: 2.1 },
       { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_ERROR_TYPE]: 'tool_error' }, value: 0.1 },
     ]);
+    await h.close();
+  });
+});
+
+describe('RunTelemetry span times across two clocks', () => {
+  it('places steps and tool calls stamped before the run started inside the run span', async () => {
+    const h = harness();
+    h.runs.onRunStart(start({ startTime: T0 + 3 }));
+    h.runs.onRunEnd(
+      record({
+        endTime: T0 + 50,
+        steps: [
+          { turn: 0, step: 0, startTime: T0, endTime: T0 + 20, finishReason: 'stop' },
+          { turn: 0, step: 1, startTime: T0 + 30, endTime: T0 + 60, finishReason: 'stop' },
+        ],
+        toolCalls: [
+          { callId: 'call-1', name: 'read_file', startTime: T0 + 1, endTime: T0 + 2, isError: false },
+          { callId: 'call-2', name: 'grep', startTime: T0 + 55, endTime: T0 + 58, isError: false },
+        ],
+      }),
+    );
+    const run = h.span('invoke_agent reviewer');
+    expect([run.startTime, run.endTime]).toEqual([
+      [1_700_000_000, 3_000_000],
+      [1_700_000_000, 50_000_000],
+    ]);
+    const times = (name: string) => h.finished().filter((s) => s.name === name).map((s) => [s.startTime, s.endTime]);
+    expect(times('chat deepseek-chat')).toEqual([
+      [
+        [1_700_000_000, 3_000_000],
+        [1_700_000_000, 20_000_000],
+      ],
+      [
+        [1_700_000_000, 30_000_000],
+        [1_700_000_000, 50_000_000],
+      ],
+    ]);
+    expect(times('execute_tool read_file')).toEqual([
+      [
+        [1_700_000_000, 3_000_000],
+        [1_700_000_000, 3_000_000],
+      ],
+    ]);
+    expect(times('execute_tool grep')).toEqual([
+      [
+        [1_700_000_000, 50_000_000],
+        [1_700_000_000, 50_000_000],
+      ],
+    ]);
+    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file' }, value: 0 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'grep' }, value: 0 },
+    ]);
+    await h.close();
+  });
+
+  it('never ends a run span before it starts when the end comes from the runtime clock (the SDK would warn)', async () => {
+    const warnings: string[] = [];
+    diag.setLogger({ error: (m) => warnings.push(m), warn: (m) => warnings.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    const h = harness();
+    h.runs.onRunStart(start({ startTime: T0 + 4 }));
+    h.runs.onRunEnd(record({ endTime: T0 + 1 }));
+    diag.disable();
+    expect(warnings).toEqual([]);
+    const run = h.span('invoke_agent reviewer');
+    expect([run.startTime, run.endTime, run.duration]).toEqual([
+      [1_700_000_000, 4_000_000],
+      [1_700_000_000, 4_000_000],
+      [0, 0],
+    ]);
+    const durations = await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION);
+    expect(durations.map((p) => p.value)).toEqual([0]);
     await h.close();
   });
 });
