@@ -530,14 +530,16 @@ function endTool(tool: AcpTool, time: number, errorType: string | undefined): vo
 
 /**
  * The record of one tool call. Its name is the agent's own tool name when
- * `_meta` reported one, else a `name` field, else the title, else the call
- * id. A call without an end is marked failed `unfinished` unless the run completed.
+ * `_meta` reported one, else a `name` field, else absent: a title or call id
+ * is never a name (unbounded values; decision 0048). A call without an end is
+ * marked failed `unfinished` unless the run completed.
  */
 function toolRecord(tool: AcpTool, completed: boolean): ToolCallRecord {
   const unfinished = tool.endTime === undefined && !completed;
+  const name = tool.ownName ?? tool.fieldName;
   return {
     callId: tool.callId,
-    name: tool.ownName ?? tool.fieldName ?? tool.title ?? tool.callId,
+    ...(name !== undefined ? { name } : {}),
     startTime: tool.startTime,
     ...(tool.endTime !== undefined ? { endTime: tool.endTime } : {}),
     isError: tool.isError || unfinished,

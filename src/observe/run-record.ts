@@ -84,7 +84,13 @@ export interface StepRecord {
 /** One tool call of a run. */
 export interface ToolCallRecord {
   readonly callId: string;
-  readonly name: string;
+  /**
+   * The tool's own name as the runtime or agent reports it (`read_file`,
+   * `Bash`). Absent when the agent names none: codex-acp and gemini-cli send
+   * only a human title (a command line, a path), kept in `title` and never
+   * used as a name (decision 0048).
+   */
+  readonly name?: string;
   /** Epoch milliseconds. */
   readonly startTime: number;
   /** Absent when the run ended before the tool finished. */
@@ -94,7 +100,7 @@ export interface ToolCallRecord {
   readonly errorType?: string;
   /** ACP: the tool `kind` (`read`, `edit`, `execute`, ...), when reported. */
   readonly toolType?: string;
-  /** ACP: the tool call's latest human-readable title, when reported (`name` may be the agent's own tool name instead). */
+  /** ACP: the tool call's latest human-readable title, when reported. */
   readonly title?: string;
   /** ACP: the agent asked the client for permission to run this call, and what the client answered. */
   readonly permission?: ToolPermission;

@@ -581,22 +581,19 @@ export class RunTelemetry implements RunListener {
 
   #toolSpan(call: ToolCallRecord, record: RunRecord, run: TimeWindow, parent: Context): void {
     const times = childWindow(run, call.startTime, call.endTime ?? record.endTime);
-    const attributes: Attributes = {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-      [ATTR_GEN_AI_TOOL_NAME]: call.name,
-      [ATTR_GEN_AI_TOOL_CALL_ID]: call.callId,
-      ...acpToolAttributes(call),
-    };
-    const metricAttributes: Attributes = {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-      [ATTR_GEN_AI_TOOL_NAME]: call.name,
-    };
+    // An unnamed tool (an ACP agent that sends only a title) has no gen_ai.tool.name: titles are unbounded (decision 0048).
+    const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
+    putString(attributes, ATTR_GEN_AI_TOOL_NAME, call.name);
+    attributes[ATTR_GEN_AI_TOOL_CALL_ID] = call.callId;
+    Object.assign(attributes, acpToolAttributes(call));
+    const metricAttributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
+    putString(metricAttributes, ATTR_GEN_AI_TOOL_NAME, call.name);
     const errorType = call.isError ? (call.errorType !== undefined && call.errorType !== '' ? call.errorType : ERROR_TYPE_VALUE_TOOL_ERROR) : undefined;
     if (errorType !== undefined) {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
-    const span = this.#tracer().startSpan(`${SPAN_NAME_EXECUTE_TOOL} ${call.name}`, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
+    const span = this.#tracer().startSpan(call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
     span.end(hrTimeOf(times.end));
     this.#instruments().toolDuration.record((times.end - times.start) / 1000, metricAttributes);

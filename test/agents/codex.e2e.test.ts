@@ -33,8 +33,8 @@ describeRealAgent('codex', {
       text: 'The tool said: done.',
       tools: [
         {
-          // codex names no tool of its own on the wire: the title is the name.
-          name: 'echo tool-ran | tee tool-ran.txt',
+          // codex names no tool of its own on the wire, and a title (a command line) is never a name.
+          name: undefined,
           type: 'execute',
           title: 'echo tool-ran | tee tool-ran.txt',
           permissionOutcome: 'allow_once',

@@ -32,8 +32,8 @@ describeRealAgent('gemini', {
       span: { stopReason: 'completed', usage: { input: 2400, output: 34, origin: 'meta-quota' } },
       tools: [
         {
-          // gemini names its tool only inside the call id (run_shell_command__...): the title is the name.
-          name: 'echo tool-ran | tee tool-ran.txt',
+          // gemini names its tool only inside the call id (run_shell_command__...), and a title is never a name.
+          name: undefined,
           type: 'execute',
           title: 'echo tool-ran | tee tool-ran.txt',
           permissionOutcome: 'allow_once',

@@ -66,7 +66,8 @@ export interface TurnExpectation {
 
 /** One `execute_tool` span. */
 export interface ToolExpectation {
-  readonly name: string;
+  /** The agent's own tool name, or `undefined` when it names none (a title is never a name). */
+  readonly name: string | undefined;
   readonly type: string;
   readonly title: string;
   readonly permissionOutcome: string;

@@ -267,11 +267,12 @@ describe('runAcpSubagent: what real agents send (scripted shapes)', () => {
     const denied = await delegate('scenario:permission-inline');
     const allowed = await delegate('scenario:permission-inline', { permissionPolicy: 'allow' });
     expect(denied.record.toolCalls).toMatchObject([
-      { callId: 'run_shell_command_1', name: 'echo done', toolType: 'execute', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'cancel' } },
+      { callId: 'run_shell_command_1', title: 'echo done', toolType: 'execute', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'cancel' } },
     ]);
     expect(allowed.record.toolCalls).toMatchObject([
-      { callId: 'run_shell_command_1', name: 'echo done', isError: false, permission: { outcome: 'allow_once', optionId: 'proceed_once' } },
+      { callId: 'run_shell_command_1', title: 'echo done', isError: false, permission: { outcome: 'allow_once', optionId: 'proceed_once' } },
     ]);
+    expect([denied.record.toolCalls[0]?.name, allowed.record.toolCalls[0]?.name]).toEqual([undefined, undefined]);
     expect([denied.result.output, allowed.result.output]).toEqual([[{ type: 'text', text: 'Permission was denied.' }], [{ type: 'text', text: 'The tool said: done.' }]]);
   });
 });

@@ -189,7 +189,6 @@ describe('real agents: tool calls', () => {
     expect(run?.toolCalls).toEqual([
       {
         callId: 'call_fixture_6',
-        name: 'echo tool-ran | tee tool-ran.txt',
         title: 'echo tool-ran | tee tool-ran.txt',
         toolType: 'execute',
         startTime: 1006,
@@ -205,7 +204,6 @@ describe('real agents: tool calls', () => {
     expect(run?.toolCalls).toEqual([
       {
         callId: 'run_shell_command__run_shell_command_1796064973356_0',
-        name: 'echo tool-ran | tee tool-ran.txt',
         title: 'echo tool-ran | tee tool-ran.txt',
         toolType: 'execute',
         startTime: 1006,

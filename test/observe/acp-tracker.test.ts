@@ -160,8 +160,8 @@ describe('AcpTracker: one run per prompt turn', () => {
       answer(1, { stopReason: 'refusal' }),
     ]);
     expect(ends[0]?.toolCalls).toEqual([
-      { callId: 'c1', name: 'Write notes.md', title: 'Write notes.md', toolType: 'edit', startTime: 101, endTime: 102, isError: true, errorType: 'tool_error' },
-      { callId: 'c2', name: 'Run tests', title: 'Run tests', toolType: 'execute', startTime: 103, isError: true, errorType: 'unfinished' },
+      { callId: 'c1', title: 'Write notes.md', toolType: 'edit', startTime: 101, endTime: 102, isError: true, errorType: 'tool_error' },
+      { callId: 'c2', title: 'Run tests', toolType: 'execute', startTime: 103, isError: true, errorType: 'unfinished' },
     ]);
   });
 
@@ -173,8 +173,8 @@ describe('AcpTracker: one run per prompt turn', () => {
       answer(1, { stopReason: 'end_turn' }),
     ]);
     expect(ends[0]?.toolCalls).toEqual([
-      { callId: 'c1', name: 'Search', title: 'Search', startTime: 101, endTime: 101, isError: false },
-      { callId: 'c9', name: 'Fetch page', title: 'Fetch page', startTime: 102, endTime: 102, isError: false },
+      { callId: 'c1', title: 'Search', startTime: 101, endTime: 101, isError: false },
+      { callId: 'c9', title: 'Fetch page', startTime: 102, endTime: 102, isError: false },
     ]);
   });
 
@@ -505,7 +505,9 @@ describe('AcpTracker: tool calls and permissions', () => {
       ['e', { outcome: 'error' }, null, false, null],
       ['f', { outcome: 'pending' }, null, false, null],
     ]);
-    expect(ends[0]?.toolCalls[0]).toMatchObject({ name: 'Run a', title: 'Run a', toolType: 'execute', startTime: 101 });
+    expect(ends[0]?.toolCalls[0]).toMatchObject({ title: 'Run a', toolType: 'execute', startTime: 101 });
+    // The title is a command line: never a name.
+    expect(ends[0]?.toolCalls.map((t) => t.name)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 
   it('keeps a permission answer that comes after the turn ended out of every run, and ignores requests outside a turn', () => {

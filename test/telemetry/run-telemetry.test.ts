@@ -527,6 +527,24 @@ describe('RunTelemetry span times across two clocks', () => {
   });
 });
 
+describe('RunTelemetry unnamed tools', () => {
+  it('gives a tool the agent did not name no gen_ai.tool.name, a plain execute_tool span name and a metric point without the title', async () => {
+    const h = harness();
+    h.runs.onRunStart(start({ source: 'acp' }));
+    h.runs.onRunEnd(
+      record({
+        source: 'acp',
+        toolCalls: [{ callId: 'call_7', title: 'curl -H "Authorization: Bearer s3cret" https://example.test', toolType: 'execute', startTime: T0 + 100, endTime: T0 + 400, isError: false }],
+      }),
+    );
+    const span = h.span('execute_tool');
+    expect(span.attributes[ATTR_GEN_AI_TOOL_NAME]).toBeUndefined();
+    expect(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]).toBe('call_7');
+    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([{ attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool' }, value: 0.3 }]);
+    await h.close();
+  });
+});
+
 describe('RunTelemetry reported output and counters', () => {
   it('counts a mismatch when the runtime reported a different output than the selection', async () => {
     const h = harness();
