@@ -44,17 +44,21 @@ function capText(text: string, limit: number): string {
   return `${text.slice(0, end)}${TRUNCATION_MARKER}`.slice(0, limit);
 }
 
+/** Longest `subagent.tool.title` (UTF-16 code units, marker included), whatever the content policy allows. */
+export const TOOL_TITLE_MAX_LENGTH = 256;
+
 /**
- * An error text as telemetry may record it. With capture off: `undefined`
- * (an agent's error can quote the conversation). Otherwise the text goes
- * through `policy.redact` as the JSON of one text block
+ * A text an agent wrote about the conversation (an error message, a tool
+ * call's title: both can quote it, a title is often a command line) as
+ * telemetry may record it. With capture off: `undefined`. Otherwise the text
+ * goes through `policy.redact` as the JSON of one text block
  * (`[{"type":"text","text":...}]`, the hook's usual input shape), the text
- * blocks of its answer are joined, and the result is capped to the smaller
- * of `policy.maxLength` and {@link ERROR_MESSAGE_MAX_LENGTH}. A hook that
- * throws or answers anything but a JSON array gives `undefined` (reported
- * once through the diag logger). Never throws.
+ * blocks of its answer are joined, and the result is capped to the smaller of
+ * `policy.maxLength` and `limit`. A hook that throws or answers anything but a
+ * JSON array gives `undefined` (reported once through the diag logger, naming
+ * `what`). Never throws.
  */
-export function recordableErrorMessage(text: string, policy: ContentPolicy): string | undefined {
+function recordableText(text: string, policy: ContentPolicy, limit: number, what: string): string | undefined {
   if (!policy.capture) return undefined;
   let recorded = text;
   if (policy.redact !== undefined) {
@@ -67,11 +71,20 @@ export function recordableErrorMessage(text: string, policy: ContentPolicy): str
         .map((block: unknown) => (block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : ''))
         .join('');
     } catch (error) {
-      reports.report('warn', `redact-error:${describeError(error)}`, `content redaction hook failed on an error message (${describeError(error)}); subagent.error.message left out`);
+      reports.report('warn', `redact-${what}:${describeError(error)}`, `content redaction hook failed on ${what} (${describeError(error)}); left out of telemetry`);
       return undefined;
     }
   }
-  return capText(recorded, Math.min(policy.maxLength ?? ERROR_MESSAGE_MAX_LENGTH, ERROR_MESSAGE_MAX_LENGTH));
+  return capText(recorded, Math.min(policy.maxLength ?? limit, limit));
+}
+
+/**
+ * An error text as telemetry may record it (`subagent.error.message`):
+ * `recordableText` within {@link ERROR_MESSAGE_MAX_LENGTH}. With capture off,
+ * or when the redaction hook fails, `undefined`. Never throws.
+ */
+export function recordableErrorMessage(text: string, policy: ContentPolicy): string | undefined {
+  return recordableText(text, policy, ERROR_MESSAGE_MAX_LENGTH, 'an error message');
 }
 
 /**
@@ -110,11 +123,17 @@ export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { at
   return { attributes, statusDescription };
 }
 
-/** The ACP attributes of a tool span: `gen_ai.tool.type` (ACP kind), the title, the permission outcome and option. Never throws. */
-export function acpToolAttributes(call: ToolCallRecord): Attributes {
+/**
+ * The ACP attributes of a tool span: `gen_ai.tool.type` (ACP kind), the
+ * permission outcome and option, and the title as content: only with capture
+ * on, through the redaction hook, within {@link TOOL_TITLE_MAX_LENGTH} (a
+ * title is often a command line, which can carry secrets). Never throws.
+ */
+export function acpToolAttributes(call: ToolCallRecord, policy: ContentPolicy): Attributes {
   const attributes: Attributes = {};
   if (call.toolType !== undefined && call.toolType !== '') attributes[ATTR_GEN_AI_TOOL_TYPE] = call.toolType;
-  if (call.title !== undefined && call.title !== '') attributes[ATTR_SUBAGENT_TOOL_TITLE] = call.title;
+  const title = call.title !== undefined && call.title !== '' ? recordableText(call.title, policy, TOOL_TITLE_MAX_LENGTH, 'a tool title') : undefined;
+  if (title !== undefined && title !== '') attributes[ATTR_SUBAGENT_TOOL_TITLE] = title;
   if (call.permission !== undefined) {
     attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME] = call.permission.outcome;
     if (call.permission.optionId !== undefined) attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID] = call.permission.optionId;

@@ -585,7 +585,7 @@ export class RunTelemetry implements RunListener {
     const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
     putString(attributes, ATTR_GEN_AI_TOOL_NAME, call.name);
     attributes[ATTR_GEN_AI_TOOL_CALL_ID] = call.callId;
-    Object.assign(attributes, acpToolAttributes(call));
+    Object.assign(attributes, acpToolAttributes(call, this.#content));
     const metricAttributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
     putString(metricAttributes, ATTR_GEN_AI_TOOL_NAME, call.name);
     const errorType = call.isError ? (call.errorType !== undefined && call.errorType !== '' ? call.errorType : ERROR_TYPE_VALUE_TOOL_ERROR) : undefined;

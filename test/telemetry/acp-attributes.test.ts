@@ -191,3 +191,33 @@ describe('tool spans', () => {
     expect(tools[1]?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'tool error: permission_rejected' });
   });
 });
+
+describe('ACP tool titles are content', () => {
+  const titled = (title: string) => record({ toolCalls: [{ callId: 'c1', title, toolType: 'execute', startTime: Date.UTC(2026, 10, 30, 12, 0, 0), endTime: Date.UTC(2026, 10, 30, 12, 0, 1), isError: false }] });
+  const titleOf = (title: string, content: ContentPolicy) => endOne(titled(title), content).tools[0]?.attributes['subagent.tool.title'];
+
+  it('records no title with content capture off, and keeps the kind', () => {
+    const { tools } = endOne(titled('curl -H "Authorization: Bearer sk-live-1"'), { capture: false });
+    expect(tools[0]?.attributes['subagent.tool.title']).toBeUndefined();
+    expect(tools[0]?.attributes['gen_ai.tool.type']).toBe('execute');
+  });
+
+  it('passes the title through the redaction hook, and leaves it out when the hook fails', () => {
+    const redact = (json: string): string => json.replace(/Bearer [^"\\]+/g, 'Bearer [redacted]');
+    expect(titleOf('curl -H "Authorization: Bearer sk-live-1" https://x.test', { capture: true, redact })).toBe('curl -H "Authorization: Bearer [redacted]" https://x.test');
+    expect(
+      titleOf('ls', {
+        capture: true,
+        redact: () => {
+          throw new Error('hook broke');
+        },
+      }),
+    ).toBeUndefined();
+  });
+
+  it('caps the title at the content length limit and at 256 code units', () => {
+    expect(titleOf('abcdefghijklmnopqrstuvwxyz', { capture: true, maxLength: 20 })).toBe('abcdef...[truncated]');
+    const long = titleOf(`cat ${'p'.repeat(1000)}`, { capture: true });
+    expect(typeof long === 'string' ? long.length : long).toBe(256);
+  });
+});
