@@ -4,6 +4,11 @@
  * and maps its outcome and typed errors to an exit code in one place. The
  * only caller of `process.exit` in the project.
  *
+ * Loads nothing but the argument parser (with the configuration table it
+ * validates flags against) before a command runs; each command is a dynamic
+ * `import()`, and the proxy's is kept small so its agent is spawned before
+ * any telemetry code loads (decisions 0033, 0039).
+ *
  * @module subagent-otel/cli/main
  */
 import { readFileSync } from 'node:fs';
@@ -11,6 +16,7 @@ import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
 import { favourSmallHeap } from './heap-settings.js';
+import { prepareChildPipes } from './os-pipes.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -36,8 +42,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'proxy': {
       favourSmallHeap();
+      // The agent's pipes take a mkfifo process: it runs while the proxy's code loads (decision 0039).
+      const pipes = prepareChildPipes();
       const { runProxy } = await import('./commands/proxy.js');
-      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr });
+      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
         // Re-raise the child's signal so our parent sees the same kind of death. Delivery is
