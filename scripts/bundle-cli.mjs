@@ -52,7 +52,7 @@ await build({
   target: 'node20',
   mainFields: ['module', 'main'],
   banner: {
-    js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; const require = __subagentOtelCreateRequire(import.meta.url);",
+    js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; let __subagentOtelRequire; const require = (id) => (__subagentOtelRequire ??= __subagentOtelCreateRequire(import.meta.url))(id);",
   },
   minify: true,
   keepNames: true,

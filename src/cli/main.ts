@@ -15,8 +15,9 @@ import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
-import { favourSmallHeap } from './heap-settings.js';
+import { favourSmallHeap, holdOptimizationDuringStart } from './heap-settings.js';
 import { prepareChildPipes } from './os-pipes.js';
+import { runProxy } from './commands/proxy.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -42,10 +43,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'proxy': {
       favourSmallHeap();
+      const releaseOptimization = holdOptimizationDuringStart();
       // The agent's pipes take a mkfifo process: it runs while the proxy's code loads (decision 0039).
       const pipes = prepareChildPipes();
-      const { runProxy } = await import('./commands/proxy.js');
-      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes });
+      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes, onObserving: releaseOptimization });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
         // Re-raise the child's signal so our parent sees the same kind of death. Delivery is

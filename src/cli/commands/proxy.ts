@@ -99,6 +99,8 @@ export class StartupQueue {
  * Runs the proxy until the child exits and telemetry is flushed.
  * @param io.pipes the child's pipes when `prepareChildPipes` was started
  *   earlier (awaited just before spawning); default: made at spawn.
+ * @param io.onObserving called once the observation is loaded and built,
+ *   before it takes the queued chunks: the end of the start.
  * @returns the child's exit. Prints nothing on stdout. On stderr (and in the
  *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
  *   at start when the configuration is unusable (an output directory or
@@ -110,7 +112,7 @@ export class StartupQueue {
  */
 export async function runProxy(
   cmd: ProxyCommand,
-  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; pipes?: Promise<ChildPipes | undefined> },
+  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; pipes?: Promise<ChildPipes | undefined>; onObserving?: () => void },
 ): Promise<ProxyExit> {
   let observation: ProxyObservation | undefined;
   const queue = new StartupQueue();
@@ -129,6 +131,7 @@ export async function runProxy(
   // The agent runs: now load the observation beside it.
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io);
+  io.onObserving?.();
   let warned = false;
   const warnOnce = (what: string): void => {
     if (warned) return;
