@@ -83,4 +83,13 @@ describe('the start path of the bundled CLI', () => {
     expect(loaded.sources).toContain('src/telemetry/setup.ts');
     expect(loaded.sources.some((source) => source.includes('node_modules/@opentelemetry/sdk-trace-base/'))).toBe(true);
   });
+
+  it('loads, with the observation, no exporter that is not configured: no OTLP exporter, no Prometheus package, no node:http', () => {
+    const observation = [...closure.dynamic].find((file) => file.includes('/proxy-observation-')) as string;
+    const loaded = staticClosure(join(ROOT, observation));
+    expect(loaded.sources.filter((source) => /node_modules\/@opentelemetry\/(exporter-|otlp-exporter-base|otlp-grpc)/.test(source))).toEqual([]);
+    expect(loaded.sources.filter((source) => source.includes('node_modules/@grpc/'))).toEqual([]);
+    expect(loaded.builtins.has('node:http')).toBe(false);
+    expect(loaded.builtins.has('node:https')).toBe(false);
+  });
 });
