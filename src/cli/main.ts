@@ -44,7 +44,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'proxy': {
       favourSmallHeap();
       const releaseOptimization = holdOptimizationDuringStart();
-      // The agent's pipes take a mkfifo process: it runs while the proxy's code loads (decision 0039).
+      // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
       const pipes = prepareChildPipes();
       const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes, onObserving: releaseOptimization });
       if (exit.spawnError !== undefined) return 127;
