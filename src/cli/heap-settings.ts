@@ -5,9 +5,12 @@
  * generation up to 16 MiB per semi-space and lets the old generation fill
  * with promoted garbage up to a generous limit before collecting it, and
  * rarely gives the pages back: a stream of 10,000 short runs left about
- * 70 MiB of peak RSS growth for 2 MiB of live state (decision 0035). Owns only
- * these settings; they are applied with `v8.setFlagsFromString`, which takes
- * effect for flags V8 reads when it sizes its heap, as these two are.
+ * 70 MiB of peak RSS growth for 2 MiB of live state (decision 0035). And the
+ * first optimization by TurboFan costs a few MiB that a short proxy would
+ * spend on start-up code, so the proxy holds it during its start (decision
+ * 0039). Owns only these settings; they are applied with
+ * `v8.setFlagsFromString`, which takes effect for flags V8 reads while it
+ * runs, as these are.
  *
  * @module subagent-otel/cli/heap-settings
  */

@@ -5,9 +5,10 @@
  * only caller of `process.exit` in the project.
  *
  * Loads nothing but the argument parser (with the configuration table it
- * validates flags against) before a command runs; each command is a dynamic
- * `import()`, and the proxy's is kept small so its agent is spawned before
- * any telemetry code loads (decisions 0033, 0039).
+ * validates flags against) and the proxy's spawn path before a command runs:
+ * the proxy command is imported statically (one chunk load less before its
+ * agent is spawned) and loads its observation only after the spawn; every
+ * other command is a dynamic `import()` (decisions 0033, 0039).
  *
  * @module subagent-otel/cli/main
  */
