@@ -17,7 +17,11 @@
  * - `mainFields: module,main`: the ESM builds of the OpenTelemetry packages
  *   (smaller, and they tree-shake).
  * - A `createRequire` banner: the CommonJS Prometheus exporter `require`s
- *   Node built-ins, which an ES module has no `require` for.
+ *   Node built-ins, which an ES module has no `require` for. esbuild puts
+ *   the banner on every chunk, so it is lazy: a chunk creates its `require`
+ *   on the first call (only the Prometheus exporter's ever does), not at
+ *   load, where each one would cost the proxy's start a URL-to-path
+ *   conversion for nothing.
  * - Minified (names kept, for stack traces and anything that reads a class
  *   name): V8 compiles every byte of a chunk when it loads, and the proxy's
  *   observation chunk loads while the agent starts; minifying halves it.
@@ -52,7 +56,7 @@ await build({
   target: 'node20',
   mainFields: ['module', 'main'],
   banner: {
-    js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; const require = __subagentOtelCreateRequire(import.meta.url);",
+    js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; let __subagentOtelRequire; const require = (id) => (__subagentOtelRequire ??= __subagentOtelCreateRequire(import.meta.url))(id);",
   },
   minify: true,
   keepNames: true,

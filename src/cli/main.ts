@@ -4,13 +4,21 @@
  * and maps its outcome and typed errors to an exit code in one place. The
  * only caller of `process.exit` in the project.
  *
+ * Loads nothing but the argument parser (with the configuration table it
+ * validates flags against) and the proxy's spawn path before a command runs:
+ * the proxy command is imported statically (one chunk load less before its
+ * agent is spawned) and loads its observation only after the spawn; every
+ * other command is a dynamic `import()` (decisions 0033, 0039).
+ *
  * @module subagent-otel/cli/main
  */
 import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
-import { favourSmallHeap } from './heap-settings.js';
+import { favourSmallHeap, holdOptimizationDuringStart } from './heap-settings.js';
+import { prepareChildPipes } from './os-pipes.js';
+import { runProxy } from './commands/proxy.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -36,8 +44,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'proxy': {
       favourSmallHeap();
-      const { runProxy } = await import('./commands/proxy.js');
-      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr });
+      const releaseOptimization = holdOptimizationDuringStart();
+      // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
+      const pipes = prepareChildPipes();
+      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes, onObserving: releaseOptimization });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
         // Re-raise the child's signal so our parent sees the same kind of death. Delivery is

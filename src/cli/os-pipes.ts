@@ -9,9 +9,14 @@
  * private temporary directory (mode 0600), opened at both ends and unlinked
  * at once: what remains is an anonymous pipe pair, identical to `pipe(2)`'s.
  *
+ * Making the FIFOs takes a `mkfifo` process. `prepareChildPipes` runs it
+ * without blocking, so the proxy starts it first and loads the rest of its
+ * start path while it runs (decision 0039); `createChildPipes` is the
+ * blocking form for callers with nothing to overlap.
+ *
  * @module subagent-otel/cli/os-pipes
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,20 +37,29 @@ export interface ChildPipes {
   closeChildEnds(): void;
 }
 
+/** Where the two FIFOs are made: a private directory, removed once they are open. */
+interface FifoPlace {
+  readonly dir: string;
+  readonly stdin: string;
+  readonly stdout: string;
+  /** `mkfifo` arguments making both, readable and writable by the owner only. */
+  readonly args: readonly string[];
+}
+
+function fifoPlace(): FifoPlace {
+  const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-pipes-'));
+  const stdin = join(dir, 'stdin');
+  const stdout = join(dir, 'stdout');
+  return { dir, stdin, stdout, args: ['-m', '600', stdin, stdout] };
+}
+
 /**
- * Makes the two pipes, or `undefined` where that is not possible (Windows,
- * no `mkfifo`, an unwritable temporary directory): the caller then uses
- * Node's socket pairs, as before. Never throws.
+ * Opens both FIFOs of `place` at both ends and removes the directory.
+ * @returns the pipes, or `undefined` (everything opened closed again). Never throws.
  */
-export function createChildPipes(): ChildPipes | undefined {
-  if (process.platform === 'win32') return undefined;
-  let dir: string | undefined;
+function openPipes(place: FifoPlace): ChildPipes | undefined {
   const opened: number[] = [];
   try {
-    dir = mkdtempSync(join(tmpdir(), 'subagent-otel-pipes-'));
-    const inPath = join(dir, 'stdin');
-    const outPath = join(dir, 'stdout');
-    execFileSync('mkfifo', ['-m', '600', inPath, outPath], { stdio: 'ignore' });
     // Both ends are opened without waiting: a transient read-write descriptor (Linux opens a FIFO
     // with O_RDWR at once) stands in for the missing peer, then is closed. The child's ends stay
     // blocking, as a shell's pipes are; ours are non-blocking for the event loop.
@@ -60,8 +74,8 @@ export function createChildPipes(): ChildPipes | undefined {
       opened.splice(opened.indexOf(standIn), 1);
       return [childFd, ownFd];
     };
-    const [stdinRead, stdinWrite] = pair(inPath, constants.O_RDONLY, constants.O_WRONLY);
-    const [stdoutWrite, stdoutRead] = pair(outPath, constants.O_WRONLY, constants.O_RDONLY);
+    const [stdinRead, stdinWrite] = pair(place.stdin, constants.O_RDONLY, constants.O_WRONLY);
+    const [stdoutWrite, stdoutRead] = pair(place.stdout, constants.O_WRONLY, constants.O_RDONLY);
     let isClosed = false;
     return {
       stdin: { childFd: stdinRead, ownFd: stdinWrite },
@@ -74,7 +88,7 @@ export function createChildPipes(): ChildPipes | undefined {
       },
     };
   } catch {
-    // No mkfifo, EACCES, EMFILE: fall back to socket pairs; close what was opened.
+    // EACCES, EMFILE, a FIFO that was not made: fall back to socket pairs; close what was opened.
     for (const fd of opened) {
       try {
         closeSync(fd);
@@ -84,6 +98,70 @@ export function createChildPipes(): ChildPipes | undefined {
     }
     return undefined;
   } finally {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    removePlace(place.dir);
   }
+}
+
+function removePlace(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // A temporary directory we cannot remove holds nothing but unlinked FIFO names; leave it.
+  }
+}
+
+/**
+ * Makes the two pipes, or `undefined` where that is not possible (Windows,
+ * no `mkfifo`, an unwritable temporary directory): the caller then uses
+ * Node's socket pairs, as before. Blocks while `mkfifo` runs. Never throws.
+ */
+export function createChildPipes(): ChildPipes | undefined {
+  if (process.platform === 'win32') return undefined;
+  let place: FifoPlace;
+  try {
+    place = fifoPlace();
+  } catch {
+    // No writable temporary directory: socket pairs.
+    return undefined;
+  }
+  try {
+    execFileSync('mkfifo', [...place.args], { stdio: 'ignore' });
+  } catch {
+    // No mkfifo, or it failed: socket pairs.
+    removePlace(place.dir);
+    return undefined;
+  }
+  return openPipes(place);
+}
+
+/**
+ * `createChildPipes` without blocking: starts `mkfifo` at once and resolves
+ * with the opened pipes once it exited, or with `undefined` where pipes
+ * cannot be made (then Node's socket pairs are used). Call it as early as
+ * possible and await it just before spawning. Never rejects.
+ */
+export function prepareChildPipes(): Promise<ChildPipes | undefined> {
+  if (process.platform === 'win32') return Promise.resolve(undefined);
+  let place: FifoPlace;
+  try {
+    place = fifoPlace();
+  } catch {
+    // No writable temporary directory: socket pairs.
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve) => {
+    const maker = spawn('mkfifo', [...place.args], { stdio: 'ignore' });
+    maker.once('error', () => {
+      // ENOENT (no mkfifo) or EAGAIN: socket pairs. 'exit' may not follow a failed spawn.
+      removePlace(place.dir);
+      resolve(undefined);
+    });
+    maker.once('exit', (code) => {
+      if (code === 0) resolve(openPipes(place));
+      else {
+        removePlace(place.dir);
+        resolve(undefined);
+      }
+    });
+  });
 }

@@ -17,7 +17,7 @@ import { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { withParentDeathSignal } from '../backend/parent-death.js';
 import type { Direction } from '../observe/frame-observer.js';
-import { createChildPipes } from './os-pipes.js';
+import { createChildPipes, type ChildPipes } from './os-pipes.js';
 
 /** Signals the proxy passes on to the child instead of acting on them itself. */
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
@@ -47,6 +47,12 @@ export interface StdioProxyOptions {
   readonly onStdoutEnd?: () => void;
   /** Signals to forward; default `FORWARDED_SIGNALS`. Pass `[]` when embedding. */
   readonly signals?: readonly NodeJS.Signals[];
+  /**
+   * The child's stdin and stdout pipes when made in advance (`prepareChildPipes`),
+   * `null` when they could not be made (Node's socket pairs are used).
+   * Default: made here, blocking (`createChildPipes`).
+   */
+  readonly pipes?: ChildPipes | null;
 }
 
 /** How the child ended. Exactly one of `code` and `signal` is set unless it never started. */
@@ -92,7 +98,7 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
 
   return new Promise<ProxyExit>((resolve) => {
     const env = options.env ?? process.env;
-    const pipes = createChildPipes();
+    const pipes = options.pipes === undefined ? createChildPipes() : (options.pipes ?? undefined);
     const target = withParentDeathSignal(options.command, options.args, env, options.cwd);
     const child = spawn(target.command, [...target.args], {
       stdio: [pipes?.stdin.childFd ?? 'pipe', pipes?.stdout.childFd ?? 'pipe', 'pipe'],

@@ -10,9 +10,13 @@
  * limits, resource attributes) is not in this table: they read it, from the
  * environment `createTelemetry` was given.
  *
+ * The module imports nothing at run time (types only): the command line
+ * parses its flags with it before anything else is loaded, and the proxy
+ * spawns its agent right after that (decision 0039).
+ *
  * @module subagent-otel/telemetry/config
  */
-import { parseCaptureSetting, parseLengthLimit, type Environment } from './content-policy.js';
+import type { Environment } from './content-policy.js';
 import type { OnceReporter } from './report-once.js';
 
 /** Metric temporality preference (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`). */
@@ -37,6 +41,50 @@ export interface Setting<T> {
   readonly range: string;
   /** Parses a non-blank raw value; `undefined` when it is outside the range. Never throws. */
   parse(raw: string): T | undefined;
+}
+
+/**
+ * Reads the capture switch.
+ * @returns `true` for unset, empty, `true`, `1`, `on`, `yes`, `SPAN_ONLY`,
+ *   `SPAN_AND_EVENT`; `false` for `false`, `0`, `off`, `no`, `none`,
+ *   `NO_CONTENT`, `EVENT_ONLY` (this project emits no events, so content meant
+ *   only for events stays out of spans); `undefined` for anything else.
+ *   Case-insensitive, surrounding blanks ignored.
+ */
+export function parseCaptureSetting(raw: string | undefined): boolean | undefined {
+  const value = (raw ?? '').trim().toLowerCase();
+  switch (value) {
+    case '':
+    case 'true':
+    case '1':
+    case 'on':
+    case 'yes':
+    case 'span_only':
+    case 'span_and_event':
+      return true;
+    case 'false':
+    case '0':
+    case 'off':
+    case 'no':
+    case 'none':
+    case 'no_content':
+    case 'event_only':
+      return false;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Reads a length limit.
+ * @returns the limit for a decimal integer >= 1 (blanks around it ignored);
+ *   `undefined` for unset, empty, or anything else.
+ */
+export function parseLengthLimit(raw: string | undefined): number | undefined {
+  const value = (raw ?? '').trim();
+  if (!/^\d+$/.test(value)) return undefined;
+  const limit = Number(value);
+  return Number.isSafeInteger(limit) && limit >= 1 ? limit : undefined;
 }
 
 /** Parses a decimal integer within `min..max` (blanks around it ignored). */

@@ -30,6 +30,11 @@ import {
   GEN_AI_ROLE_VALUE_ASSISTANT,
 } from './semconv.js';
 import { describeError, OnceReporter } from './report-once.js';
+import { parseCaptureSetting, parseLengthLimit } from './config.js';
+
+// The parsers live in the configuration table's module (no dependencies, so the command line can load it
+// before anything else); they stay importable from here, where the policy they serve is.
+export { parseCaptureSetting, parseLengthLimit };
 
 /** Environment variable that turns content capture off (`false`, `0`, `off`, `no`, `none`, `NO_CONTENT`, `EVENT_ONLY`, anything unrecognised) or on (`true`, `1`, `on`, `yes`, `SPAN_ONLY`, `SPAN_AND_EVENT`). */
 export const ENV_CAPTURE_MESSAGE_CONTENT = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT' as const;
@@ -69,50 +74,6 @@ export interface ContentPolicy {
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 const reports = new OnceReporter();
-
-/**
- * Reads the capture switch.
- * @returns `true` for unset, empty, `true`, `1`, `on`, `yes`, `SPAN_ONLY`,
- *   `SPAN_AND_EVENT`; `false` for `false`, `0`, `off`, `no`, `none`,
- *   `NO_CONTENT`, `EVENT_ONLY` (this project emits no events, so content meant
- *   only for events stays out of spans); `undefined` for anything else.
- *   Case-insensitive, surrounding blanks ignored.
- */
-export function parseCaptureSetting(raw: string | undefined): boolean | undefined {
-  const value = (raw ?? '').trim().toLowerCase();
-  switch (value) {
-    case '':
-    case 'true':
-    case '1':
-    case 'on':
-    case 'yes':
-    case 'span_only':
-    case 'span_and_event':
-      return true;
-    case 'false':
-    case '0':
-    case 'off':
-    case 'no':
-    case 'none':
-    case 'no_content':
-    case 'event_only':
-      return false;
-    default:
-      return undefined;
-  }
-}
-
-/**
- * Reads a length limit.
- * @returns the limit for a decimal integer >= 1 (blanks around it ignored);
- *   `undefined` for unset, empty, or anything else.
- */
-export function parseLengthLimit(raw: string | undefined): number | undefined {
-  const value = (raw ?? '').trim();
-  if (!/^\d+$/.test(value)) return undefined;
-  const limit = Number(value);
-  return Number.isSafeInteger(limit) && limit >= 1 ? limit : undefined;
-}
 
 /** A content policy and the fail-closed decisions taken while resolving it. */
 export interface ResolvedContentPolicy {

@@ -6,7 +6,9 @@
  * `PrometheusSerializer` of `@opentelemetry/exporter-prometheus`, loaded on
  * the first scrape: that CommonJS package (with its own copies of the SDK and
  * the full semantic conventions) is more code than the rest of the telemetry,
- * and a proxy that is never scraped never loads it (decision 0033).
+ * and a proxy that is never scraped never loads it (decision 0033). `node:http`
+ * itself is imported when an endpoint is started, so telemetry without one
+ * never loads Node's HTTP modules (decision 0039).
  *
  * Naming is the exporter's: dots and hyphens become underscores, counters get
  * `_total`, units are not appended (`subagent.runs` with
@@ -16,7 +18,7 @@
  *
  * @module subagent-otel/telemetry/prometheus-endpoint
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { AggregationTemporality, AggregationType, MetricReader, type IMetricReader } from '@opentelemetry/sdk-metrics';
@@ -115,7 +117,7 @@ export function startPrometheusEndpoint(
     if (!response.headersSent) response.statusCode = 500;
     response.end();
   };
-  const server: Server = createServer((request, response) => {
+  const answer = (request: IncomingMessage, response: ServerResponse): void => {
     try {
       const requested = new URL(request.url ?? '/', 'http://localhost').pathname;
       if (request.method === 'GET' && requested === path) {
@@ -132,19 +134,39 @@ export function startPrometheusEndpoint(
     } catch (error) {
       failed(response, error);
     }
-  });
-  server.unref();
+  };
+  let isClosed = false;
+  // node:http is loaded here, not with the module: a pipeline without the endpoint (the proxy's usual case) never loads it.
+  const server: Promise<Server | undefined> = import('node:http').then(
+    ({ createServer }) => {
+      if (isClosed) return undefined;
+      const created = createServer(answer);
+      created.unref();
+      return created;
+    },
+    (error: unknown) => {
+      onError(`Prometheus endpoint could not start: ${describeError(error)}`);
+      return undefined;
+    },
+  );
 
-  const ready = new Promise<string | undefined>((resolve) => {
-    server.once('error', (error) => {
-      onError(`Prometheus endpoint could not listen on ${urlOf(host, options.port, path)}: ${describeError(error)}`);
-      resolve(undefined);
-    });
-    server.listen(options.port, host, () => {
-      const address = server.address() as AddressInfo;
-      resolve(urlOf(host, address.port, path));
-    });
-  });
+  const ready = server.then(
+    (listening) =>
+      new Promise<string | undefined>((resolve) => {
+        if (listening === undefined) {
+          resolve(undefined);
+          return;
+        }
+        listening.once('error', (error) => {
+          onError(`Prometheus endpoint could not listen on ${urlOf(host, options.port, path)}: ${describeError(error)}`);
+          resolve(undefined);
+        });
+        listening.listen(options.port, host, () => {
+          const address = listening.address() as AddressInfo;
+          resolve(urlOf(host, address.port, path));
+        });
+      }),
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -152,14 +174,18 @@ export function startPrometheusEndpoint(
     url: urlOf(host, options.port, path),
     ready,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        if (!server.listening) {
-          resolve();
-          return;
-        }
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      isClosed = true;
+      closing ??= ready.then(() => server).then(
+        (listening) =>
+          new Promise<void>((resolve) => {
+            if (listening?.listening !== true) {
+              resolve();
+              return;
+            }
+            listening.close(() => resolve());
+            listening.closeAllConnections();
+          }),
+      );
       return closing;
     },
   };

@@ -1,8 +1,10 @@
 /**
- * The observing half of `subagent-otel proxy`: telemetry, the protocol
+ * The observing half of `subagent-otel proxy`: the diagnostics log, the
+ * content-policy warnings, the configuration check, telemetry, the protocol
  * tracker, the frame tap and the optional capture file, built together and
- * torn down in order. Loaded after the child was spawned, so the agent never
- * waits for the telemetry libraries to load. The ACP tracker (and the ACP
+ * torn down in order. Loaded (one dynamic `import()`) after the child was
+ * spawned, so the agent never waits for the telemetry libraries to load
+ * (decision 0039). The ACP tracker (and the ACP
  * vocabulary's schemas) load only once a conversation turns out to be ACP
  * (decision 0033): the proxy of a dsh runtime never compiles them.
  *
@@ -18,9 +20,11 @@ import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
 import type { RunListener } from '../../observe/run-record.js';
 import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { SdkTracker } from '../../observe/sdk-tracker.js';
+import { configurationProblems } from '../../telemetry/config-problems.js';
+import { resolveContentPolicyWithWarnings } from '../../telemetry/content-policy.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
-import { flushBoundMs, telemetryOptions } from '../telemetry-options.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
 
@@ -117,6 +121,14 @@ export function protocolObserver(
 export interface ProxyObservation {
   push(direction: Direction, chunk: Uint8Array, time?: number): void;
   end(direction: Direction): void;
+  /** Writes a line to the proxy's diagnostics log (`SUBAGENT_OTEL_LOG_FILE`; nowhere when unset). */
+  log(level: 'warn' | 'error', message: string): void;
+  /**
+   * The problems of the telemetry configuration (`configurationProblems`),
+   * checked beside the running agent; empty when there are none or the check
+   * itself failed (that is logged). Never rejects.
+   */
+  readonly configurationProblems: Promise<readonly string[]>;
   /**
    * Closes open runs with `diagnostic`, ends the capture, flushes telemetry
    * within its bound. @returns the flush report, and the capture file's
@@ -156,9 +168,26 @@ export function observeConversation(
   return { tap, observer, settled };
 }
 
-/** Starts telemetry and the tracker for a proxy command. Never throws for exporter problems (they are reported through diag). */
-export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv): ProxyObservation {
-  const telemetry = createTelemetry(telemetryOptions(cmd, env));
+/**
+ * Starts the observation of a proxy command: routes the diagnostics to the
+ * log file, writes one line on `io.stderr` per privacy setting that was not
+ * understood, starts the configuration check, builds telemetry and the
+ * tracker. Never throws for exporter problems (they are reported through diag).
+ */
+export function startProxyObservation(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): ProxyObservation {
+  const { env } = io;
+  installDiagnostics('proxy', env);
+  const options = telemetryOptions(cmd, env);
+  // Privacy settings fail closed; the proxy's diag logger goes only to its log file, so say it where a user looks.
+  for (const warning of resolveContentPolicyWithWarnings(options.content, env).warnings) {
+    io.stderr.write(`subagent-otel proxy: warning: ${warning}\n`);
+  }
+  // Started first: its file-system calls run while the pipelines are built.
+  const problems = configurationProblems(options, cmd.capture).catch((error: unknown) => {
+    diag.error(`subagent-otel: configuration check failed: ${error instanceof Error ? error.message : String(error)}`);
+    return [];
+  });
+  const telemetry = createTelemetry(options);
   let capture: WriteStream | undefined;
   let captureSkipped = 0;
   let captureError: string | undefined;
@@ -197,6 +226,8 @@ export function startProxyObservation(cmd: ProxyCommand, env: NodeJS.ProcessEnv)
   return {
     push: (direction, chunk, time) => tap.push(direction, chunk, time),
     end: (direction) => tap.end(direction),
+    log: (level, message) => (level === 'warn' ? diag.warn(message) : diag.error(message)),
+    configurationProblems: problems,
     async finish(diagnostic) {
       try {
         observer.close(Date.now(), diagnostic);

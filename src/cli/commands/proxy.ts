@@ -1,24 +1,33 @@
 /**
  * `subagent-otel proxy`: spawns the agent behind the stdio bridge at once,
- * then loads the observation (telemetry, tracker, capture) beside it and
- * hands it every forwarded chunk. Chunks forwarded while the observation is
- * still loading are queued (bounded) and observed in order once it is ready.
- * Owns the order of shutdown: the child's exit, then closing open runs, the
- * capture, and a bounded telemetry flush.
+ * then loads the observation (telemetry, tracker, capture, the diagnostics
+ * log and the configuration check) beside it and hands it every forwarded
+ * chunk. Chunks forwarded while the observation is still loading are queued
+ * (bounded) and observed in order once it is ready. Owns the order of start
+ * and shutdown: spawn first; at the end the child's exit, then closing open
+ * runs, the capture, and a bounded telemetry flush.
+ *
+ * Everything this module imports statically is what the path to `spawn`
+ * needs (the bridge, the pipes, the parent-death wrapper): no OpenTelemetry,
+ * zod, telemetry configuration, `node:crypto` or `node:http`. The rest is one
+ * dynamic `import()` after the spawn (decision 0039), and
+ * `test/cli/start-path.test.ts` checks the bundle keeps it so.
  *
  * @module subagent-otel/cli/commands/proxy
  */
-import { diag } from '@opentelemetry/api';
 import type { Direction } from '../../observe/frame-observer.js';
-import { configurationProblems } from '../../telemetry/config-problems.js';
+import { SETTINGS } from '../../telemetry/config.js';
 import type { TelemetryShutdownReport } from '../../telemetry/setup.js';
 import { closeProcessStdout } from '../close-stdout.js';
+import type { ChildPipes } from '../os-pipes.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
-import { ENV_LOG_FILE, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/** Environment variable naming the proxy's diagnostics file (`SUBAGENT_OTEL_LOG_FILE`). */
+const ENV_LOG_FILE = SETTINGS.logFile.env;
 
 function describeExit(exit: ProxyExit): string {
   if (exit.spawnError !== undefined) return `the agent could not be started (${exit.spawnError})`;
@@ -44,7 +53,54 @@ function deliveryProblem(report: TelemetryShutdownReport, captureError: string |
 }
 
 /**
+ * Chunks forwarded before the observation is there, in order, up to
+ * `limitBytes`; past it chunks are counted as not observed. Ends of a
+ * direction are kept in order with the chunks.
+ */
+export class StartupQueue {
+  readonly #limitBytes: number;
+  #items: Array<[Direction, Buffer | null, number]> = [];
+  #bytes = 0;
+  /** Whether some chunk did not fit (it was forwarded, not observed). */
+  overflowed = false;
+
+  constructor(limitBytes: number = STARTUP_QUEUE_LIMIT_BYTES) {
+    this.#limitBytes = limitBytes;
+  }
+
+  /** Holds a chunk with the time it was forwarded, or drops it when the queue is full. */
+  push(direction: Direction, chunk: Buffer, time: number = Date.now()): void {
+    if (this.#bytes + chunk.length > this.#limitBytes) {
+      this.overflowed = true;
+      return;
+    }
+    this.#bytes += chunk.length;
+    this.#items.push([direction, chunk, time]);
+  }
+
+  /** Holds the end of a direction. */
+  end(direction: Direction, time: number = Date.now()): void {
+    this.#items.push([direction, null, time]);
+  }
+
+  /** Hands everything held, in order, to `target` and empties the queue. */
+  drainInto(target: Pick<ProxyObservation, 'push' | 'end'>): void {
+    const items = this.#items;
+    this.#items = [];
+    this.#bytes = 0;
+    for (const [direction, chunk, time] of items) {
+      if (chunk === null) target.end(direction);
+      else target.push(direction, chunk, time);
+    }
+  }
+}
+
+/**
  * Runs the proxy until the child exits and telemetry is flushed.
+ * @param io.pipes the child's pipes when `prepareChildPipes` was started
+ *   earlier (awaited just before spawning); default: made at spawn.
+ * @param io.onObserving called once the observation is loaded and built,
+ *   before it takes the queued chunks: the end of the start.
  * @returns the child's exit. Prints nothing on stdout. On stderr (and in the
  *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
  *   at start when the configuration is unusable (an output directory or
@@ -54,67 +110,50 @@ function deliveryProblem(report: TelemetryShutdownReport, captureError: string |
  *   then off); plus one line when the command could not be started. The
  *   child's bytes are untouched either way.
  */
-export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): Promise<ProxyExit> {
-  installDiagnostics('proxy', io.env);
+export async function runProxy(
+  cmd: ProxyCommand,
+  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; pipes?: Promise<ChildPipes | undefined>; onObserving?: () => void },
+): Promise<ProxyExit> {
+  let observation: ProxyObservation | undefined;
+  const queue = new StartupQueue();
+  // Observer errors before the observation loaded cannot happen (chunks are only queued); later ones go to its log.
+  const exited = runStdioProxy({
+    command: cmd.command,
+    args: cmd.args,
+    env: io.env,
+    ...(io.pipes !== undefined ? { pipes: (await io.pipes) ?? null } : {}),
+    onChunk: (direction, chunk) => (observation !== undefined ? observation.push(direction, chunk) : queue.push(direction, chunk)),
+    onEnd: (direction) => (observation !== undefined ? observation.end(direction) : queue.end(direction)),
+    onStdoutEnd: () => void closeProcessStdout(),
+    onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
+  });
+
+  // The agent runs: now load the observation beside it.
+  const { startProxyObservation } = await import('./proxy-observation.js');
+  const ready = startProxyObservation(cmd, io);
+  io.onObserving?.();
   let warned = false;
   const warnOnce = (what: string): void => {
     if (warned) return;
     warned = true;
     const line = configurationWarning(what, (io.env[ENV_LOG_FILE] ?? '') !== '');
     io.stderr.write(`${line}\n`);
-    diag.warn(line);
+    ready.log('warn', line);
   };
-  let observation: ProxyObservation | undefined;
-  const queue: Array<[Direction, Buffer | null, number]> = [];
-  let queuedBytes = 0;
-  let overflowed = false;
-
-  const exited = runStdioProxy({
-    command: cmd.command,
-    args: cmd.args,
-    env: io.env,
-    onChunk: (direction, chunk) => {
-      if (observation !== undefined) return observation.push(direction, chunk);
-      if (queuedBytes + chunk.length > STARTUP_QUEUE_LIMIT_BYTES) {
-        overflowed = true;
-        return;
-      }
-      queuedBytes += chunk.length;
-      queue.push([direction, chunk, Date.now()]);
-    },
-    onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null, Date.now()])),
-    onStdoutEnd: () => void closeProcessStdout(),
-    onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
-  });
-
-  // Privacy settings fail closed; the proxy's diag logger goes only to its log file, so say it where a user looks.
-  const { resolveContentPolicyWithWarnings } = await import('../../telemetry/content-policy.js');
-  for (const warning of resolveContentPolicyWithWarnings(telemetryOptions(cmd, io.env).content, io.env).warnings) {
-    io.stderr.write(`subagent-otel proxy: warning: ${warning}\n`);
-  }
-  const { startProxyObservation } = await import('./proxy-observation.js');
-  const ready = startProxyObservation(cmd, io.env);
-  for (const [direction, chunk, time] of queue) {
-    if (chunk === null) ready.end(direction);
-    else ready.push(direction, chunk, time);
-  }
-  queue.length = 0;
-  if (overflowed) diag.warn(`subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
+  queue.drainInto(ready);
+  if (queue.overflowed) ready.log('warn', `subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
   observation = ready;
   // Checked beside the running agent, never before it: forwarding does not wait for the file system.
-  const checked = configurationProblems(telemetryOptions(cmd, io.env), cmd.capture).then(
-    (problems) => {
-      if (problems.length > 0) warnOnce(`telemetry configuration problem: ${problems.join('; ')}`);
-    },
-    (error: unknown) => diag.error(`subagent-otel: configuration check failed: ${error instanceof Error ? error.message : String(error)}`),
-  );
+  const checked = ready.configurationProblems.then((problems) => {
+    if (problems.length > 0) warnOnce(`telemetry configuration problem: ${problems.join('; ')}`);
+  });
 
   const exit = await exited;
   if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
   ready.end('agent->client');
   ready.end('client->agent');
-  const finished = await ready.finish(describeExit(exit));
-  await checked;
+  // The check started with the observation and is normally long done; it decides which one line is said.
+  const [finished] = await Promise.all([ready.finish(describeExit(exit)), checked]);
   const problem = deliveryProblem(finished.telemetry, finished.captureError);
   if (problem !== undefined) warnOnce(problem);
   return exit;

@@ -1,0 +1,95 @@
+/**
+ * What `subagent-otel proxy` loads before it spawns the agent, read from the
+ * bundle as it ships (`npm test` builds it first): the static import closure
+ * of `dist/cli/subagent-otel.js`, every file of which Node loads and
+ * evaluates before the first line of `main` runs. The sources each chunk was
+ * built from are read from its source map. Decision 0039: nothing of the
+ * observation (OpenTelemetry, zod, the telemetry setup, `node:crypto`,
+ * `node:http`) may be in it; it comes in one dynamic `import()` after the spawn.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI, ROOT } from '../helpers/paths.js';
+
+/** Relative specifiers of static `import ... from`, `import "..."` and `export ... from` statements (not `import(...)`). */
+const STATIC_RELATIVE = /(?:\bimport|\bexport)\s*(?:[\w$*\s,{}]*?\bfrom\s*)?["'](\.{1,2}\/[^"']+)["']/g;
+/** Built-in modules named by static imports. */
+const STATIC_BUILTIN = /\bimport\s*(?:[\w$*\s,{}]*?\bfrom\s*)?["'](node:[\w/]+)["']/g;
+/** Relative specifiers of dynamic `import("...")`. */
+const DYNAMIC_RELATIVE = /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+
+interface Closure {
+  /** Bundle files, relative to the repository. */
+  readonly files: readonly string[];
+  /** Source files the closure was built from (from the source maps), relative to the repository. */
+  readonly sources: readonly string[];
+  readonly builtins: ReadonlySet<string>;
+  /** Files the closure imports dynamically, relative to the repository. */
+  readonly dynamic: ReadonlySet<string>;
+}
+
+function staticClosure(entry: string): Closure {
+  const files: string[] = [];
+  const sources = new Set<string>();
+  const builtins = new Set<string>();
+  const dynamic = new Set<string>();
+  const pending = [entry];
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (files.includes(file)) continue;
+    files.push(file);
+    const code = readFileSync(file, 'utf8');
+    for (const [, specifier] of code.matchAll(STATIC_RELATIVE)) pending.push(join(dirname(file), specifier as string));
+    for (const [, specifier] of code.matchAll(STATIC_BUILTIN)) builtins.add(specifier as string);
+    for (const [, specifier] of code.matchAll(DYNAMIC_RELATIVE)) dynamic.add(relative(ROOT, join(dirname(file), specifier as string)));
+    const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+    for (const source of map.sources) sources.add(relative(ROOT, join(dirname(file), source)));
+  }
+  return { files: files.map((f) => relative(ROOT, f)), sources: [...sources].sort(), builtins, dynamic };
+}
+
+describe('the start path of the bundled CLI', () => {
+  const closure = staticClosure(CLI);
+
+  it('is read from real files: the entry and its chunks, with the proxy command and the bridge in it', () => {
+    expect(closure.files[0]).toBe('dist/cli/subagent-otel.js');
+    expect(closure.sources).toContain('src/cli/main.ts');
+    expect(closure.sources).toContain('src/cli/commands/proxy.ts');
+    expect(closure.sources).toContain('src/cli/stdio-proxy.ts');
+    expect(closure.sources).toContain('src/cli/os-pipes.ts');
+    expect(closure.sources).toContain('src/backend/parent-death.ts');
+  });
+
+  it('holds no package code at all: no OpenTelemetry, no zod, no ACP SDK', () => {
+    expect(closure.sources.filter((source) => source.includes('node_modules/'))).toEqual([]);
+  });
+
+  it('holds nothing of the observation: of telemetry only the configuration table, nothing of observe/ or wire/', () => {
+    expect(closure.sources.filter((source) => source.startsWith('src/telemetry/'))).toEqual(['src/telemetry/config.ts']);
+    expect(closure.sources.filter((source) => /^src\/(observe|wire|output|replay)\//.test(source))).toEqual([]);
+    expect(closure.sources).not.toContain('src/cli/commands/proxy-observation.ts');
+    expect(closure.sources).not.toContain('src/cli/telemetry-options.ts');
+  });
+
+  it('loads no built-in module the spawn does not need (no crypto, http, zlib, worker threads)', () => {
+    expect([...closure.builtins].sort()).toEqual(['node:child_process', 'node:fs', 'node:module', 'node:net', 'node:os', 'node:path', 'node:util', 'node:v8']);
+  });
+
+  it('reaches the observation by a dynamic import, which brings the telemetry SDK with it', () => {
+    const observation = [...closure.dynamic].find((file) => /^dist\/cli\/chunks\/proxy-observation-[\w-]+\.js$/.test(file));
+    expect(observation).toBeDefined();
+    const loaded = staticClosure(join(ROOT, observation as string));
+    expect(loaded.sources).toContain('src/telemetry/setup.ts');
+    expect(loaded.sources.some((source) => source.includes('node_modules/@opentelemetry/sdk-trace-base/'))).toBe(true);
+  });
+
+  it('loads, with the observation, no exporter that is not configured: no OTLP exporter, no Prometheus package, no node:http', () => {
+    const observation = [...closure.dynamic].find((file) => file.includes('/proxy-observation-')) as string;
+    const loaded = staticClosure(join(ROOT, observation));
+    expect(loaded.sources.filter((source) => /node_modules\/@opentelemetry\/(exporter-|otlp-exporter-base|otlp-grpc)/.test(source))).toEqual([]);
+    expect(loaded.sources.filter((source) => source.includes('node_modules/@grpc/'))).toEqual([]);
+    expect(loaded.builtins.has('node:http')).toBe(false);
+    expect(loaded.builtins.has('node:https')).toBe(false);
+  });
+});
