@@ -14,8 +14,8 @@
  * @module subagent-otel/wire/byte-lines
  */
 import { Buffer } from 'node:buffer';
-import { Decompress } from 'fzstd';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type SplitLine } from './ndjson.js';
+import { DEFAULT_ZSTD_STALL_TIMEOUT_MS, ZstdDecoder, type ZstdPushResult } from './zstd-decoder.js';
 
 /** How a file's bytes are stored. */
 export type LogCompression = 'zstd' | 'plain';
@@ -23,8 +23,6 @@ export type LogCompression = 'zstd' | 'plain';
 const ZSTD_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MAGIC_MIN = 0x184d2a50;
 const SKIPPABLE_MAGIC_MAX = 0x184d2a5f;
-/** fzstd's error code for input that ends inside a frame. */
-const ZSTD_UNEXPECTED_EOF = 5;
 /**
  * Compressed input is handed to the decoder in slices of this size, so what
  * one call decompresses (and the lines held at once) stays proportional to
@@ -63,10 +61,18 @@ type ScanState = 'magic' | 'skippable-size' | 'frame-header' | 'block-header' | 
  * afford, before the decompressor sees it: a declared window over the limit,
  * a block larger than `min(window, 128 KiB)`, the reserved block type. Leaves
  * every other defect (a bad magic, corrupt block content) to the decompressor.
+ *
+ * Also keeps the compressed offsets of the blocks the decompressor has not
+ * finished yet (and of data after the frames that is not a frame), so a
+ * failure can be placed at the block it happened in, whatever the chunking.
  */
 class ZstdFrameScanner {
   readonly #maxWindow: number;
   #state: ScanState = 'magic';
+  /** Compressed offset of the next byte scanned. */
+  #position = 0;
+  /** Offsets of block headers (and of non-frame data) not yet known to be decoded, in order. */
+  #undecoded: number[] = [];
   /** Bytes of the structure being read (magic, header, block header). */
   #held: number[] = [];
   /** Bytes still to skip (block body, skippable payload, checksum). */
@@ -84,6 +90,8 @@ class ZstdFrameScanner {
    *   earlier chunk) and why. After a refusal the scanner ignores all input.
    */
   scan(chunk: Uint8Array): { readonly at: number; readonly reason: string } | undefined {
+    const base = this.#position;
+    this.#position += chunk.length;
     let i = 0;
     while (i < chunk.length && this.#state !== 'stopped') {
       if (this.#skip > 0) {
@@ -95,17 +103,30 @@ class ZstdFrameScanner {
       const start = i - this.#held.length;
       this.#held.push(chunk[i] ?? 0);
       i += 1;
-      const reason = this.#advance();
+      const reason = this.#advance(base + start);
       if (reason !== undefined) {
         this.#state = 'stopped';
-        return { at: Math.max(0, start), reason };
+        return { at: Math.max(0, start), reason: `${reason}, at compressed byte ${base + start}` };
       }
     }
     return undefined;
   }
 
-  /** Consumes `#held` when it completes a structure; returns a refusal reason, if any. */
-  #advance(): string | undefined {
+  /** Notes that the decompressor finished `count` more blocks. */
+  decoded(count: number): void {
+    if (count > 0) this.#undecoded.splice(0, count);
+  }
+
+  /** Compressed offset of the first block not decoded yet (else of the next byte), where a decoding failure is. */
+  get failureOffset(): number {
+    return this.#undecoded[0] ?? this.#position;
+  }
+
+  /**
+   * Consumes `#held` when it completes a structure; returns a refusal reason,
+   * if any. `start` is the compressed offset of `#held[0]`.
+   */
+  #advance(start: number): string | undefined {
     const held = this.#held;
     switch (this.#state) {
       case 'magic': {
@@ -114,7 +135,10 @@ class ZstdFrameScanner {
         this.#held = [];
         if (magic === ZSTD_MAGIC) this.#state = 'frame-header';
         else if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) this.#state = 'skippable-size';
-        else this.#state = 'stopped'; // not a frame: the decompressor reports it
+        else {
+          this.#state = 'stopped'; // not a frame: the decompressor reports it
+          this.#undecoded.push(start);
+        }
         return undefined;
       }
       case 'skippable-size': {
@@ -163,6 +187,7 @@ class ZstdFrameScanner {
         // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
         const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
         if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
+        this.#undecoded.push(start);
         this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
         if (isLast) this.#state = 'magic';
         return undefined;
@@ -193,13 +218,23 @@ export interface ByteLineReaderOptions {
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the input is given up as `corrupt-zstd` (corrupt frames can make
+   * the decoder loop forever). Default 10 s
+   * ({@link DEFAULT_ZSTD_STALL_TIMEOUT_MS}); see `wire/zstd-decoder`.
+   */
+  readonly zstdStallTimeoutMs?: number;
 }
 
 /**
  * What the reader delivers, in input order.
  * - `line`: a `\n`-terminated line (a trailing `\r` removed).
  * - `oversized`: a `\n`-terminated line over `maxLineBytes`; its content was dropped.
- * - `corrupt-zstd`: undecodable or refused zstd data; the reader stopped.
+ * - `corrupt-zstd`: undecodable or refused zstd data, or data the decoder
+ *   made no progress on within the stall timeout; the reader stopped.
+ *   `reason` ends with `at compressed byte N`: the block (or structure) it
+ *   concerns, the same for any chunking.
  * Only from {@link ByteLineReader.end}:
  * - `tail`: bytes after the last `\n` (the caller decides whether they are a
  *   complete record); `isTornFrame` when the input also ended inside a zstd frame.
@@ -220,18 +255,23 @@ export type ByteLineItem =
  * the same. Memory is bounded by `maxLineBytes` (one unfinished line), one
  * zstd window of at most `maxZstdWindowBytes`, and what one 4 KiB input
  * slice decompresses to; never by the input's size. Never throws on
- * content; pushed chunks may be held until more input arrives, so a caller
- * must not modify a chunk after pushing it.
+ * content, and never blocks longer than the stall timeout on zstd data that
+ * does not decode. Pushed chunks may be held until more input arrives, so a
+ * caller must not modify a chunk after pushing it.
+ *
+ * zstd is decoded in a worker thread (`wire/zstd-decoder`), started on the
+ * first zstd bytes and held until `end()`, `stop()` or `corrupt-zstd`;
+ * plain input never starts one.
  */
 export class ByteLineReader {
   readonly #splitter: LineSplitter;
   readonly #maxZstdWindowBytes: number;
+  readonly #zstdStallTimeoutMs: number;
   #compression: LogCompression | undefined;
   #head: Uint8Array[] = [];
   #headLength = 0;
-  #zstd: Decompress | undefined;
+  #zstd: ZstdDecoder | undefined;
   #scanner: ZstdFrameScanner | undefined;
-  #output: Uint8Array[] = [];
   #hadBytes = false;
   #lines = 0;
   #isStopped = false;
@@ -241,6 +281,7 @@ export class ByteLineReader {
   constructor(options: ByteLineReaderOptions = {}) {
     this.#splitter = new LineSplitter({ maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
     this.#maxZstdWindowBytes = options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES;
+    this.#zstdStallTimeoutMs = options.zstdStallTimeoutMs ?? DEFAULT_ZSTD_STALL_TIMEOUT_MS;
     const compression = options.compression ?? 'auto';
     if (compression !== 'auto') this.#start(compression);
   }
@@ -265,10 +306,13 @@ export class ByteLineReader {
     return this.#splitter.pending();
   }
 
-  /** Stops reading: later pushes and `end()` deliver nothing (the caller decided the input is not worth reading). */
+  /**
+   * Stops reading: later pushes and `end()` deliver nothing (the caller
+   * decided the input is not worth reading). Frees the zstd decoding thread.
+   */
   stop(): void {
     this.#isStopped = true;
-    this.#output = [];
+    this.#zstd?.close();
   }
 
   /** Adds the next bytes. @returns the items they complete (possibly none); `[]` once stopped or ended. */
@@ -302,17 +346,13 @@ export class ByteLineReader {
     if (this.#isStopped) return items;
     let isTornFrame = false;
     if (this.#zstd !== undefined) {
-      try {
-        this.#zstd.push(new Uint8Array(0), true);
-      } catch (error) {
-        this.#drain(items);
-        if (zstdErrorCode(error) !== ZSTD_UNEXPECTED_EOF) {
-          this.#corrupt(error, items);
-          return items;
-        }
-        isTornFrame = true;
+      const result = this.#zstd.end();
+      this.#deliver(result, items);
+      if (result.failure !== undefined && result.failure.kind !== 'torn') {
+        this.#corrupt(result.failure, items);
+        return items;
       }
-      this.#drain(items);
+      isTornFrame = result.failure !== undefined;
     }
     const tail = this.#splitter.end();
     if (tail !== undefined) items.push({ kind: 'tail', line: tail, isTornFrame });
@@ -325,9 +365,7 @@ export class ByteLineReader {
     this.#compression = compression;
     if (compression === 'zstd') {
       this.#scanner = new ZstdFrameScanner(this.#maxZstdWindowBytes);
-      this.#zstd = new Decompress((data) => {
-        if (data.length > 0) this.#output.push(data);
-      });
+      this.#zstd = new ZstdDecoder({ stallTimeoutMs: this.#zstdStallTimeoutMs });
     }
   }
 
@@ -355,22 +393,21 @@ export class ByteLineReader {
     // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
     const refusal = this.#scanner?.scan(slice);
     const accepted = refusal === undefined ? slice : slice.subarray(0, refusal.at);
-    try {
-      if (accepted.length > 0) zstd.push(accepted);
-    } catch (error) {
-      // fzstd throws for undecodable data; blocks it decoded before that still count.
-      this.#drain(items);
-      this.#corrupt(error, items);
-      return;
+    if (accepted.length > 0) {
+      const result = zstd.push(accepted);
+      // Blocks decoded before a failure still count.
+      this.#deliver(result, items);
+      if (result.failure !== undefined) {
+        this.#corrupt(result.failure, items);
+        return;
+      }
     }
-    this.#drain(items);
-    if (refusal !== undefined) this.#corrupt(new Error(refusal.reason), items);
+    if (refusal !== undefined) this.#corrupt({ kind: 'refused', message: refusal.reason }, items);
   }
 
-  #drain(items: ByteLineItem[]): void {
-    const output = this.#output;
-    this.#output = [];
-    for (const block of output) this.#split(block, items);
+  #deliver(result: ZstdPushResult, items: ByteLineItem[]): void {
+    this.#scanner?.decoded(result.blocks.length);
+    for (const block of result.blocks) if (block.length > 0) this.#split(block, items);
   }
 
   #split(bytes: Uint8Array, items: ByteLineItem[]): void {
@@ -380,14 +417,20 @@ export class ByteLineReader {
     }
   }
 
-  #corrupt(error: unknown, items: ByteLineItem[]): void {
+  /** Stops on undecodable data; the reason names where it is (already part of a scanner refusal). */
+  #corrupt(failure: { readonly kind: string; readonly message: string }, items: ByteLineItem[]): void {
     if (this.#isStopped) return;
     this.#isStopped = true;
-    this.#output = [];
-    items.push({ kind: 'corrupt-zstd', reason: error instanceof Error ? error.message : String(error) });
+    this.#zstd?.close();
+    if (failure.kind === 'refused') {
+      items.push({ kind: 'corrupt-zstd', reason: failure.message });
+      return;
+    }
+    const at = this.#scanner?.failureOffset ?? 0;
+    const reason =
+      failure.kind === 'stalled'
+        ? `${failure.message} on the block at compressed byte ${at}: the data is corrupt or built to decode slowly (\`zstd -t <file>\` tells whether a file is intact)`
+        : `${failure.message}, at compressed byte ${at}`;
+    items.push({ kind: 'corrupt-zstd', reason });
   }
-}
-
-function zstdErrorCode(error: unknown): unknown {
-  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
 }

@@ -1,0 +1,260 @@
+/**
+ * A zstd stream decompressor that cannot hang its caller: fzstd runs in a
+ * worker thread, fed one request at a time, and the reading thread waits for
+ * each answer with a watchdog. When the decoder makes no progress (no block
+ * finished) for `stallTimeoutMs`, the thread is terminated and the push
+ * fails as `stalled`. Corrupt input can otherwise make fzstd 0.1.1 loop
+ * forever (or for minutes) inside one synchronous call.
+ *
+ * The interface stays synchronous, like the decompressor it wraps: the
+ * reading thread blocks in `Atomics.wait` while the worker decodes, and
+ * takes the answer with `receiveMessageOnPort`, so callers keep their
+ * push-and-get-items shape (decision 0045).
+ *
+ * Threads are started only when a zstd stream is read (never by the proxy or
+ * for plain files), lent to one stream at a time, and kept (at most
+ * {@link MAX_IDLE_THREADS}, not holding the process open) for the next
+ * stream. Owns the threads and the waiting; knows nothing of frames or lines.
+ *
+ * @module subagent-otel/wire/zstd-decoder
+ */
+import { createRequire } from 'node:module';
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import {
+  CONTROL_PROGRESS,
+  CONTROL_REPLIES,
+  ZSTD_WORKER_SOURCE,
+  type ZstdBlockMessage,
+  type ZstdReply,
+  type ZstdRequest,
+  type ZstdWorkerData,
+} from './zstd-worker-source.js';
+
+/**
+ * Default of {@link ZstdDecoderOptions.stallTimeoutMs}: 10 s without a
+ * decoded block. A valid block (at most 128 KiB of output) takes well under
+ * 10 ms to decode, even on a loaded machine.
+ */
+export const DEFAULT_ZSTD_STALL_TIMEOUT_MS = 10_000;
+/** Idle decoding threads kept for later streams; more are terminated when released. */
+export const MAX_IDLE_THREADS = 2;
+/** fzstd's error code for input that ends inside a frame. */
+const ZSTD_UNEXPECTED_EOF = 5;
+/** Longest single wait before the watchdog looks at the progress counter again. */
+const POLL_MS = 250;
+
+/** Options of a {@link ZstdDecoder}. */
+export interface ZstdDecoderOptions {
+  /**
+   * Longest time, in ms, the decoder may go without finishing a block
+   * before the stream is abandoned as `stalled`. Default 10 s
+   * ({@link DEFAULT_ZSTD_STALL_TIMEOUT_MS}). Measured on a monotonic clock,
+   * with a resolution of about 250 ms.
+   */
+  readonly stallTimeoutMs?: number;
+}
+
+/**
+ * What one push gave: the decoded blocks, and how the push ended when it
+ * did not end well.
+ * - `corrupt`: fzstd refused the data (`message` is its reason);
+ * - `torn`: the input ended inside a frame (only from {@link ZstdDecoder.end});
+ * - `stalled`: no block finished within the stall timeout; the decoding
+ *   thread was terminated.
+ * After any `failure` the decoder is closed.
+ */
+export interface ZstdPushResult {
+  readonly blocks: readonly Uint8Array[];
+  readonly failure?: { readonly kind: 'corrupt' | 'torn' | 'stalled'; readonly message: string };
+}
+
+/** One worker thread and its channel. */
+class DecodingThread {
+  readonly #worker: Worker;
+  readonly #replies: MessagePort;
+  readonly #control: Int32Array;
+  #isDead = false;
+
+  constructor(fzstdPath: string) {
+    const control = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
+    const { port1, port2 } = new MessageChannel();
+    const workerData: ZstdWorkerData = { fzstdPath, control, replyPort: port2 };
+    this.#worker = new Worker(ZSTD_WORKER_SOURCE, { eval: true, workerData, transferList: [port2] });
+    // Idle threads must not keep the process alive; replies are taken synchronously, never by listening.
+    this.#worker.unref();
+    port1.unref();
+    // A crash (out of memory) would otherwise be an unhandled 'error' event; the watchdog reports the silence.
+    this.#worker.on('error', () => {
+      this.#isDead = true;
+    });
+    this.#worker.on('exit', () => {
+      this.#isDead = true;
+    });
+    this.#replies = port1;
+    this.#control = control;
+  }
+
+  /** False once the thread exited or was terminated. */
+  get isAlive(): boolean {
+    return !this.#isDead;
+  }
+
+  /**
+   * Sends one request and blocks until its reply.
+   * @returns the blocks decoded, and the reply, or no reply when no block
+   *   finished for `stallTimeoutMs` (the thread is then terminated; the
+   *   blocks it finished before are returned).
+   */
+  request(request: ZstdRequest, stallTimeoutMs: number): { readonly blocks: Uint8Array[]; readonly reply: ZstdReply | undefined } {
+    const control = this.#control;
+    const replies = Atomics.load(control, CONTROL_REPLIES);
+    this.#worker.postMessage(request, [request.chunk.buffer]);
+    let progress = Atomics.load(control, CONTROL_PROGRESS);
+    let lastProgressAt = performance.now();
+    for (;;) {
+      const waitMs = Math.max(1, Math.min(POLL_MS, stallTimeoutMs - (performance.now() - lastProgressAt)));
+      Atomics.wait(control, CONTROL_REPLIES, replies, waitMs);
+      if (Atomics.load(control, CONTROL_REPLIES) !== replies) break;
+      const now = Atomics.load(control, CONTROL_PROGRESS);
+      if (now !== progress) {
+        progress = now;
+        lastProgressAt = performance.now();
+      } else if (performance.now() - lastProgressAt >= stallTimeoutMs) {
+        const { blocks } = this.#receive();
+        this.terminate();
+        return { blocks, reply: undefined };
+      }
+    }
+    // The worker posts before it counts the reply, so every message is there.
+    return this.#receive();
+  }
+
+  /** Takes the messages posted so far: blocks, up to the reply if it came. */
+  #receive(): { blocks: Uint8Array[]; reply: ZstdReply | undefined } {
+    const blocks: Uint8Array[] = [];
+    for (let received = receiveMessageOnPort(this.#replies); received !== undefined; received = receiveMessageOnPort(this.#replies)) {
+      const message = received.message as ZstdBlockMessage | ZstdReply;
+      if ('done' in message) return { blocks, reply: message };
+      blocks.push(message.block);
+    }
+    return { blocks, reply: undefined };
+  }
+
+  /** Stops the thread (idempotent). */
+  terminate(): void {
+    if (this.#isDead) return;
+    this.#isDead = true;
+    this.#replies.close();
+    // terminate() interrupts even a tight loop; its promise only reports the exit code.
+    void this.#worker.terminate();
+  }
+}
+
+const idleThreads: DecodingThread[] = [];
+let fzstdPath: string | undefined;
+let threadsStarted = 0;
+
+/**
+ * Decoding threads of this process: how many were ever started and how many
+ * wait idle now. For diagnostics and tests (plain input starts none; streams
+ * read one after another share one).
+ */
+export function zstdThreadStats(): { readonly started: number; readonly idle: number } {
+  return { started: threadsStarted, idle: idleThreads.length };
+}
+
+/** A thread for a new stream: an idle one, else a new one. */
+function borrowThread(): DecodingThread {
+  for (let thread = idleThreads.pop(); thread !== undefined; thread = idleThreads.pop()) {
+    if (thread.isAlive) return thread;
+  }
+  fzstdPath ??= createRequire(import.meta.url).resolve('fzstd');
+  threadsStarted += 1;
+  return new DecodingThread(fzstdPath);
+}
+
+/** Takes back a thread whose stream is over. */
+function returnThread(thread: DecodingThread): void {
+  if (!thread.isAlive) return;
+  if (idleThreads.length < MAX_IDLE_THREADS) idleThreads.push(thread);
+  else thread.terminate();
+}
+
+/** Returns the thread of a decoder its owner dropped without ending it. */
+const abandoned = new FinalizationRegistry<{ thread: DecodingThread | undefined }>((lease) => {
+  if (lease.thread !== undefined) returnThread(lease.thread);
+});
+
+/**
+ * Incremental zstd decompression of one stream (concatenated frames,
+ * skippable frames included) that never blocks its caller longer than the
+ * stall timeout per block. Push compressed bytes in order, then call
+ * `end()`; call `close()` to stop early. Each call is synchronous.
+ *
+ * A decoder holds a worker thread from its first push until `end()`,
+ * `close()`, a failure, or (for a dropped decoder) garbage collection.
+ * Never throws on content.
+ */
+export class ZstdDecoder {
+  readonly #stallTimeoutMs: number;
+  readonly #lease: { thread: DecodingThread | undefined } = { thread: undefined };
+  #isStarted = false;
+  #isClosed = false;
+
+  /** @throws RangeError when `stallTimeoutMs` is not a positive number (a programming error). */
+  constructor(options: ZstdDecoderOptions = {}) {
+    const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_ZSTD_STALL_TIMEOUT_MS;
+    if (!(stallTimeoutMs > 0)) throw new RangeError(`stallTimeoutMs must be a positive number of ms, got ${stallTimeoutMs}`);
+    this.#stallTimeoutMs = stallTimeoutMs;
+  }
+
+  /** True after `end()`, `close()` or a failure. */
+  get isClosed(): boolean {
+    return this.#isClosed;
+  }
+
+  /** Decodes the next compressed bytes (copied; the caller keeps `chunk`). @returns the blocks they complete. */
+  push(chunk: Uint8Array): ZstdPushResult {
+    return this.#request(chunk, false);
+  }
+
+  /** Ends the stream: a `torn` failure when it ends inside a frame. Closes the decoder. */
+  end(): ZstdPushResult {
+    const result = this.#request(new Uint8Array(0), true);
+    this.close();
+    return result;
+  }
+
+  /** Stops decoding and frees the thread (idempotent). */
+  close(): void {
+    if (this.#isClosed) return;
+    this.#isClosed = true;
+    const thread = this.#lease.thread;
+    this.#lease.thread = undefined;
+    abandoned.unregister(this);
+    if (thread !== undefined) returnThread(thread);
+  }
+
+  #request(chunk: Uint8Array, final: boolean): ZstdPushResult {
+    if (this.#isClosed) return { blocks: [] };
+    let thread = this.#lease.thread;
+    if (thread === undefined) {
+      thread = borrowThread();
+      this.#lease.thread = thread;
+      abandoned.register(this, this.#lease, this);
+    }
+    const reset = !this.#isStarted;
+    this.#isStarted = true;
+    const { blocks, reply } = thread.request({ reset, chunk: chunk.slice(), final }, this.#stallTimeoutMs);
+    if (reply === undefined) {
+      this.#lease.thread = undefined;
+      this.close();
+      const seconds = this.#stallTimeoutMs / 1000;
+      return { blocks, failure: { kind: 'stalled', message: `the zstd decoder made no progress for ${seconds} s and was stopped` } };
+    }
+    if (reply.error === undefined) return { blocks };
+    this.close();
+    const kind = reply.error.code === ZSTD_UNEXPECTED_EOF ? 'torn' : 'corrupt';
+    return { blocks, failure: { kind, message: reply.error.message } };
+  }
+}
