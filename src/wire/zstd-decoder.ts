@@ -245,7 +245,8 @@ export class ZstdDecoder {
     }
     const reset = !this.#isStarted;
     this.#isStarted = true;
-    const { blocks, reply } = thread.request({ reset, chunk: chunk.slice(), final }, this.#stallTimeoutMs);
+    // A copy of its own, transferred (`Buffer#slice` would share, and the transfer detach, the caller's memory).
+    const { blocks, reply } = thread.request({ reset, chunk: new Uint8Array(chunk), final }, this.#stallTimeoutMs);
     if (reply === undefined) {
       this.#lease.thread = undefined;
       this.close();

@@ -53,6 +53,23 @@ describe('ZstdDecoder', () => {
     }
   });
 
+  it('leaves the caller\'s Buffer intact: slices of one file-read Buffer decode whole', async () => {
+    const frames = Buffer.concat([await compressZstdFrame(TEXT.slice(0, 100)), await compressZstdFrame(TEXT.slice(100))]);
+    // Like a file read: one Buffer with its own memory (not Node's shared pool), pushed as subarrays.
+    const pool = Buffer.alloc(frames.length + 12);
+    pool.write('prefix', 0);
+    frames.copy(pool, 6);
+    pool.write('suffix', 6 + frames.length);
+    const chunk = pool.subarray(6, 6 + frames.length);
+    const decoder = new ZstdDecoder();
+    const blocks: Uint8Array[] = [];
+    for (let offset = 0; offset < chunk.length; offset += 50) blocks.push(...decoder.push(chunk.subarray(offset, offset + 50)).blocks);
+    blocks.push(...decoder.end().blocks);
+    expect(Buffer.concat(blocks).toString('utf8')).toBe(TEXT);
+    expect(pool.subarray(0, 6).toString('utf8')).toBe('prefix');
+    expect(pool.length).toBe(frames.length + 12);
+  });
+
   it('reports a frame cut short as torn when the stream ends', async () => {
     const frame = await compressZstdFrame(TEXT);
     const { failure } = decodeAll(new ZstdDecoder(), frame.subarray(0, frame.length - 3), 4096);
