@@ -73,6 +73,10 @@ class ZstdFrameScanner {
   #position = 0;
   /** Offsets of block headers (and of non-frame data) not yet known to be decoded, in order. */
   #undecoded: number[] = [];
+  /** Compressed offset just past the last block seen, while its data has not all been scanned. */
+  #openBlockEnd: number | undefined;
+  /** Blocks whose data was all scanned during the current `scan` call. */
+  #completed = 0;
   /** Bytes of the structure being read (magic, header, block header). */
   #held: number[] = [];
   /** Bytes still to skip (block body, skippable payload, checksum). */
@@ -85,13 +89,20 @@ class ZstdFrameScanner {
   }
 
   /**
-   * @returns `undefined` when `chunk` holds nothing refused, else the offset
-   *   in `chunk` where the refused structure starts (0 when it started in an
-   *   earlier chunk) and why. After a refusal the scanner ignores all input.
+   * @returns `refusal` when `chunk` holds something refused: the offset in
+   *   `chunk` where the refused structure starts (0 when it started in an
+   *   earlier chunk) and why; after a refusal the scanner ignores all input.
+   *   `completedBlocks`: how many blocks' data ends within `chunk` (the
+   *   decompressor can finish no block without such bytes).
    */
-  scan(chunk: Uint8Array): { readonly at: number; readonly reason: string } | undefined {
+  scan(chunk: Uint8Array): { readonly refusal?: { readonly at: number; readonly reason: string }; readonly completedBlocks: number } {
     const base = this.#position;
     this.#position += chunk.length;
+    this.#completed = 0;
+    if (this.#openBlockEnd !== undefined && this.#openBlockEnd <= this.#position) {
+      this.#completed += 1;
+      this.#openBlockEnd = undefined;
+    }
     let i = 0;
     while (i < chunk.length && this.#state !== 'stopped') {
       if (this.#skip > 0) {
@@ -106,10 +117,15 @@ class ZstdFrameScanner {
       const reason = this.#advance(base + start);
       if (reason !== undefined) {
         this.#state = 'stopped';
-        return { at: Math.max(0, start), reason: `${reason}, at compressed byte ${base + start}` };
+        return { refusal: { at: Math.max(0, start), reason: `${reason}, at compressed byte ${base + start}` }, completedBlocks: this.#completed };
       }
     }
-    return undefined;
+    return { completedBlocks: this.#completed };
+  }
+
+  /** True once the scanner no longer follows the structure (a refusal, or data that is not a frame). */
+  get isStopped(): boolean {
+    return this.#state === 'stopped';
   }
 
   /** Notes that the decompressor finished `count` more blocks. */
@@ -188,6 +204,9 @@ class ZstdFrameScanner {
         const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
         if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
         this.#undecoded.push(start);
+        const end = start + 3 + (type === 1 ? 1 : size);
+        if (end <= this.#position) this.#completed += 1;
+        else this.#openBlockEnd = end;
         this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
         if (isLast) this.#state = 'magic';
         return undefined;
@@ -391,10 +410,13 @@ export class ByteLineReader {
     const zstd = this.#zstd;
     if (zstd === undefined) return;
     // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
-    const refusal = this.#scanner?.scan(slice);
+    const scanner = this.#scanner;
+    if (scanner === undefined) return;
+    const { refusal, completedBlocks } = scanner.scan(slice);
     const accepted = refusal === undefined ? slice : slice.subarray(0, refusal.at);
     if (accepted.length > 0) {
-      const result = zstd.push(accepted);
+      // Bytes that complete no block cannot produce output: the decoder may hold them (no thread round trip).
+      const result = zstd.push(accepted, { mayHold: completedBlocks === 0 && !scanner.isStopped });
       // Blocks decoded before a failure still count.
       this.#deliver(result, items);
       if (result.failure !== undefined) {

@@ -42,6 +42,8 @@ export const MAX_IDLE_THREADS = 2;
 const ZSTD_UNEXPECTED_EOF = 5;
 /** Longest single wait before the watchdog looks at the progress counter again. */
 const POLL_MS = 250;
+/** Most compressed bytes held back by `mayHold` pushes (one largest block and its headers fit). */
+const MAX_HELD_BYTES = 160 * 1024;
 
 /** Options of a {@link ZstdDecoder}. */
 export interface ZstdDecoderOptions {
@@ -200,6 +202,8 @@ export class ZstdDecoder {
   readonly #lease: { thread: DecodingThread | undefined } = { thread: undefined };
   #isStarted = false;
   #isClosed = false;
+  #held: Uint8Array[] = [];
+  #heldBytes = 0;
 
   /** @throws RangeError when `stallTimeoutMs` is not a positive number (a programming error). */
   constructor(options: ZstdDecoderOptions = {}) {
@@ -213,8 +217,23 @@ export class ZstdDecoder {
     return this.#isClosed;
   }
 
-  /** Decodes the next compressed bytes (copied; the caller keeps `chunk`). @returns the blocks they complete. */
-  push(chunk: Uint8Array): ZstdPushResult {
+  /**
+   * Decodes the next compressed bytes (copied; the caller keeps `chunk`).
+   * With `mayHold` (the caller knows these bytes finish no block, so they
+   * can produce no output) the decoder may keep them, up to 160 KiB, and
+   * hand them over with the next push: no thread round trip. A failure in
+   * held bytes (a bad frame header) is reported by that later push.
+   *
+   * @returns the blocks decoded, in order.
+   */
+  push(chunk: Uint8Array, options: { readonly mayHold?: boolean } = {}): ZstdPushResult {
+    if (this.#isClosed) return { blocks: [] };
+    if (options.mayHold === true && this.#heldBytes + chunk.length <= MAX_HELD_BYTES) {
+      // A copy of its own (`Buffer#slice` would share the caller's memory).
+      this.#held.push(new Uint8Array(chunk));
+      this.#heldBytes += chunk.length;
+      return { blocks: [] };
+    }
     return this.#request(chunk, false);
   }
 
@@ -229,6 +248,8 @@ export class ZstdDecoder {
   close(): void {
     if (this.#isClosed) return;
     this.#isClosed = true;
+    this.#held = [];
+    this.#heldBytes = 0;
     const thread = this.#lease.thread;
     this.#lease.thread = undefined;
     abandoned.unregister(this);
@@ -246,7 +267,20 @@ export class ZstdDecoder {
     const reset = !this.#isStarted;
     this.#isStarted = true;
     // A copy of its own, transferred (`Buffer#slice` would share, and the transfer detach, the caller's memory).
-    const { blocks, reply } = thread.request({ reset, chunk: new Uint8Array(chunk), final }, this.#stallTimeoutMs);
+    let bytes: Uint8Array<ArrayBuffer>;
+    if (this.#heldBytes === 0) bytes = new Uint8Array(chunk);
+    else {
+      bytes = new Uint8Array(this.#heldBytes + chunk.length);
+      let at = 0;
+      for (const held of this.#held) {
+        bytes.set(held, at);
+        at += held.length;
+      }
+      bytes.set(chunk, at);
+      this.#held = [];
+      this.#heldBytes = 0;
+    }
+    const { blocks, reply } = thread.request({ reset, chunk: bytes, final }, this.#stallTimeoutMs);
     if (reply === undefined) {
       this.#lease.thread = undefined;
       this.close();

@@ -70,6 +70,21 @@ describe('ZstdDecoder', () => {
     expect(pool.length).toBe(frames.length + 12);
   });
 
+  it('decodes the same when pushes may be held back, and reports held bad bytes at the next push', async () => {
+    const frame = await compressZstdFrame(TEXT);
+    const decoder = new ZstdDecoder();
+    const blocks: Uint8Array[] = [];
+    for (let offset = 0; offset < frame.length; offset += 100) blocks.push(...decoder.push(frame.subarray(offset, offset + 100), { mayHold: true }).blocks);
+    // Everything was held (under 160 KiB): the output comes with the end.
+    expect(blocks).toEqual([]);
+    blocks.push(...decoder.end().blocks);
+    expect(Buffer.concat(blocks).toString('utf8')).toBe(TEXT);
+
+    const bad = new ZstdDecoder();
+    expect(bad.push(Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), { mayHold: true })).toEqual({ blocks: [] });
+    expect(bad.push(Uint8Array.of(1))).toEqual({ blocks: [], failure: { kind: 'corrupt', message: 'invalid zstd data' } });
+  });
+
   it('reports a frame cut short as torn when the stream ends', async () => {
     const frame = await compressZstdFrame(TEXT);
     const { failure } = decodeAll(new ZstdDecoder(), frame.subarray(0, frame.length - 3), 4096);
