@@ -21,12 +21,17 @@
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import {
+  CONTROL_FLAGS,
+  CONTROL_LENGTH,
   CONTROL_PROGRESS,
   CONTROL_REPLIES,
+  CONTROL_REQUESTS,
+  CONTROL_SLOTS,
+  FLAG_FINAL,
+  FLAG_RESET,
   ZSTD_WORKER_SOURCE,
   type ZstdBlockMessage,
   type ZstdReply,
-  type ZstdRequest,
   type ZstdWorkerData,
 } from './zstd-worker-source.js';
 
@@ -44,6 +49,8 @@ const ZSTD_UNEXPECTED_EOF = 5;
 const POLL_MS = 250;
 /** Most compressed bytes held back by `mayHold` pushes (one largest block and its headers fit). */
 const MAX_HELD_BYTES = 160 * 1024;
+/** Size of a thread's shared request buffer; larger pushes go over in several requests. */
+const INPUT_BYTES = 256 * 1024;
 
 /** Options of a {@link ZstdDecoder}. */
 export interface ZstdDecoderOptions {
@@ -75,12 +82,14 @@ class DecodingThread {
   readonly #worker: Worker;
   readonly #replies: MessagePort;
   readonly #control: Int32Array;
+  readonly #input: Uint8Array;
   #isDead = false;
 
   constructor(fzstdPath: string) {
-    const control = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
+    const control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
+    const input = new Uint8Array(new SharedArrayBuffer(INPUT_BYTES));
     const { port1, port2 } = new MessageChannel();
-    const workerData: ZstdWorkerData = { fzstdPath, control, replyPort: port2 };
+    const workerData: ZstdWorkerData = { fzstdPath, control, input, replyPort: port2 };
     this.#worker = new Worker(ZSTD_WORKER_SOURCE, { eval: true, workerData, transferList: [port2] });
     // Idle threads must not keep the process alive; replies are taken synchronously, never by listening.
     this.#worker.unref();
@@ -94,6 +103,7 @@ class DecodingThread {
     });
     this.#replies = port1;
     this.#control = control;
+    this.#input = input;
   }
 
   /** False once the thread exited or was terminated. */
@@ -102,15 +112,24 @@ class DecodingThread {
   }
 
   /**
-   * Sends one request and blocks until its reply.
+   * Hands `parts` (at most {@link INPUT_BYTES} in all, copied) to the thread
+   * and blocks until its reply.
    * @returns the blocks decoded, and the reply, or no reply when no block
    *   finished for `stallTimeoutMs` (the thread is then terminated; the
    *   blocks it finished before are returned).
    */
-  request(request: ZstdRequest, stallTimeoutMs: number): { readonly blocks: Uint8Array[]; readonly reply: ZstdReply | undefined } {
+  request(parts: readonly Uint8Array[], flags: number, stallTimeoutMs: number): { readonly blocks: Uint8Array[]; readonly reply: ZstdReply | undefined } {
     const control = this.#control;
+    let length = 0;
+    for (const part of parts) {
+      this.#input.set(part, length);
+      length += part.length;
+    }
+    Atomics.store(control, CONTROL_LENGTH, length);
+    Atomics.store(control, CONTROL_FLAGS, flags);
     const replies = Atomics.load(control, CONTROL_REPLIES);
-    this.#worker.postMessage(request, [request.chunk.buffer]);
+    Atomics.add(control, CONTROL_REQUESTS, 1);
+    Atomics.notify(control, CONTROL_REQUESTS);
     let progress = Atomics.load(control, CONTROL_PROGRESS);
     let lastProgressAt = performance.now();
     for (;;) {
@@ -218,7 +237,8 @@ export class ZstdDecoder {
   }
 
   /**
-   * Decodes the next compressed bytes (copied; the caller keeps `chunk`).
+   * Decodes the next compressed bytes (copied; the caller keeps `chunk`;
+   * any size: more than 256 KiB goes over in several steps).
    * With `mayHold` (the caller knows these bytes finish no block, so they
    * can produce no output) the decoder may keep them, up to 160 KiB, and
    * hand them over with the next push: no thread round trip. A failure in
@@ -256,31 +276,39 @@ export class ZstdDecoder {
     if (thread !== undefined) returnThread(thread);
   }
 
+  /** Hands the held bytes and `chunk` over, in steps of at most {@link INPUT_BYTES}. */
   #request(chunk: Uint8Array, final: boolean): ZstdPushResult {
     if (this.#isClosed) return { blocks: [] };
+    let parts: Uint8Array[] = this.#held;
+    let length = this.#heldBytes;
+    this.#held = [];
+    this.#heldBytes = 0;
+    const blocks: Uint8Array[] = [];
+    for (let offset = 0; ; ) {
+      const room = INPUT_BYTES - length;
+      const piece = chunk.subarray(offset, offset + room);
+      offset += piece.length;
+      const isLast = offset >= chunk.length;
+      const result = this.#step([...parts, piece], final && isLast);
+      blocks.push(...result.blocks);
+      if (result.failure !== undefined) return { blocks, failure: result.failure };
+      if (isLast) return { blocks };
+      parts = [];
+      length = 0;
+    }
+  }
+
+  /** One request to the thread (borrowed on the first). */
+  #step(parts: readonly Uint8Array[], final: boolean): ZstdPushResult {
     let thread = this.#lease.thread;
     if (thread === undefined) {
       thread = borrowThread();
       this.#lease.thread = thread;
       abandoned.register(this, this.#lease, this);
     }
-    const reset = !this.#isStarted;
+    const flags = (this.#isStarted ? 0 : FLAG_RESET) | (final ? FLAG_FINAL : 0);
     this.#isStarted = true;
-    // A copy of its own, transferred (`Buffer#slice` would share, and the transfer detach, the caller's memory).
-    let bytes: Uint8Array<ArrayBuffer>;
-    if (this.#heldBytes === 0) bytes = new Uint8Array(chunk);
-    else {
-      bytes = new Uint8Array(this.#heldBytes + chunk.length);
-      let at = 0;
-      for (const held of this.#held) {
-        bytes.set(held, at);
-        at += held.length;
-      }
-      bytes.set(chunk, at);
-      this.#held = [];
-      this.#heldBytes = 0;
-    }
-    const { blocks, reply } = thread.request({ reset, chunk: bytes, final }, this.#stallTimeoutMs);
+    const { blocks, reply } = thread.request(parts, flags, this.#stallTimeoutMs);
     if (reply === undefined) {
       this.#lease.thread = undefined;
       this.close();

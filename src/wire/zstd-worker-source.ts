@@ -10,9 +10,14 @@
  * chunks live elsewhere; it loads fzstd by the absolute path the reading
  * thread resolved.
  *
- * Protocol (one request in flight at a time):
- * - the reading thread posts a {@link ZstdRequest} to the worker (the
- *   compressed bytes are a fresh buffer, transferred);
+ * Protocol (one request in flight at a time), over shared memory for the
+ * requests (a message per request cost more than decoding a small one) and
+ * a message port for the answers:
+ * - the reading thread copies the compressed bytes into the shared `input`
+ *   buffer, sets `control[LENGTH]` and `control[FLAGS]`
+ *   ({@link FLAG_RESET}, {@link FLAG_FINAL}), then adds 1 to
+ *   `control[REQUESTS]` and notifies it; the thread waits on that counter
+ *   (`Atomics.wait`: an idle thread uses no CPU, and termination wakes it);
  * - the thread decodes; every block it completes is posted at once on the
  *   reply port as a {@link ZstdBlockMessage} (a copy, transferred: fzstd
  *   still reads the block after handing it out), and counted in
@@ -31,25 +36,29 @@ import type { MessagePort } from 'node:worker_threads';
 export const CONTROL_REPLIES = 0;
 /** Index in the shared control array counting blocks decoded (progress). */
 export const CONTROL_PROGRESS = 1;
+/** Index in the shared control array counting requests made. */
+export const CONTROL_REQUESTS = 2;
+/** Index in the shared control array: bytes of the request in `input`. */
+export const CONTROL_LENGTH = 3;
+/** Index in the shared control array: the request's flags. */
+export const CONTROL_FLAGS = 4;
+/** Slots of the shared control array. */
+export const CONTROL_SLOTS = 5;
+/** Flag: start a new stream (the previous stream's decompressor is dropped first). */
+export const FLAG_RESET = 1;
+/** Flag: the stream ends after these bytes. */
+export const FLAG_FINAL = 2;
 
 /** What the thread is started with (`workerData`). */
 export interface ZstdWorkerData {
   /** Absolute path of fzstd's CommonJS entry. */
   readonly fzstdPath: string;
-  /** Two `Int32` counters over a `SharedArrayBuffer`: {@link CONTROL_REPLIES}, {@link CONTROL_PROGRESS}. */
+  /** {@link CONTROL_SLOTS} `Int32` slots over a `SharedArrayBuffer`. */
   readonly control: Int32Array;
-  /** The port replies are posted on (the reading thread holds the other end). */
+  /** The request bytes, over a `SharedArrayBuffer`. */
+  readonly input: Uint8Array;
+  /** The port answers are posted on (the reading thread holds the other end). */
   readonly replyPort: MessagePort;
-}
-
-/** One step of decoding, from the reading thread. */
-export interface ZstdRequest {
-  /** Start a new stream: the previous decompressor (another stream's) is dropped first. */
-  readonly reset: boolean;
-  /** The next compressed bytes (possibly empty). */
-  readonly chunk: Uint8Array<ArrayBuffer>;
-  /** True when the stream ends after `chunk`. */
-  readonly final: boolean;
 }
 
 /** One decoded block (empty blocks included, so messages count blocks). */
@@ -57,7 +66,7 @@ export interface ZstdBlockMessage {
   readonly block: Uint8Array;
 }
 
-/** The end of one {@link ZstdRequest}: after all its blocks. */
+/** The end of one request: after all its blocks. */
 export interface ZstdReply {
   readonly done: true;
   /** fzstd's error, when it threw: its numeric `code` (5: input ends inside a frame) and message. */
@@ -68,13 +77,13 @@ export interface ZstdReply {
  * The thread's program (CommonJS, run with `eval: true`). Kept as plain
  * JavaScript text because it runs outside this module system; it is short
  * on purpose and every path of it is exercised by `test/wire/zstd-decoder.test.ts`.
+ * It never returns to its event loop: it waits for requests in `Atomics.wait`.
  */
 export const ZSTD_WORKER_SOURCE = `
 'use strict';
-const { parentPort, workerData } = require('node:worker_threads');
+const { workerData } = require('node:worker_threads');
 const { Decompress } = require(workerData.fzstdPath);
-const control = workerData.control;
-const replyPort = workerData.replyPort;
+const { control, input, replyPort } = workerData;
 let decompress;
 const onData = (block, isFinal) => {
   if (isFinal) return;
@@ -82,11 +91,15 @@ const onData = (block, isFinal) => {
   replyPort.postMessage({ block: copy }, [copy.buffer]);
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
 };
-parentPort.on('message', (request) => {
+for (let seen = 0; ; seen += 1) {
+  Atomics.wait(control, ${CONTROL_REQUESTS}, seen);
+  const flags = Atomics.load(control, ${CONTROL_FLAGS});
+  // A copy: fzstd keeps unfinished input between pushes, and the shared buffer is reused.
+  const chunk = input.slice(0, Atomics.load(control, ${CONTROL_LENGTH}));
   let error;
   try {
-    if (request.reset || decompress === undefined) decompress = new Decompress(onData);
-    decompress.push(request.chunk, request.final);
+    if ((flags & ${FLAG_RESET}) !== 0 || decompress === undefined) decompress = new Decompress(onData);
+    decompress.push(chunk, (flags & ${FLAG_FINAL}) !== 0);
   } catch (thrown) {
     const code = thrown !== null && typeof thrown === 'object' && typeof thrown.code === 'number' ? thrown.code : undefined;
     error = { code, message: thrown instanceof Error ? thrown.message : String(thrown) };
@@ -94,5 +107,5 @@ parentPort.on('message', (request) => {
   replyPort.postMessage(error === undefined ? { done: true } : { done: true, error });
   Atomics.add(control, ${CONTROL_REPLIES}, 1);
   Atomics.notify(control, ${CONTROL_REPLIES});
-});
+}
 `;
