@@ -280,7 +280,10 @@ export type ByteLineItem =
  *
  * zstd is decoded in a worker thread (`wire/zstd-decoder`), started on the
  * first zstd bytes and held until `end()`, `stop()` or `corrupt-zstd`;
- * plain input never starts one.
+ * plain input never starts one. The thread decodes one step ahead of the
+ * caller, so the lines of a zstd block may come from the push after the one
+ * that completed the block (or from `end()`): which push, depends only on
+ * the bytes and their chunking.
  */
 export class ByteLineReader {
   readonly #splitter: LineSplitter;
@@ -334,7 +337,11 @@ export class ByteLineReader {
     this.#zstd?.close();
   }
 
-  /** Adds the next bytes. @returns the items they complete (possibly none); `[]` once stopped or ended. */
+  /**
+   * Adds the next bytes. @returns the items completed so far and not yet
+   * returned (possibly none; zstd lines may come one step late, see above);
+   * `[]` once stopped or ended.
+   */
   push(chunk: Uint8Array): ByteLineItem[] {
     const items: ByteLineItem[] = [];
     if (this.#isStopped || this.#isEnded || chunk.length === 0) return items;
@@ -424,7 +431,11 @@ export class ByteLineReader {
         return;
       }
     }
-    if (refusal !== undefined) this.#corrupt({ kind: 'refused', message: refusal.reason }, items);
+    if (refusal === undefined) return;
+    // The blocks before the refused structure come first.
+    const rest = zstd.flush();
+    this.#deliver(rest, items);
+    this.#corrupt(rest.failure ?? { kind: 'refused', message: refusal.reason }, items);
   }
 
   #deliver(result: ZstdPushResult, items: ByteLineItem[]): void {

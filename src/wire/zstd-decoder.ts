@@ -84,6 +84,8 @@ class DecodingThread {
   readonly #control: Int32Array;
   readonly #input: Uint8Array;
   #isDead = false;
+  #isBusy = false;
+  #repliesBefore = 0;
 
   constructor(fzstdPath: string) {
     const control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
@@ -111,14 +113,16 @@ class DecodingThread {
     return !this.#isDead;
   }
 
+  /** True while a request was sent and its reply not collected. */
+  get isBusy(): boolean {
+    return this.#isBusy;
+  }
+
   /**
-   * Hands `parts` (at most {@link INPUT_BYTES} in all, copied) to the thread
-   * and blocks until its reply.
-   * @returns the blocks decoded, and the reply, or no reply when no block
-   *   finished for `stallTimeoutMs` (the thread is then terminated; the
-   *   blocks it finished before are returned).
+   * Hands `parts` (at most {@link INPUT_BYTES} in all, copied) to the
+   * thread, which starts decoding them; returns at once. Only when not busy.
    */
-  request(parts: readonly Uint8Array[], flags: number, stallTimeoutMs: number): { readonly blocks: Uint8Array[]; readonly reply: ZstdReply | undefined } {
+  send(parts: readonly Uint8Array[], flags: number): void {
     const control = this.#control;
     let length = 0;
     for (const part of parts) {
@@ -127,9 +131,22 @@ class DecodingThread {
     }
     Atomics.store(control, CONTROL_LENGTH, length);
     Atomics.store(control, CONTROL_FLAGS, flags);
-    const replies = Atomics.load(control, CONTROL_REPLIES);
+    this.#repliesBefore = Atomics.load(control, CONTROL_REPLIES);
+    this.#isBusy = true;
     Atomics.add(control, CONTROL_REQUESTS, 1);
     Atomics.notify(control, CONTROL_REQUESTS);
+  }
+
+  /**
+   * Blocks until the reply to the request sent last.
+   * @returns the blocks decoded, and the reply, or no reply when no block
+   *   finished for `stallTimeoutMs` (the thread is then terminated; the
+   *   blocks it finished before are returned).
+   */
+  collect(stallTimeoutMs: number): { readonly blocks: Uint8Array[]; readonly reply: ZstdReply | undefined } {
+    const control = this.#control;
+    const replies = this.#repliesBefore;
+    this.#isBusy = false;
     let progress = Atomics.load(control, CONTROL_PROGRESS);
     let lastProgressAt = performance.now();
     for (;;) {
@@ -212,6 +229,12 @@ const abandoned = new FinalizationRegistry<{ thread: DecodingThread | undefined 
  * stall timeout per block. Push compressed bytes in order, then call
  * `end()`; call `close()` to stop early. Each call is synchronous.
  *
+ * Decoding runs one request behind, so the thread decodes while the caller
+ * works on what the previous push returned: a push hands its bytes over and
+ * returns the blocks of the request before it (and `flush()` or `end()`
+ * the rest). Which push returns which block depends only on the pushes,
+ * never on timing.
+ *
  * A decoder holds a worker thread from its first push until `end()`,
  * `close()`, a failure, or (for a dropped decoder) garbage collection.
  * Never throws on content.
@@ -237,14 +260,14 @@ export class ZstdDecoder {
   }
 
   /**
-   * Decodes the next compressed bytes (copied; the caller keeps `chunk`;
+   * Hands the next compressed bytes over (copied; the caller keeps `chunk`;
    * any size: more than 256 KiB goes over in several steps).
    * With `mayHold` (the caller knows these bytes finish no block, so they
    * can produce no output) the decoder may keep them, up to 160 KiB, and
-   * hand them over with the next push: no thread round trip. A failure in
-   * held bytes (a bad frame header) is reported by that later push.
+   * hand them over with a later push: no thread round trip.
    *
-   * @returns the blocks decoded, in order.
+   * @returns the blocks of the requests before this one, in order, and
+   *   their failure if any (then the decoder is closed and `chunk` ignored).
    */
   push(chunk: Uint8Array, options: { readonly mayHold?: boolean } = {}): ZstdPushResult {
     if (this.#isClosed) return { blocks: [] };
@@ -257,14 +280,26 @@ export class ZstdDecoder {
     return this.#request(chunk, false);
   }
 
-  /** Ends the stream: a `torn` failure when it ends inside a frame. Closes the decoder. */
-  end(): ZstdPushResult {
-    const result = this.#request(new Uint8Array(0), true);
-    this.close();
-    return result;
+  /**
+   * Waits for the request in progress. @returns its blocks (and failure);
+   * bytes held back stay held.
+   */
+  flush(): ZstdPushResult {
+    if (this.#isClosed) return { blocks: [] };
+    return this.#settle();
   }
 
-  /** Stops decoding and frees the thread (idempotent). */
+  /** Ends the stream: every block left, and a `torn` failure when it ends inside a frame. Closes the decoder. */
+  end(): ZstdPushResult {
+    if (this.#isClosed) return { blocks: [] };
+    const sent = this.#request(new Uint8Array(0), true);
+    if (sent.failure !== undefined) return sent;
+    const last = this.#settle();
+    this.close();
+    return { blocks: [...sent.blocks, ...last.blocks], ...(last.failure !== undefined ? { failure: last.failure } : {}) };
+  }
+
+  /** Stops decoding and frees the thread, after its request in progress (idempotent). */
   close(): void {
     if (this.#isClosed) return;
     this.#isClosed = true;
@@ -273,33 +308,39 @@ export class ZstdDecoder {
     const thread = this.#lease.thread;
     this.#lease.thread = undefined;
     abandoned.unregister(this);
-    if (thread !== undefined) returnThread(thread);
+    if (thread === undefined) return;
+    // The answer nobody wants: waited for (within the stall bound) so the thread is idle when lent again.
+    if (thread.isBusy) thread.collect(this.#stallTimeoutMs);
+    returnThread(thread);
   }
 
-  /** Hands the held bytes and `chunk` over, in steps of at most {@link INPUT_BYTES}. */
+  /**
+   * Collects the request in progress, then sends the held bytes and `chunk`
+   * (in steps of at most {@link INPUT_BYTES}, all but the last collected at
+   * once). @returns the blocks collected.
+   */
   #request(chunk: Uint8Array, final: boolean): ZstdPushResult {
-    if (this.#isClosed) return { blocks: [] };
+    const blocks: Uint8Array[] = [];
     let parts: Uint8Array[] = this.#held;
     let length = this.#heldBytes;
     this.#held = [];
     this.#heldBytes = 0;
-    const blocks: Uint8Array[] = [];
     for (let offset = 0; ; ) {
-      const room = INPUT_BYTES - length;
-      const piece = chunk.subarray(offset, offset + room);
+      const settled = this.#settle();
+      blocks.push(...settled.blocks);
+      if (settled.failure !== undefined) return { blocks, failure: settled.failure };
+      const piece = chunk.subarray(offset, offset + (INPUT_BYTES - length));
       offset += piece.length;
       const isLast = offset >= chunk.length;
-      const result = this.#step([...parts, piece], final && isLast);
-      blocks.push(...result.blocks);
-      if (result.failure !== undefined) return { blocks, failure: result.failure };
+      this.#send([...parts, piece], final && isLast);
       if (isLast) return { blocks };
       parts = [];
       length = 0;
     }
   }
 
-  /** One request to the thread (borrowed on the first). */
-  #step(parts: readonly Uint8Array[], final: boolean): ZstdPushResult {
+  /** Sends one request to the thread (borrowed on the first). */
+  #send(parts: readonly Uint8Array[], final: boolean): void {
     let thread = this.#lease.thread;
     if (thread === undefined) {
       thread = borrowThread();
@@ -308,7 +349,14 @@ export class ZstdDecoder {
     }
     const flags = (this.#isStarted ? 0 : FLAG_RESET) | (final ? FLAG_FINAL : 0);
     this.#isStarted = true;
-    const { blocks, reply } = thread.request(parts, flags, this.#stallTimeoutMs);
+    thread.send(parts, flags);
+  }
+
+  /** Collects the request in progress, if any; a failure closes the decoder. */
+  #settle(): ZstdPushResult {
+    const thread = this.#lease.thread;
+    if (thread === undefined || !thread.isBusy) return { blocks: [] };
+    const { blocks, reply } = thread.collect(this.#stallTimeoutMs);
     if (reply === undefined) {
       this.#lease.thread = undefined;
       this.close();
