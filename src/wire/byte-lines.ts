@@ -462,7 +462,8 @@ export class ByteLineReader {
     const at = this.#scanner?.failureOffset ?? 0;
     const reason =
       failure.kind === 'stalled'
-        ? `${failure.message} on the block at compressed byte ${at}: the data is corrupt or built to decode slowly (\`zstd -t <file>\` tells whether a file is intact)`
+        ? `the zstd decoder made no progress for ${this.#zstdStallTimeoutMs / 1000} s on the block at compressed byte ${at} and was stopped: ` +
+          'the data is corrupt or made to decode slowly; check the file with `zstd -t`'
         : `${failure.message}, at compressed byte ${at}`;
     items.push({ kind: 'corrupt-zstd', reason });
   }

@@ -155,8 +155,8 @@ describe('ByteLineReader on a frame fzstd loops on', () => {
       {
         kind: 'corrupt-zstd',
         reason:
-          `the zstd decoder made no progress for 0.4 s and was stopped on the block at compressed byte ${good.length + LOOPING_BLOCK_OFFSET}: ` +
-          'the data is corrupt or built to decode slowly (`zstd -t <file>` tells whether a file is intact)',
+          `the zstd decoder made no progress for 0.4 s on the block at compressed byte ${good.length + LOOPING_BLOCK_OFFSET} and was stopped: ` +
+          'the data is corrupt or made to decode slowly; check the file with `zstd -t`',
       },
     ];
     for (const size of [bytes.length, 64]) {
