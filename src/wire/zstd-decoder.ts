@@ -24,6 +24,7 @@ import {
   CONTROL_FLAGS,
   CONTROL_LENGTH,
   CONTROL_PROGRESS,
+  CONTROL_READY,
   CONTROL_REPLIES,
   CONTROL_REQUESTS,
   CONTROL_SLOTS,
@@ -47,6 +48,12 @@ export const MAX_IDLE_THREADS = 2;
 const ZSTD_UNEXPECTED_EOF = 5;
 /** Longest single wait before the watchdog looks at the progress counter again. */
 const POLL_MS = 250;
+/**
+ * Longest wait for a new thread to load the decoder. Not part of the stall
+ * timeout: on a loaded machine a thread can take long to start without the
+ * decoder being stuck; a thread that never starts fails the stream as stalled.
+ */
+const START_TIMEOUT_MS = 60_000;
 /** Most compressed bytes held back by `mayHold` pushes (one largest block and its headers fit). */
 const MAX_HELD_BYTES = 160 * 1024;
 /** Size of a thread's shared request buffer; larger pushes go over in several requests. */
@@ -150,14 +157,17 @@ class DecodingThread {
     let progress = Atomics.load(control, CONTROL_PROGRESS);
     let lastProgressAt = performance.now();
     for (;;) {
-      const waitMs = Math.max(1, Math.min(POLL_MS, stallTimeoutMs - (performance.now() - lastProgressAt)));
+      const isReady = Atomics.load(control, CONTROL_READY) === 1;
+      const limit = isReady ? stallTimeoutMs : START_TIMEOUT_MS;
+      const waitMs = Math.max(1, Math.min(POLL_MS, limit - (performance.now() - lastProgressAt)));
       Atomics.wait(control, CONTROL_REPLIES, replies, waitMs);
       if (Atomics.load(control, CONTROL_REPLIES) !== replies) break;
       const now = Atomics.load(control, CONTROL_PROGRESS);
-      if (now !== progress) {
+      if (now !== progress || (!isReady && Atomics.load(control, CONTROL_READY) === 1)) {
+        // A block finished, the request was taken up, or the thread just started.
         progress = now;
         lastProgressAt = performance.now();
-      } else if (performance.now() - lastProgressAt >= stallTimeoutMs) {
+      } else if (performance.now() - lastProgressAt >= limit) {
         const { blocks } = this.#receive();
         this.terminate();
         return { blocks, reply: undefined };

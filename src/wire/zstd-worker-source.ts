@@ -18,7 +18,10 @@
  *   ({@link FLAG_RESET}, {@link FLAG_FINAL}), then adds 1 to
  *   `control[REQUESTS]` and notifies it; the thread waits on that counter
  *   (`Atomics.wait`: an idle thread uses no CPU, and termination wakes it);
- * - the thread decodes; every block it completes is posted at once on the
+ * - the thread sets `control[READY]` once it has loaded fzstd (starting a
+ *   thread on a loaded machine is not the decoder being stuck);
+ * - the thread counts the request in `control[PROGRESS]` when it takes it
+ *   up, then decodes; every block it completes is posted at once on the
  *   reply port as a {@link ZstdBlockMessage} (a copy, transferred: fzstd
  *   still reads the block after handing it out), and counted in
  *   `control[PROGRESS]` (no notification: the reading thread polls it);
@@ -42,8 +45,10 @@ export const CONTROL_REQUESTS = 2;
 export const CONTROL_LENGTH = 3;
 /** Index in the shared control array: the request's flags. */
 export const CONTROL_FLAGS = 4;
+/** Index in the shared control array: 1 once the thread has loaded fzstd and waits for requests. */
+export const CONTROL_READY = 5;
 /** Slots of the shared control array. */
-export const CONTROL_SLOTS = 5;
+export const CONTROL_SLOTS = 6;
 /** Flag: start a new stream (the previous stream's decompressor is dropped first). */
 export const FLAG_RESET = 1;
 /** Flag: the stream ends after these bytes. */
@@ -91,8 +96,10 @@ const onData = (block, isFinal) => {
   replyPort.postMessage({ block: copy }, [copy.buffer]);
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
 };
+Atomics.store(control, ${CONTROL_READY}, 1);
 for (let seen = 0; ; seen += 1) {
   Atomics.wait(control, ${CONTROL_REQUESTS}, seen);
+  Atomics.add(control, ${CONTROL_PROGRESS}, 1);
   const flags = Atomics.load(control, ${CONTROL_FLAGS});
   // A copy: fzstd keeps unfinished input between pushes, and the shared buffer is reused.
   const chunk = input.slice(0, Atomics.load(control, ${CONTROL_LENGTH}));

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { compressZstdFrame, skippableZstdFrame } from '../../src/fixtures/durable-log-writer.js';
 import { ByteLineReader, type ByteLineItem } from '../../src/wire/byte-lines.js';
 import { DEFAULT_ZSTD_STALL_TIMEOUT_MS, ZstdDecoder, zstdThreadStats, type ZstdPushResult } from '../../src/wire/zstd-decoder.js';
-import { LOOPING_BLOCK_OFFSET, loopingZstd } from '../helpers/looping-zstd.js';
+import { DurableLogDecoder } from '../../src/wire/durable-log.js';
+import { FUZZ_LOOPING_INPUTS, LOOPING_BLOCK_OFFSET, loopingZstd } from '../helpers/looping-zstd.js';
 
 /** Short enough for a test, long enough for a loaded 2-core machine to decode a small valid block. */
 const STALL_MS = 400;
@@ -165,6 +166,17 @@ describe('ByteLineReader on a frame fzstd loops on', () => {
       for (let offset = 0; offset < bytes.length && !reader.isStopped; offset += size) items.push(...reader.push(bytes.subarray(offset, offset + size)));
       items.push(...reader.end());
       expect(items.map((item) => (item.kind === 'line' ? { kind: 'line', text: Buffer.from(item.bytes).toString('utf8') } : item))).toEqual(expected);
+    }
+  });
+
+  it('ends each input that used to hang the fuzz suite with a stall problem', () => {
+    expect(FUZZ_LOOPING_INPUTS).toHaveLength(6);
+    for (const input of FUZZ_LOOPING_INPUTS) {
+      const decoder = new DurableLogDecoder({ zstdStallTimeoutMs: STALL_MS });
+      const records = [...decoder.push(Buffer.from(input, 'base64')), ...decoder.end()];
+      const last = records[records.length - 1];
+      expect(last).toMatchObject({ kind: 'problem', code: 'corrupt-zstd' });
+      expect(last?.kind === 'problem' ? last.message : '').toMatch(/made no progress for 0\.4 s on the block at compressed byte \d+ and was stopped/);
     }
   });
 
