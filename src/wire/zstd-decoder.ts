@@ -54,6 +54,12 @@ const POLL_MS = 250;
  * decoder being stuck; a thread that never starts fails the stream as stalled.
  */
 const START_TIMEOUT_MS = 60_000;
+/**
+ * Longest wait, when a stream is closed early, for the answer nobody will
+ * read (so the thread can serve the next stream); a thread still busy then
+ * is terminated instead.
+ */
+const CLOSE_WAIT_MS = 1_000;
 /** Most compressed bytes held back by `mayHold` pushes (one largest block and its headers fit). */
 const MAX_HELD_BYTES = 160 * 1024;
 /** Size of a thread's shared request buffer; larger pushes go over in several requests. */
@@ -319,8 +325,8 @@ export class ZstdDecoder {
     this.#lease.thread = undefined;
     abandoned.unregister(this);
     if (thread === undefined) return;
-    // The answer nobody wants: waited for (within the stall bound) so the thread is idle when lent again.
-    if (thread.isBusy) thread.collect(this.#stallTimeoutMs);
+    // The answer nobody wants: waited for briefly so the thread is idle when lent again (else terminated).
+    if (thread.isBusy) thread.collect(Math.min(this.#stallTimeoutMs, CLOSE_WAIT_MS));
     returnThread(thread);
   }
 

@@ -130,6 +130,19 @@ describe('ZstdDecoder', () => {
     expect(decodeAll(new ZstdDecoder(), frame, 512)).toEqual({ output: TEXT, failure: undefined });
   });
 
+  it('closes within about a second while its thread loops, whatever the stall timeout', async () => {
+    const decoder = new ZstdDecoder({ stallTimeoutMs: 60_000 });
+    expect(decoder.push(loopingZstd())).toEqual({ blocks: [] });
+    const started = performance.now();
+    decoder.close();
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1_000);
+    expect(elapsed).toBeLessThan(10_000);
+    expect(decoder.isClosed).toBe(true);
+    // The looping thread was terminated, not lent again: the next stream decodes.
+    expect(decodeAll(new ZstdDecoder(), await compressZstdFrame(TEXT), 4096)).toEqual({ output: TEXT, failure: undefined });
+  });
+
   it('reuses one thread for streams read one after another', async () => {
     const frame = await compressZstdFrame(TEXT);
     expect(decodeAll(new ZstdDecoder(), frame, 4096).output).toBe(TEXT);
