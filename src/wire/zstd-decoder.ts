@@ -6,10 +6,12 @@
  * fails as `stalled`. Corrupt input can otherwise make fzstd 0.1.1 loop
  * forever (or for minutes) inside one synchronous call.
  *
- * The interface stays synchronous, like the decompressor it wraps: the
- * reading thread blocks in `Atomics.wait` while the worker decodes, and
- * takes the answer with `receiveMessageOnPort`, so callers keep their
- * push-and-get-items shape (decision 0045).
+ * The interface stays synchronous, like the decompressor it wraps: when
+ * the reading thread needs an answer it blocks in `Atomics.wait` and takes
+ * the answer with `receiveMessageOnPort`, so callers keep their
+ * push-and-get-items shape (decision 0045). It needs the answer to a
+ * request only at the next one, so the worker decodes while the caller
+ * works on the previous output.
  *
  * Threads are started only when a zstd stream is read (never by the proxy or
  * for plain files), lent to one stream at a time, and kept (at most
@@ -227,10 +229,10 @@ function borrowThread(): DecodingThread {
   return new DecodingThread(fzstdPath);
 }
 
-/** Takes back a thread whose stream is over. */
+/** Takes back a thread whose stream is over (one still decoding for a dropped stream is terminated). */
 function returnThread(thread: DecodingThread): void {
   if (!thread.isAlive) return;
-  if (idleThreads.length < MAX_IDLE_THREADS) idleThreads.push(thread);
+  if (!thread.isBusy && idleThreads.length < MAX_IDLE_THREADS) idleThreads.push(thread);
   else thread.terminate();
 }
 
