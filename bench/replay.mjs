@@ -17,6 +17,10 @@
  *   into lines, each line `JSON.parse`d once; in this process.
  * - when the built CLI has it, `subagent-otel replay --out <dir>` on the
  *   file, as a process with telemetry on (startup included), for reference.
+ * Each of replay and floor is also measured in CPU time (`process.cpuUsage`,
+ * every thread of this process: the zstd decoding thread's work counts),
+ * as MB of log text per CPU second: on a shared machine this ratio is the
+ * steadier one.
  *
  * @module subagent-otel/bench/replay
  */
@@ -78,11 +82,13 @@ progress('replay', `${(fileBytes / 1e6).toFixed(1)} MB compressed, ${megabytes.t
 async function timeReplay() {
   let runs = 0;
   const listener = { onRunStart() {}, onRunEnd() { runs += 1; }, onMalformed() {} };
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const tracker = new LogTracker(listener);
   const result = await tracker.readFile(logFile);
   tracker.emit();
   const seconds = (performance.now() - start) / 1000;
+  recordCpu('replay', cpuStart);
   if (result.records !== eventCount || result.problems !== 0 || runs !== TURNS) {
     throw new Error(`replay read ${result.records} records with ${result.problems} problems and ${runs} runs; expected ${eventCount}, 0, ${TURNS}`);
   }
@@ -91,6 +97,7 @@ async function timeReplay() {
 
 /** The floor: stream-decompress, split, JSON.parse each line once. @returns MB/s of log text. */
 async function timeFloor() {
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   let lines = 0;
   let carry;
@@ -116,6 +123,7 @@ async function timeFloor() {
   for await (const chunk of createReadStream(logFile, { highWaterMark: 64 * 1024 })) decompress.push(chunk);
   decompress.push(new Uint8Array(0), true);
   const seconds = (performance.now() - start) / 1000;
+  recordCpu('floor', cpuStart);
   if (carry !== undefined || lines === 0) throw new Error('floor: the log text did not end in a complete line');
   return megabytes / seconds;
 }
@@ -134,9 +142,18 @@ function timeCli() {
 const hasCli = existsSync(new URL('../dist/cli/commands/replay.js', import.meta.url));
 
 const samples = { replay: [], floor: [], cli: [] };
+/** MB of log text per CPU second, per measured round (warm-up excluded). */
+const cpuSamples = { replay: [], floor: [] };
+let isWarm = false;
+/** Records MB per CPU second since `cpuStart` for `which` (after the warm-up). */
+function recordCpu(which, cpuStart) {
+  const used = process.cpuUsage(cpuStart);
+  if (isWarm) cpuSamples[which].push(megabytes / ((used.user + used.system) / 1e6));
+}
 progress('replay', 'warm-up');
 await timeReplay();
 await timeFloor();
+isWarm = true;
 for (let round = 0; round < rounds; round += 1) {
   const order = round % 2 === 0 ? ['floor', 'replay'] : ['replay', 'floor'];
   const line = [];
@@ -165,6 +182,16 @@ emitResult({
       floors: samples.floor,
       target: { kind: 'min-ratio', limit: 0.6, text: 'replay >= 60% of the decompress-and-parse floor' },
       notes: 'MB of decompressed log text',
+    }),
+    figure({
+      id: 'replay.log-tracker.cpu',
+      title: 'replay of a zstd durable log, per CPU second (all threads of the process)',
+      unit: 'MB/CPU-s',
+      values: cpuSamples.replay,
+      floorName: 'zstd decompress + split + JSON.parse each line once (in process), per CPU second',
+      floors: cpuSamples.floor,
+      target: { kind: 'min-ratio', limit: 0.6, text: 'replay >= 60% of the decompress-and-parse floor, in CPU time' },
+      notes: 'MB of decompressed log text per CPU second (process.cpuUsage: user + system, every thread)',
     }),
     ...(hasCli
       ? [

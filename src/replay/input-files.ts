@@ -178,10 +178,10 @@ export type SniffResult =
  *   UTF-8), `corrupt-zstd` (zstd magic, undecodable data), `unrecognized`
  *   (text of another kind). Never rejects; closes the file before resolving.
  */
-export async function sniffFile(path: string): Promise<SniffResult> {
+export async function sniffFile(path: string, options: SniffOptions = {}): Promise<SniffResult> {
   let head: { bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string };
   try {
-    head = await readFirstLine(path);
+    head = await readFirstLine(path, options);
   } catch (error) {
     return { ok: false, code: 'unreadable', message: `cannot read the file: ${errorText(error)}` };
   }
@@ -216,10 +216,26 @@ export type InputLine =
       readonly message: string;
     };
 
+/** Options of {@link sniffFile}. */
+export interface SniffOptions {
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the file is judged `corrupt-zstd` (corrupt frames can make the
+   * decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
+   */
+  readonly zstdStallTimeoutMs?: number;
+}
+
 /** Options of {@link readLines}. */
 export interface ReadLinesOptions {
   /** Longest line delivered, in bytes; longer ones become `oversized-line`. Default 16 MiB. */
   readonly maxLineBytes?: number;
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the file is given up as `corrupt-zstd` (corrupt frames can make
+   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
+   */
+  readonly zstdStallTimeoutMs?: number;
 }
 
 /**
@@ -235,7 +251,7 @@ export interface ReadLinesOptions {
  */
 export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const reader = new ByteLineReader({ maxLineBytes });
+  const reader = new ByteLineReader({ maxLineBytes, ...(options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {}) });
   let lineCount = 0;
   /** The items as input lines and problems; `stop` once reading must end. */
   const toLines = (items: readonly ByteLineItem[]): { lines: InputLine[]; stop: boolean } => {
@@ -296,8 +312,8 @@ export async function* readLines(source: AsyncIterable<Uint8Array>, options: Rea
 }
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
-async function readFirstLine(path: string): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
-  const reader = new ByteLineReader();
+async function readFirstLine(path: string, options: SniffOptions): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
+  const reader = new ByteLineReader(options);
   let first: Uint8Array | undefined;
   let isComplete = true;
   let corrupt: string | undefined;
@@ -331,6 +347,7 @@ async function readFirstLine(path: string): Promise<{ bytes: Uint8Array; compres
     }
   }
   if (!isDone) look(reader.end());
+  else reader.stop(); // frees the zstd decoding thread for the next file
   const compression = reader.compression ?? 'plain';
   const bytes = first ?? new Uint8Array(0);
   return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };

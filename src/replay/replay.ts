@@ -95,6 +95,12 @@ export interface ReplayOptions {
    * size never outruns a bounded export queue. Must not reject.
    */
   readonly backpressure?: () => Promise<void>;
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the file is given up as `corrupt-zstd` (corrupt frames can make
+   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
+   */
+  readonly zstdStallTimeoutMs?: number;
 }
 
 /** Spans (a run's `invoke_agent`, `chat` and `execute_tool`) reported between two backpressure waits at most, plus one run's. */
@@ -179,7 +185,8 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
 
   // Line 1 of every file first: which sessions link to which, before any run is reported.
   const sniffs: SniffResult[] = [];
-  for (const { path } of expanded.files) sniffs.push(await sniffFile(path));
+  const zstdOptions = options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {};
+  for (const { path } of expanded.files) sniffs.push(await sniffFile(path, zstdOptions));
   const sessions = new Set<string>();
   const linked = new Set<string>();
   for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
@@ -192,6 +199,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
   const logs = new LogTracker(stats, {
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    ...zstdOptions,
     stream: (sessionId, parentSessionId) => !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
   });
 
@@ -202,7 +210,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       problemCount += 1;
       report(problem);
     };
-    const sniffed = sniffs[index] ?? (await sniffFile(path));
+    const sniffed = sniffs[index] ?? (await sniffFile(path, zstdOptions));
     if (!sniffed.ok) {
       fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
       skipped.files += 1;
@@ -341,7 +349,8 @@ async function replayStream(
   const requestDirections = new Map<string, Direction>();
   let isSkipped = false;
 
-  for await (const item of readLines(fileChunks(path, onBytes))) {
+  const zstdOptions = options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {};
+  for await (const item of readLines(fileChunks(path, onBytes), zstdOptions)) {
     const pausing = pause();
     if (pausing !== undefined) await pausing;
     line = item.line;

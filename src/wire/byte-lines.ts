@@ -14,8 +14,8 @@
  * @module subagent-otel/wire/byte-lines
  */
 import { Buffer } from 'node:buffer';
-import { Decompress } from 'fzstd';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type SplitLine } from './ndjson.js';
+import { DEFAULT_ZSTD_STALL_TIMEOUT_MS, ZstdDecoder, type ZstdPushResult } from './zstd-decoder.js';
 
 /** How a file's bytes are stored. */
 export type LogCompression = 'zstd' | 'plain';
@@ -23,8 +23,6 @@ export type LogCompression = 'zstd' | 'plain';
 const ZSTD_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MAGIC_MIN = 0x184d2a50;
 const SKIPPABLE_MAGIC_MAX = 0x184d2a5f;
-/** fzstd's error code for input that ends inside a frame. */
-const ZSTD_UNEXPECTED_EOF = 5;
 /**
  * Compressed input is handed to the decoder in slices of this size, so what
  * one call decompresses (and the lines held at once) stays proportional to
@@ -63,10 +61,22 @@ type ScanState = 'magic' | 'skippable-size' | 'frame-header' | 'block-header' | 
  * afford, before the decompressor sees it: a declared window over the limit,
  * a block larger than `min(window, 128 KiB)`, the reserved block type. Leaves
  * every other defect (a bad magic, corrupt block content) to the decompressor.
+ *
+ * Also keeps the compressed offsets of the blocks the decompressor has not
+ * finished yet (and of data after the frames that is not a frame), so a
+ * failure can be placed at the block it happened in, whatever the chunking.
  */
 class ZstdFrameScanner {
   readonly #maxWindow: number;
   #state: ScanState = 'magic';
+  /** Compressed offset of the next byte scanned. */
+  #position = 0;
+  /** Offsets of block headers (and of non-frame data) not yet known to be decoded, in order. */
+  #undecoded: number[] = [];
+  /** Compressed offset just past the last block seen, while its data has not all been scanned. */
+  #openBlockEnd: number | undefined;
+  /** Blocks whose data was all scanned during the current `scan` call. */
+  #completed = 0;
   /** Bytes of the structure being read (magic, header, block header). */
   #held: number[] = [];
   /** Bytes still to skip (block body, skippable payload, checksum). */
@@ -79,11 +89,20 @@ class ZstdFrameScanner {
   }
 
   /**
-   * @returns `undefined` when `chunk` holds nothing refused, else the offset
-   *   in `chunk` where the refused structure starts (0 when it started in an
-   *   earlier chunk) and why. After a refusal the scanner ignores all input.
+   * @returns `refusal` when `chunk` holds something refused: the offset in
+   *   `chunk` where the refused structure starts (0 when it started in an
+   *   earlier chunk) and why; after a refusal the scanner ignores all input.
+   *   `completedBlocks`: how many blocks' data ends within `chunk` (the
+   *   decompressor can finish no block without such bytes).
    */
-  scan(chunk: Uint8Array): { readonly at: number; readonly reason: string } | undefined {
+  scan(chunk: Uint8Array): { readonly refusal?: { readonly at: number; readonly reason: string }; readonly completedBlocks: number } {
+    const base = this.#position;
+    this.#position += chunk.length;
+    this.#completed = 0;
+    if (this.#openBlockEnd !== undefined && this.#openBlockEnd <= this.#position) {
+      this.#completed += 1;
+      this.#openBlockEnd = undefined;
+    }
     let i = 0;
     while (i < chunk.length && this.#state !== 'stopped') {
       if (this.#skip > 0) {
@@ -95,17 +114,35 @@ class ZstdFrameScanner {
       const start = i - this.#held.length;
       this.#held.push(chunk[i] ?? 0);
       i += 1;
-      const reason = this.#advance();
+      const reason = this.#advance(base + start);
       if (reason !== undefined) {
         this.#state = 'stopped';
-        return { at: Math.max(0, start), reason };
+        return { refusal: { at: Math.max(0, start), reason: `${reason}, at compressed byte ${base + start}` }, completedBlocks: this.#completed };
       }
     }
-    return undefined;
+    return { completedBlocks: this.#completed };
   }
 
-  /** Consumes `#held` when it completes a structure; returns a refusal reason, if any. */
-  #advance(): string | undefined {
+  /** True once the scanner no longer follows the structure (a refusal, or data that is not a frame). */
+  get isStopped(): boolean {
+    return this.#state === 'stopped';
+  }
+
+  /** Notes that the decompressor finished `count` more blocks. */
+  decoded(count: number): void {
+    if (count > 0) this.#undecoded.splice(0, count);
+  }
+
+  /** Compressed offset of the first block not decoded yet (else of the next byte), where a decoding failure is. */
+  get failureOffset(): number {
+    return this.#undecoded[0] ?? this.#position;
+  }
+
+  /**
+   * Consumes `#held` when it completes a structure; returns a refusal reason,
+   * if any. `start` is the compressed offset of `#held[0]`.
+   */
+  #advance(start: number): string | undefined {
     const held = this.#held;
     switch (this.#state) {
       case 'magic': {
@@ -114,7 +151,10 @@ class ZstdFrameScanner {
         this.#held = [];
         if (magic === ZSTD_MAGIC) this.#state = 'frame-header';
         else if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) this.#state = 'skippable-size';
-        else this.#state = 'stopped'; // not a frame: the decompressor reports it
+        else {
+          this.#state = 'stopped'; // not a frame: the decompressor reports it
+          this.#undecoded.push(start);
+        }
         return undefined;
       }
       case 'skippable-size': {
@@ -163,6 +203,10 @@ class ZstdFrameScanner {
         // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
         const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
         if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
+        this.#undecoded.push(start);
+        const end = start + 3 + (type === 1 ? 1 : size);
+        if (end <= this.#position) this.#completed += 1;
+        else this.#openBlockEnd = end;
         this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
         if (isLast) this.#state = 'magic';
         return undefined;
@@ -193,13 +237,23 @@ export interface ByteLineReaderOptions {
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the input is given up as `corrupt-zstd` (corrupt frames can make
+   * the decoder loop forever). Default 10 s
+   * ({@link DEFAULT_ZSTD_STALL_TIMEOUT_MS}); see `wire/zstd-decoder`.
+   */
+  readonly zstdStallTimeoutMs?: number;
 }
 
 /**
  * What the reader delivers, in input order.
  * - `line`: a `\n`-terminated line (a trailing `\r` removed).
  * - `oversized`: a `\n`-terminated line over `maxLineBytes`; its content was dropped.
- * - `corrupt-zstd`: undecodable or refused zstd data; the reader stopped.
+ * - `corrupt-zstd`: undecodable or refused zstd data, or data the decoder
+ *   made no progress on within the stall timeout; the reader stopped.
+ *   `reason` ends with `at compressed byte N`: the block (or structure) it
+ *   concerns, the same for any chunking.
  * Only from {@link ByteLineReader.end}:
  * - `tail`: bytes after the last `\n` (the caller decides whether they are a
  *   complete record); `isTornFrame` when the input also ended inside a zstd frame.
@@ -220,18 +274,26 @@ export type ByteLineItem =
  * the same. Memory is bounded by `maxLineBytes` (one unfinished line), one
  * zstd window of at most `maxZstdWindowBytes`, and what one 4 KiB input
  * slice decompresses to; never by the input's size. Never throws on
- * content; pushed chunks may be held until more input arrives, so a caller
- * must not modify a chunk after pushing it.
+ * content, and never blocks longer than the stall timeout on zstd data that
+ * does not decode. Pushed chunks may be held until more input arrives, so a
+ * caller must not modify a chunk after pushing it.
+ *
+ * zstd is decoded in a worker thread (`wire/zstd-decoder`), started on the
+ * first zstd bytes and held until `end()`, `stop()` or `corrupt-zstd`;
+ * plain input never starts one. The thread decodes one step ahead of the
+ * caller, so the lines of a zstd block may come from the push after the one
+ * that completed the block (or from `end()`): which push, depends only on
+ * the bytes and their chunking.
  */
 export class ByteLineReader {
   readonly #splitter: LineSplitter;
   readonly #maxZstdWindowBytes: number;
+  readonly #zstdStallTimeoutMs: number;
   #compression: LogCompression | undefined;
   #head: Uint8Array[] = [];
   #headLength = 0;
-  #zstd: Decompress | undefined;
+  #zstd: ZstdDecoder | undefined;
   #scanner: ZstdFrameScanner | undefined;
-  #output: Uint8Array[] = [];
   #hadBytes = false;
   #lines = 0;
   #isStopped = false;
@@ -241,6 +303,7 @@ export class ByteLineReader {
   constructor(options: ByteLineReaderOptions = {}) {
     this.#splitter = new LineSplitter({ maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
     this.#maxZstdWindowBytes = options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES;
+    this.#zstdStallTimeoutMs = options.zstdStallTimeoutMs ?? DEFAULT_ZSTD_STALL_TIMEOUT_MS;
     const compression = options.compression ?? 'auto';
     if (compression !== 'auto') this.#start(compression);
   }
@@ -265,13 +328,20 @@ export class ByteLineReader {
     return this.#splitter.pending();
   }
 
-  /** Stops reading: later pushes and `end()` deliver nothing (the caller decided the input is not worth reading). */
+  /**
+   * Stops reading: later pushes and `end()` deliver nothing (the caller
+   * decided the input is not worth reading). Frees the zstd decoding thread.
+   */
   stop(): void {
     this.#isStopped = true;
-    this.#output = [];
+    this.#zstd?.close();
   }
 
-  /** Adds the next bytes. @returns the items they complete (possibly none); `[]` once stopped or ended. */
+  /**
+   * Adds the next bytes. @returns the items completed so far and not yet
+   * returned (possibly none; zstd lines may come one step late, see above);
+   * `[]` once stopped or ended.
+   */
   push(chunk: Uint8Array): ByteLineItem[] {
     const items: ByteLineItem[] = [];
     if (this.#isStopped || this.#isEnded || chunk.length === 0) return items;
@@ -302,17 +372,13 @@ export class ByteLineReader {
     if (this.#isStopped) return items;
     let isTornFrame = false;
     if (this.#zstd !== undefined) {
-      try {
-        this.#zstd.push(new Uint8Array(0), true);
-      } catch (error) {
-        this.#drain(items);
-        if (zstdErrorCode(error) !== ZSTD_UNEXPECTED_EOF) {
-          this.#corrupt(error, items);
-          return items;
-        }
-        isTornFrame = true;
+      const result = this.#zstd.end();
+      this.#deliver(result, items);
+      if (result.failure !== undefined && result.failure.kind !== 'torn') {
+        this.#corrupt(result.failure, items);
+        return items;
       }
-      this.#drain(items);
+      isTornFrame = result.failure !== undefined;
     }
     const tail = this.#splitter.end();
     if (tail !== undefined) items.push({ kind: 'tail', line: tail, isTornFrame });
@@ -325,9 +391,7 @@ export class ByteLineReader {
     this.#compression = compression;
     if (compression === 'zstd') {
       this.#scanner = new ZstdFrameScanner(this.#maxZstdWindowBytes);
-      this.#zstd = new Decompress((data) => {
-        if (data.length > 0) this.#output.push(data);
-      });
+      this.#zstd = new ZstdDecoder({ stallTimeoutMs: this.#zstdStallTimeoutMs });
     }
   }
 
@@ -353,24 +417,30 @@ export class ByteLineReader {
     const zstd = this.#zstd;
     if (zstd === undefined) return;
     // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
-    const refusal = this.#scanner?.scan(slice);
+    const scanner = this.#scanner;
+    if (scanner === undefined) return;
+    const { refusal, completedBlocks } = scanner.scan(slice);
     const accepted = refusal === undefined ? slice : slice.subarray(0, refusal.at);
-    try {
-      if (accepted.length > 0) zstd.push(accepted);
-    } catch (error) {
-      // fzstd throws for undecodable data; blocks it decoded before that still count.
-      this.#drain(items);
-      this.#corrupt(error, items);
-      return;
+    if (accepted.length > 0) {
+      // Bytes that complete no block cannot produce output: the decoder may hold them (no thread round trip).
+      const result = zstd.push(accepted, { mayHold: completedBlocks === 0 && !scanner.isStopped });
+      // Blocks decoded before a failure still count.
+      this.#deliver(result, items);
+      if (result.failure !== undefined) {
+        this.#corrupt(result.failure, items);
+        return;
+      }
     }
-    this.#drain(items);
-    if (refusal !== undefined) this.#corrupt(new Error(refusal.reason), items);
+    if (refusal === undefined) return;
+    // The blocks before the refused structure come first.
+    const rest = zstd.flush();
+    this.#deliver(rest, items);
+    this.#corrupt(rest.failure ?? { kind: 'refused', message: refusal.reason }, items);
   }
 
-  #drain(items: ByteLineItem[]): void {
-    const output = this.#output;
-    this.#output = [];
-    for (const block of output) this.#split(block, items);
+  #deliver(result: ZstdPushResult, items: ByteLineItem[]): void {
+    this.#scanner?.decoded(result.blocks.length);
+    for (const block of result.blocks) if (block.length > 0) this.#split(block, items);
   }
 
   #split(bytes: Uint8Array, items: ByteLineItem[]): void {
@@ -380,14 +450,21 @@ export class ByteLineReader {
     }
   }
 
-  #corrupt(error: unknown, items: ByteLineItem[]): void {
+  /** Stops on undecodable data; the reason names where it is (already part of a scanner refusal). */
+  #corrupt(failure: { readonly kind: string; readonly message: string }, items: ByteLineItem[]): void {
     if (this.#isStopped) return;
     this.#isStopped = true;
-    this.#output = [];
-    items.push({ kind: 'corrupt-zstd', reason: error instanceof Error ? error.message : String(error) });
+    this.#zstd?.close();
+    if (failure.kind === 'refused') {
+      items.push({ kind: 'corrupt-zstd', reason: failure.message });
+      return;
+    }
+    const at = this.#scanner?.failureOffset ?? 0;
+    const reason =
+      failure.kind === 'stalled'
+        ? `the zstd decoder made no progress for ${this.#zstdStallTimeoutMs / 1000} s on the block at compressed byte ${at} and was stopped: ` +
+          'the data is corrupt or made to decode slowly; check the file with `zstd -t`'
+        : `${failure.message}, at compressed byte ${at}`;
+    items.push({ kind: 'corrupt-zstd', reason });
   }
-}
-
-function zstdErrorCode(error: unknown): unknown {
-  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
 }

@@ -130,6 +130,12 @@ export interface ReadDurableLogOptions {
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
+  /**
+   * Longest time, in ms, zstd decoding may go without finishing a block
+   * before the file is given up as `corrupt-zstd` (corrupt frames can make
+   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
+   */
+  readonly zstdStallTimeoutMs?: number;
 }
 
 const headerSchema = z.looseObject({ type: z.literal('session'), id: z.string() });
@@ -300,6 +306,7 @@ export class DurableLogDecoder {
       maxLineBytes: this.#maxLineBytes,
       maxZstdWindowBytes: options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES,
       compression: options.compression ?? 'auto',
+      ...(options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {}),
     });
   }
 

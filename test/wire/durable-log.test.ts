@@ -358,17 +358,20 @@ describe('damaged and foreign files', () => {
   });
 
   it('keeps the records before a corrupt zstd frame, reports it and stops', async () => {
-    const bytes = Buffer.concat([
-      await compressZstdFrame(head),
-      await compressZstdFrame(event(0)),
-      Buffer.from('this is not a zstd frame at all\n'),
-      await compressZstdFrame(event(1)),
-    ]);
+    const good = [await compressZstdFrame(head), await compressZstdFrame(event(0))];
+    const bytes = Buffer.concat([...good, Buffer.from('this is not a zstd frame at all\n'), await compressZstdFrame(event(1))]);
+    // The garbage starts right after the two good frames.
+    const garbageAt = good[0]!.length + good[1]!.length;
     const records = await readFile(fileWith(bytes, '.jsonl.zstd'));
     expect(records).toEqual([
       headerRecord,
       eventRecord(2, 0),
-      { kind: 'problem', line: 3, code: 'corrupt-zstd', message: 'undecodable zstd data after line 2 (invalid zstd data); the rest of the file is not read' },
+      {
+        kind: 'problem',
+        line: 3,
+        code: 'corrupt-zstd',
+        message: `undecodable zstd data after line 2 (invalid zstd data, at compressed byte ${garbageAt}); the rest of the file is not read`,
+      },
     ]);
   });
 
