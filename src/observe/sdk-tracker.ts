@@ -28,6 +28,7 @@
  * @module subagent-otel/observe/sdk-tracker
  */
 import { randomUUID } from 'node:crypto';
+import type { DeltaLine } from '../wire/delta-line.js';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import type { ContentBlock } from '../wire/content.js';
 import {
@@ -115,6 +116,21 @@ export class SdkTracker implements FrameObserver {
     }
     if (frame.kind === 'notification') this.#onNotification(frame.method, frame.params, time);
     else if (frame.kind === 'response' && frame.id !== null) this.#onResponse(frame.id, frame.error, frame.result, time);
+  }
+
+  /**
+   * {@inheritDoc FrameObserver.observeDelta}
+   * What `observeFrame` does with such a frame, without building it: a delta
+   * is always a valid `assistant/chunk` event, it never opens or closes a
+   * run, and it is folded only into a run of its session that is collecting
+   * events. Its text is decoded only while the run's streamed text can still
+   * become its output (`RunBuilder.pushDelta`).
+   */
+  observeDelta(direction: Direction, delta: DeltaLine, _time: number): void {
+    if (this.#closed || direction !== 'agent->client') return;
+    const run = this.#runs.get(delta.sessionId);
+    if (run === undefined || !run.collecting) return;
+    run.builder.pushDelta(delta);
   }
 
   /**
