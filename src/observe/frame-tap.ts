@@ -77,6 +77,7 @@ export class FrameTap {
       line: (bytes, start, end) => this.#observeRange(direction, bytes, start, end, time),
       oversized: (length) => this.#reject(direction, 'oversized', `line of ${length} bytes exceeds the line limit; skipped`),
     });
+    this.#delta.release(); // the reader keeps no chunk alive
   }
 
   /** Ends `direction`: an unterminated last line is reported as a torn tail, never observed. */
@@ -94,6 +95,7 @@ export class FrameTap {
   observeLine(direction: Direction, bytes: Uint8Array, time: number): void {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.#observeRange(direction, buffer, 0, buffer.length, time);
+    this.#delta.release();
   }
 
   #observeRange(direction: Direction, buffer: Buffer, start: number, end: number, time: number): void {
@@ -107,7 +109,6 @@ export class FrameTap {
       const observer = this.#observer;
       if (observer.observeDelta !== undefined) observer.observeDelta(direction, delta, time);
       else observer.observeFrame(direction, delta.toFrame(), time);
-      delta.release(); // the reader does not keep the chunk alive
       return;
     }
     const bytes = buffer.subarray(start, end);

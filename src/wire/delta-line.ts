@@ -30,19 +30,35 @@
 import { Buffer, isUtf8 } from 'node:buffer';
 import type { JsonRpcNotification } from './jsonrpc.js';
 
-const bytesOf = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'latin1'));
+/**
+ * A fixed part of the layout, prepared for comparing four bytes at a time:
+ * its bytes as little-endian 32-bit words, then the one to three bytes left.
+ */
+interface Part {
+  readonly length: number;
+  readonly words: Int32Array;
+  readonly rest: Uint8Array;
+}
 
-const HEAD = bytesOf('{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"');
-const EVENT = bytesOf('","event":{"type":"assistant/chunk","seq":');
-const TIME = bytesOf(',"time":');
-const TURN = bytesOf(',"data":{"turn":');
-const STEP = bytesOf(',"step":');
-const CHUNK = bytesOf(',"chunk":{"type":"');
-const TEXT_DELTA = bytesOf('text-delta');
-const REASONING_DELTA = bytesOf('reasoning-delta');
-const INDEX = bytesOf('","index":');
-const TEXT = bytesOf(',"text":"');
-const TAIL = bytesOf('}}}}}');
+function partOf(text: string): Part {
+  const bytes = Buffer.from(text, 'latin1');
+  const count = bytes.length >> 2;
+  const words = new Int32Array(count);
+  for (let k = 0; k < count; k += 1) words[k] = bytes.readInt32LE(4 * k);
+  return { length: bytes.length, words, rest: new Uint8Array(bytes.subarray(4 * count)) };
+}
+
+const HEAD = partOf('{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"');
+const EVENT = partOf('","event":{"type":"assistant/chunk","seq":');
+const TIME = partOf(',"time":');
+const TURN = partOf(',"data":{"turn":');
+const STEP = partOf(',"step":');
+const CHUNK = partOf(',"chunk":{"type":"');
+const TEXT_DELTA = partOf('text-delta');
+const REASONING_DELTA = partOf('reasoning-delta');
+const INDEX = partOf('","index":');
+const TEXT = partOf(',"text":"');
+const TAIL = partOf('}}}}}');
 
 /** Node's own slice decoders (what `Buffer#toString` calls after checking its arguments; the ranges here are already checked). */
 interface SliceDecoders {
@@ -50,6 +66,7 @@ interface SliceDecoders {
   utf8Slice(start: number, end: number): string;
 }
 
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** Digits of the longest number read in place: 15 always fit a safe integer exactly. */
@@ -66,11 +83,29 @@ ESCAPES[0x75] = 2;
 const HEX = new Uint8Array(256);
 for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 
-/** Whether `part` occurs in `line` at `at`, wholly before `end`. */
-function matchesAt(line: Uint8Array, at: number, end: number, part: Uint8Array): boolean {
+/** Whether `part` occurs at `at` of the bytes `view` shows, wholly before `end`. */
+function matchesAt(view: DataView, at: number, end: number, part: Part): boolean {
   if (at + part.length > end) return false;
-  for (let i = 0; i < part.length; i += 1) if (line[at + i] !== part[i]) return false;
+  const words = part.words;
+  let i = at;
+  for (let k = 0; k < words.length; k += 1, i += 4) if (view.getInt32(i, true) !== words[k]) return false;
+  const rest = part.rest;
+  for (let k = 0; k < rest.length; k += 1, i += 1) if (view.getUint8(i) !== rest[k]) return false;
   return true;
+}
+
+/** Bit 7 of each byte of a 32-bit word. */
+const HIGH_BITS = 0x80808080 | 0;
+/**
+ * Whether any of the four bytes of `w` (little-endian) ends or escapes a JSON
+ * string or may not appear raw in it: a quote, a backslash, or a byte below
+ * 0x20. Exact (no false positives): the classic "has a zero byte" and "has a
+ * byte less than n" word tests.
+ */
+function hasSpecialByte(w: number): boolean {
+  const quote = w ^ 0x22222222;
+  const backslash = w ^ 0x5c5c5c5c;
+  return ((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((w - 0x20202020) & ~w)) & HIGH_BITS) !== 0;
 }
 
 /** The chunk types a delta line carries. */
@@ -111,6 +146,9 @@ export class DeltaLineReader implements DeltaLine {
   chunkType: DeltaChunkType = 'text-delta';
   index = 0;
   #buffer: Buffer | undefined;
+  /** The buffer `#view` shows: consecutive lines of one chunk share it. */
+  #viewBuffer: Buffer | undefined;
+  #view: DataView = EMPTY_VIEW;
   #textStart = 0;
   #textEnd = 0;
   #escaped = false;
@@ -124,12 +162,20 @@ export class DeltaLineReader implements DeltaLine {
    * Recognizes `buffer[start, end)`, a line without its newline (any trailing
    * `\r` already removed). @returns `true` when it is a delta line in the
    * exact layout and the full parse would accept it; the reader then
-   * describes it and holds `buffer` until the next `read` or `release`.
+   * describes it and holds `buffer` until the next `read` of another buffer
+   * or `release`.
    * `false` for anything else (the caller parses the line in full). Never
    * throws; never modifies `buffer`.
    */
   read(buffer: Buffer, start = 0, end: number = buffer.length): boolean {
-    if (buffer[start] !== 0x7b || !matchesAt(buffer, start, end, HEAD)) return false;
+    if (buffer[start] !== 0x7b) return false;
+    let view = this.#view;
+    if (buffer !== this.#viewBuffer) {
+      view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+      this.#view = view;
+      this.#viewBuffer = buffer;
+    }
+    if (!matchesAt(view, start, end, HEAD)) return false;
     // The session id: printable ASCII without quote or backslash (anything else goes the full way).
     const sessionStart = start + HEAD.length;
     let sessionEnd = sessionStart;
@@ -138,36 +184,47 @@ export class DeltaLineReader implements DeltaLine {
       if (b === QUOTE) break;
       if (b < 0x20 || b > 0x7e || b === BACKSLASH) return false;
     }
-    if (!matchesAt(buffer, sessionEnd, end, EVENT)) return false;
+    if (!matchesAt(view, sessionEnd, end, EVENT)) return false;
     const seq = this.#readNat(buffer, sessionEnd + EVENT.length, end);
-    if (seq < 0 || !matchesAt(buffer, this.#numberEnd, end, TIME)) return false;
+    if (seq < 0 || !matchesAt(view, this.#numberEnd, end, TIME)) return false;
     const time = this.#readNat(buffer, this.#numberEnd + TIME.length, end);
-    if (time < 0 || !matchesAt(buffer, this.#numberEnd, end, TURN)) return false;
+    if (time < 0 || !matchesAt(view, this.#numberEnd, end, TURN)) return false;
     const turn = this.#readNat(buffer, this.#numberEnd + TURN.length, end);
-    if (turn < 0 || !matchesAt(buffer, this.#numberEnd, end, STEP)) return false;
+    if (turn < 0 || !matchesAt(view, this.#numberEnd, end, STEP)) return false;
     const step = this.#readNat(buffer, this.#numberEnd + STEP.length, end);
-    if (step < 0 || !matchesAt(buffer, this.#numberEnd, end, CHUNK)) return false;
+    if (step < 0 || !matchesAt(view, this.#numberEnd, end, CHUNK)) return false;
     let at = this.#numberEnd + CHUNK.length;
     let chunkType: DeltaChunkType;
-    if (matchesAt(buffer, at, end, TEXT_DELTA)) {
+    if (matchesAt(view, at, end, TEXT_DELTA)) {
       chunkType = 'text-delta';
       at += TEXT_DELTA.length;
-    } else if (matchesAt(buffer, at, end, REASONING_DELTA)) {
+    } else if (matchesAt(view, at, end, REASONING_DELTA)) {
       chunkType = 'reasoning-delta';
       at += REASONING_DELTA.length;
     } else {
       return false;
     }
-    if (!matchesAt(buffer, at, end, INDEX)) return false;
+    if (!matchesAt(view, at, end, INDEX)) return false;
     const index = this.#readNat(buffer, at + INDEX.length, end);
-    if (index < 0 || !matchesAt(buffer, this.#numberEnd, end, TEXT)) return false;
+    if (index < 0 || !matchesAt(view, this.#numberEnd, end, TEXT)) return false;
     // The text ends at the first unescaped quote, which must be the one before the closing braces.
     // Scanned here, never past it: native searches would run on to the end of a whole chunk.
+    // Four bytes at a time while none of them is special; byte by byte around the special ones.
     const textStart = this.#numberEnd + TEXT.length;
     let escaped = false;
     let high = 0;
     let textEnd = textStart;
-    for (; textEnd < end; textEnd += 1) {
+    for (;;) {
+      if (textEnd + 4 <= end) {
+        const w = view.getInt32(textEnd, true);
+        if (!hasSpecialByte(w)) {
+          high |= w;
+          textEnd += 4;
+          continue;
+        }
+      } else if (textEnd >= end) {
+        break;
+      }
       const b = buffer[textEnd] as number;
       if (b === QUOTE) break;
       if (b === BACKSLASH) {
@@ -177,18 +234,19 @@ export class DeltaLineReader implements DeltaLine {
         if (kind === 2) {
           if (textEnd + 5 >= end) return false;
           if ((HEX[buffer[textEnd + 2] as number] as number) + (HEX[buffer[textEnd + 3] as number] as number) + (HEX[buffer[textEnd + 4] as number] as number) + (HEX[buffer[textEnd + 5] as number] as number) !== 4) return false;
-          textEnd += 5;
+          textEnd += 6;
         } else {
-          textEnd += 1;
+          textEnd += 2;
         }
         escaped = true;
         continue;
       }
       if (b < 0x20) return false; // raw control characters are not JSON; the full parse rejects the line
       high |= b;
+      textEnd += 1;
     }
-    if (textEnd + 1 + TAIL.length !== end || !matchesAt(buffer, textEnd + 1, end, TAIL)) return false;
-    const nonAscii = high >= 0x80;
+    if (textEnd + 1 + TAIL.length !== end || !matchesAt(view, textEnd + 1, end, TAIL)) return false;
+    const nonAscii = (high & HIGH_BITS) !== 0;
     if (nonAscii && !isUtf8(buffer.subarray(textStart, textEnd))) return false;
     this.sessionId = this.#sessionIdOf(buffer, sessionStart, sessionEnd);
     this.seq = seq;
@@ -205,9 +263,11 @@ export class DeltaLineReader implements DeltaLine {
     return true;
   }
 
-  /** Drops the reference to the last line's buffer (call when done with it, so a chunk is not kept alive). */
+  /** Drops every reference to the buffers read so far (call when done with a chunk, so it is not kept alive). */
   release(): void {
     this.#buffer = undefined;
+    this.#viewBuffer = undefined;
+    this.#view = EMPTY_VIEW;
   }
 
   /** {@inheritDoc DeltaLine.text} @throws Error when no line is held (after `release`): a programming error. */
