@@ -80,8 +80,9 @@ export async function runProxy(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; 
         return;
       }
       queuedBytes += chunk.length;
-      queue.push([direction, chunk, Date.now()]);
+      queue.push([direction, Buffer.from(chunk), Date.now()]); // a copy: the bridge reuses a chunk's memory (borrowedChunks)
     },
+    borrowedChunks: true,
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : void queue.push([direction, null, Date.now()])),
     onStdoutEnd: () => void closeProcessStdout(),
     onObserverError: (err) => diag.error(`subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
