@@ -49,6 +49,14 @@ import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunSource } from './run-record.js';
 
+/**
+ * How many sessions' last closed runs the tracker remembers for children that
+ * start after their parent's run closed. The same bound as the closed runs
+ * whose span context run telemetry keeps (`telemetry/run-telemetry.ts`):
+ * a child of a run forgotten there could not nest under its span anyway.
+ */
+export const REMEMBERED_CLOSED_SESSIONS = 1024;
+
 /** Options of `SdkTracker`. */
 export interface SdkTrackerOptions {
   /** Label for `gen_ai.agent.name`; default: the provider from `initialize`, else `dsh`. */
@@ -91,7 +99,10 @@ export class SdkTracker implements FrameObserver {
   readonly #queued = new Map<string, Array<string | number>>();
   /** Sessions that reported a `session.status`: their runs close at `idle`, not at `turn/end`. */
   readonly #reportsStatus = new Set<string>();
-  /** Per session, the id of its last closed run: a child started after its parent's run closed still nests under it. */
+  /**
+   * Per session, the id of its last closed run: a child started after its parent's run closed still nests under it.
+   * The most recent `REMEMBERED_CLOSED_SESSIONS` sessions only (oldest forgotten first), so many sessions do not grow memory.
+   */
   readonly #lastRun = new Map<string, string>();
   #closed = false;
 
@@ -356,7 +367,12 @@ export class SdkTracker implements FrameObserver {
   #emitEnd(sessionId: string, run: OpenRun, options: Parameters<RunBuilder['finish']>[0], subagentProvider?: string): void {
     const finished = run.builder.finish(options);
     const record = subagentProvider !== undefined ? { ...finished, subagentProvider } : finished;
+    this.#lastRun.delete(sessionId); // re-inserted as the most recent
     this.#lastRun.set(sessionId, record.runId);
+    if (this.#lastRun.size > REMEMBERED_CLOSED_SESSIONS) {
+      const oldest = this.#lastRun.keys().next().value;
+      if (oldest !== undefined) this.#lastRun.delete(oldest);
+    }
     this.#guard(() => this.#listener.onRunEnd(record));
   }
 
