@@ -23,6 +23,7 @@ import { SdkTracker } from '../../src/observe/sdk-tracker.js';
 import { DeltaLineReader } from '../../src/wire/delta-line.js';
 import { parseFrame } from '../../src/wire/jsonrpc.js';
 import { decodeUtf8Line } from '../../src/wire/ndjson.js';
+import { chunked } from '../helpers/chunked.js';
 
 type Line = { readonly direction: 'client->agent' | 'agent->client'; readonly bytes: Buffer };
 
@@ -106,17 +107,6 @@ function recorder(): { listener: RunListener; heard: unknown[] } {
 function counter(): () => string {
   let n = 0;
   return () => `run-${(n += 1)}`;
-}
-
-function chunked(input: Buffer, cuts: readonly number[]): Buffer[] {
-  const offsets = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let start = 0;
-  for (const offset of [...offsets, input.length]) {
-    chunks.push(input.subarray(start, offset));
-    start = offset;
-  }
-  return chunks;
 }
 
 /** The reference: every line decoded and parsed in full, handed over as a frame (the tap's behaviour before any fast path). */
