@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchOptions, cpuMsOf, emitResult, figure, mib, progress } from './lib/common.mjs';
+import { benchOptions, cpuTimesOf, emitResult, figure, mib, progress } from './lib/common.mjs';
 import { closed, peer, proxyEnv, spawnNode, variantArgv, waitForReady } from './lib/processes.mjs';
 import { sdkNotificationStream } from './lib/workload.mjs';
 
@@ -78,6 +78,8 @@ for (let offset = 0; offset < data.length; offset += 64 * 1024) chunks.push(data
 
 /** CPU ms per MB of each run, by variant (the middle process for bridge and proxy; this process for the floor). */
 const cpuPerMb = { bridge: [], proxy: [], floor: [] };
+/** Of that, system (kernel) CPU ms per MB: the pipe reads and writes of forwarding, page faults. */
+const systemCpuPerMb = { bridge: [], proxy: [] };
 
 function timeFloor() {
   const cpu = process.cpuUsage();
@@ -116,10 +118,10 @@ async function timeVariant(variant, { verifyDigest = false } = {}) {
     received += chunk.length;
     last = performance.now();
     hash?.update(chunk);
-    if (received === data.length) cpuAtEnd = cpuMsOf(child.pid);
+    if (received === data.length) cpuAtEnd = cpuTimesOf(child.pid);
   });
   if (variant === 'proxy') await waitForReady(logFile);
-  const cpuAtGo = cpuMsOf(child.pid);
+  const cpuAtGo = cpuTimesOf(child.pid);
   const go = performance.now();
   child.stdin.end('go\n');
   const exit = await ended;
@@ -134,7 +136,11 @@ async function timeVariant(variant, { verifyDigest = false } = {}) {
     if (/not observed|observation failed/.test(log)) throw new Error(`proxy did not observe everything: ${log}`);
   }
   rmSync(dir, { recursive: true, force: true });
-  if (variant !== 'pipe' && cpuAtGo !== undefined && cpuAtEnd !== undefined) cpuPerMb[variant].push((cpuAtEnd - cpuAtGo) / (data.length / 1e6));
+  if (variant !== 'pipe' && cpuAtGo !== undefined && cpuAtEnd !== undefined) {
+    const mb = data.length / 1e6;
+    cpuPerMb[variant].push((cpuAtEnd.userMs + cpuAtEnd.systemMs - cpuAtGo.userMs - cpuAtGo.systemMs) / mb);
+    systemCpuPerMb[variant].push((cpuAtEnd.systemMs - cpuAtGo.systemMs) / mb);
+  }
   return data.length / 1e6 / ((last - go) / 1000);
 }
 
@@ -190,8 +196,14 @@ emitResult({
             floorName: 'CPU per MB of split + JSON.parse',
             floors: cpuPerMb.floor.slice(1),
             ratioOf: (proxy, floor) => floor / proxy,
-            notes: 'less sensitive to other load than wall-clock MB/s: the throughput ratio the proxy would reach with a core to itself (clock-tick resolution, 10 ms)',
-            extra: { bridgeCpuMsPerMb: cpuPerMb.bridge.slice(1) },
+            notes:
+              'less sensitive to other load than wall-clock MB/s: the throughput ratio the proxy would reach with a core to itself (clock-tick resolution, 10 ms); ' +
+              'results.json also has the bridge alone and the system (kernel) share of both, which is forwarding\'s pipe copies',
+            extra: {
+              bridgeCpuMsPerMb: cpuPerMb.bridge.slice(1),
+              proxySystemCpuMsPerMb: systemCpuPerMb.proxy.slice(1),
+              bridgeSystemCpuMsPerMb: systemCpuPerMb.bridge.slice(1),
+            },
           }),
         ]
       : []),

@@ -90,6 +90,8 @@ export type {
   AcpUsageScopeEntry,
   Direction,
   FrameObserver,
+  DeltaLine,
+  DeltaChunkType,
   FrameTapOptions,
   TapCounts,
   TapRejection,

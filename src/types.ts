@@ -30,6 +30,7 @@ export type { RunSource, RunStart, RunRecord, RunListener, StepRecord, ToolCallR
 export type { AcpTruncationSignature, AcpErrorTruncationSignature, AcpResultTruncationSignature, AcpTurnAnswer } from './observe/acp-truncation.js';
 export type { AcpUsageScope, AcpUsageScopeEntry } from './observe/acp-usage-scope.js';
 export type { Direction, FrameObserver } from './observe/frame-observer.js';
+export type { DeltaLine, DeltaChunkType } from './wire/delta-line.js';
 export type { FrameTapOptions, TapCounts, TapRejection } from './observe/frame-tap.js';
 export type { SdkTrackerOptions } from './observe/sdk-tracker.js';
 export type { AcpTrackerOptions } from './observe/acp-tracker.js';

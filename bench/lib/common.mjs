@@ -177,21 +177,27 @@ export function peakRssOf(pid) {
 
 let clockTicks;
 /**
- * CPU time (user + system) a running process has used so far, in ms, from
- * `/proc/<pid>/stat`; `undefined` when it cannot be read. Resolution is one
- * clock tick (usually 10 ms).
+ * CPU time a running process has used so far, in ms, split into user and
+ * system (kernel) time, from `/proc/<pid>/stat`; `undefined` when it cannot
+ * be read. Resolution is one clock tick (usually 10 ms).
  */
-export function cpuMsOf(pid) {
+export function cpuTimesOf(pid) {
   try {
     clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // After the command name: state is field 3, utime field 14, stime field 15 (1-based, of the whole line).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+    return { userMs: (Number(fields[11]) * 1000) / clockTicks, systemMs: (Number(fields[12]) * 1000) / clockTicks };
   } catch {
     // ENOENT: the process is gone (or this is not Linux); the figure is then missing, not wrong.
     return undefined;
   }
+}
+
+/** CPU time (user + system) a running process has used so far, in ms (see `cpuTimesOf`); `undefined` when it cannot be read. */
+export function cpuMsOf(pid) {
+  const times = cpuTimesOf(pid);
+  return times === undefined ? undefined : times.userMs + times.systemMs;
 }
 
 /** Bytes as MiB with one decimal. */

@@ -7,17 +7,24 @@
  * reader that goes away gives the agent SIGPIPE), and on Linux the child
  * dies with the proxy (`backend/parent-death`). Observation is a side tap: every forwarded
  * chunk is also handed to `onChunk` after it was written, behind a guard, so
- * a failing observer never changes or delays what the peers see. Owns no
+ * a failing observer never changes or delays what the peers see. The
+ * child's stdout is read straight into a buffer of our own, without a stream
+ * in between, and that memory is read into again once the write took the
+ * bytes into the kernel and no observer keeps chunks (`borrowedChunks`):
+ * no allocation, page faults or garbage per chunk (decision 0042). Owns no
  * protocol knowledge and no telemetry.
  *
  * @module subagent-otel/cli/stdio-proxy
  */
 import { spawn } from 'node:child_process';
-import { Socket } from 'node:net';
+import { Socket, type SocketConstructorOpts } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { withParentDeathSignal } from '../backend/parent-death.js';
 import type { Direction } from '../observe/frame-observer.js';
 import { createChildPipes, type ChildPipes } from './os-pipes.js';
+
+/** Bytes read from the child's stdout at a time: what libuv reads per call for a stream. */
+const READ_BYTES = 64 * 1024;
 
 /** Signals the proxy passes on to the child instead of acting on them itself. */
 export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
@@ -35,6 +42,12 @@ export interface StdioProxyOptions {
   readonly stderr?: Writable;
   /** Receives each chunk after it was handed to the other side. Errors it throws are passed to `onObserverError`. */
   readonly onChunk?: (direction: Direction, chunk: Buffer) => void;
+  /**
+   * `onChunk` keeps no chunk after it returns (it copies what it keeps), so
+   * the memory of a forwarded chunk may be read into again. Default `false`:
+   * every chunk is fresh memory. Without `onChunk` memory is always reused.
+   */
+  readonly borrowedChunks?: boolean;
   /** A direction ended (EOF). */
   readonly onEnd?: (direction: Direction) => void;
   /** Observation failed; forwarding goes on. */
@@ -108,7 +121,12 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     pipes?.closeChildEnds();
     // Our ends of the real pipes, or Node's socket pairs where pipes could not be made.
     const childStdin: Writable = pipes !== undefined ? new Socket({ fd: pipes.stdin.ownFd, readable: false, writable: true }) : (child.stdin as Writable);
-    const childStdout: Readable = pipes !== undefined ? new Socket({ fd: pipes.stdout.ownFd, readable: true, writable: false }) : (child.stdout as Readable);
+    const forwarding = pipes !== undefined ? directForwarding(stdout, (chunk) => observe('agent->client', chunk), options.onChunk === undefined || options.borrowedChunks === true) : undefined;
+    // `onread` is the option `net.connect` documents; the Socket constructor is what reads it (Node's typings omit it there).
+    const childStdout: Readable =
+      pipes !== undefined
+        ? new Socket({ fd: pipes.stdout.ownFd, readable: true, writable: false, onread: forwarding?.onread } as SocketConstructorOpts)
+        : (child.stdout as Readable);
     let exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let isStdoutDone = false;
     const maybeFinish = (): void => {
@@ -154,8 +172,11 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     stdin.on('end', onStdinEnd);
 
     // Child -> parent, both output streams, with backpressure.
-    childStdout.pipe(stdout, { end: false });
-    childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
+    if (forwarding !== undefined) forwarding.start(childStdout);
+    else {
+      childStdout.pipe(stdout, { end: false });
+      childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
+    }
     childStdout.on('end', () => {
       ended('agent->client');
       if (options.onStdoutEnd === undefined) return;
@@ -188,4 +209,47 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
       maybeFinish();
     });
   });
+}
+
+/**
+ * Forwarding of the child's stdout without a stream: the socket reads into a
+ * buffer (`onread`), each chunk is written to `stdout` and then observed;
+ * a `false` from `write` pauses reading until `drain`. The next read goes
+ * into the same memory when `mayReuse` and the write left nothing queued
+ * (a socket that took the bytes into the kernel at once: a pipe, a TTY, a
+ * socket), else into fresh memory, as a stream would read.
+ */
+function directForwarding(
+  stdout: Writable,
+  observe: (chunk: Buffer) => void,
+  mayReuse: boolean,
+): { readonly onread: { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => boolean }; start(source: Readable): void } {
+  // Only a socket's write that completed synchronously is done with the bytes; other writables may queue them.
+  const canReuse = mayReuse && stdout instanceof Socket;
+  let source: Readable | undefined;
+  let current: Buffer | undefined;
+  let isFree = false;
+  const resume = (): void => {
+    source?.resume();
+  };
+  return {
+    onread: {
+      buffer: () => {
+        if (current === undefined || !isFree) current = Buffer.allocUnsafe(READ_BYTES);
+        return current;
+      },
+      callback: (bytes, buffer) => {
+        const chunk = buffer.subarray(0, bytes);
+        const flushed = stdout.write(chunk);
+        isFree = canReuse && stdout.writableLength === 0;
+        observe(chunk);
+        if (flushed) return true;
+        stdout.once('drain', resume);
+        return false; // pauses the socket until the parent has taken what is queued
+      },
+    },
+    start(readable) {
+      source = readable;
+    },
+  };
 }

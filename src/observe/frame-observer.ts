@@ -5,6 +5,7 @@
  *
  * @module subagent-otel/observe/frame-observer
  */
+import type { DeltaLine } from '../wire/delta-line.js';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 
 /** Which way a frame travelled: from the client (parent/editor) to the agent process, or back. */
@@ -17,6 +18,15 @@ export interface FrameObserver {
    * @param time epoch milliseconds when it was seen (replay passes recorded times).
    */
   observeFrame(direction: Direction, frame: JsonRpcFrame, time: number): void;
+  /**
+   * Optional fast path for streamed deltas (decision 0042): a `session.event`
+   * notification carrying one text or reasoning delta, recognized by the tap
+   * without parsing it. Must have exactly the effect of `observeFrame` with
+   * `delta.toFrame()`. `delta` is a view valid only during the call; its
+   * text is decoded only if `delta.text()` is called. Observers without it
+   * get the frame through `observeFrame`.
+   */
+  observeDelta?(direction: Direction, delta: DeltaLine, time: number): void;
   /**
    * The stream ended (process exit, EOF, broken pipe). Every open run closes
    * with stop reason `error` and the output folded so far. Idempotent.

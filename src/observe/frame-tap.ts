@@ -7,17 +7,19 @@
  * Never writes to the observed streams and never throws on bad input.
  *
  * Streamed deltas, most of a runtime's bytes, take a fast path
- * (`wire/delta-line.ts`): recognized in place and handed on as the same frame
- * the full parse gives, without `JSON.parse` of the line (decision 0034).
- * Every other line, and any delta line not in the exact expected layout, is
- * decoded and parsed in full, so what is counted and rejected is unchanged.
+ * (`wire/delta-line.ts`): recognized in place without `JSON.parse` of the
+ * line (decision 0034) and handed to the observer's `observeDelta` as a view
+ * whose text is decoded only if the observer asks (decision 0042), or, for an
+ * observer without it, as the same frame the full parse gives. Every other
+ * line, and any delta line not in the exact expected layout, is decoded and
+ * parsed in full, so what is counted and rejected is unchanged.
  *
  * @module subagent-otel/observe/frame-tap
  */
 import { Buffer } from 'node:buffer';
 import { decodeUtf8Line, LineSplitter } from '../wire/ndjson.js';
 import { parseFrame } from '../wire/jsonrpc.js';
-import { parseDeltaLine } from '../wire/delta-line.js';
+import { DeltaLineReader } from '../wire/delta-line.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 
 /** Why a line was not observed. */
@@ -51,6 +53,7 @@ export class FrameTap {
   readonly #options: FrameTapOptions;
   readonly #now: () => number;
   readonly #splitters: Record<Direction, LineSplitter>;
+  readonly #delta = new DeltaLineReader();
   readonly counts: Record<Direction, TapCounts> = {
     'client->agent': { lines: 0, frames: 0, rejected: 0 },
     'agent->client': { lines: 0, frames: 0, rejected: 0 },
@@ -74,6 +77,7 @@ export class FrameTap {
       line: (bytes, start, end) => this.#observeRange(direction, bytes, start, end, time),
       oversized: (length) => this.#reject(direction, 'oversized', `line of ${length} bytes exceeds the line limit; skipped`),
     });
+    this.#delta.release(); // the reader keeps no chunk alive
   }
 
   /** Ends `direction`: an unterminated last line is reported as a torn tail, never observed. */
@@ -91,6 +95,7 @@ export class FrameTap {
   observeLine(direction: Direction, bytes: Uint8Array, time: number): void {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.#observeRange(direction, buffer, 0, buffer.length, time);
+    this.#delta.release();
   }
 
   #observeRange(direction: Direction, buffer: Buffer, start: number, end: number, time: number): void {
@@ -98,10 +103,12 @@ export class FrameTap {
     counts.lines += 1;
     this.#options.onLine?.(direction, buffer.subarray(start, end), time);
     if (end === start) return; // blank lines carry nothing and are not errors
-    const delta = parseDeltaLine(buffer, start, end);
-    if (delta !== undefined) {
+    const delta = this.#delta;
+    if (delta.read(buffer, start, end)) {
       counts.frames += 1;
-      this.#observer.observeFrame(direction, delta, time);
+      const observer = this.#observer;
+      if (observer.observeDelta !== undefined) observer.observeDelta(direction, delta, time);
+      else observer.observeFrame(direction, delta.toFrame(), time);
       return;
     }
     const bytes = buffer.subarray(start, end);

@@ -6,6 +6,7 @@
  *
  * @module subagent-otel/observe/protocol-sniffer
  */
+import type { DeltaLine } from '../wire/delta-line.js';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 
@@ -67,6 +68,13 @@ export class ProtocolSniffer implements FrameObserver {
     const decided = protocolOfFrame(frame);
     if (decided !== undefined) this.#choose(decided);
     else if (this.#held.length >= SNIFF_FRAME_LIMIT) this.#choose(this.#fallback);
+  }
+
+  /** Hands a delta on as it is when the chosen tracker takes deltas; else (or while undecided) as its frame. */
+  observeDelta(direction: Direction, delta: DeltaLine, time: number): void {
+    const chosen = this.#chosen;
+    if (chosen?.observeDelta !== undefined) return chosen.observeDelta(direction, delta, time);
+    this.observeFrame(direction, delta.toFrame(), time);
   }
 
   close(time: number, diagnostic?: string): void {

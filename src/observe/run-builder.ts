@@ -17,6 +17,16 @@ import type { SubagentStopReason } from '../output/stop-reason.js';
 import { diag } from '@opentelemetry/api';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
 
+/** What `RunBuilder.pushDelta` reads of a streamed delta (`wire/delta-line`'s `DeltaLine` is one). */
+export interface StreamDelta {
+  readonly time: number;
+  readonly turn: number;
+  readonly step: number;
+  readonly chunkType: 'text-delta' | 'reasoning-delta';
+  /** The delta's text; called at most once, and only when it can still be selected. */
+  text(): string;
+}
+
 interface OpenStep {
   turn?: number;
   step: number;
@@ -215,6 +225,20 @@ export class RunBuilder {
       default:
         return;
     }
+  }
+
+  /**
+   * Folds one streamed text or reasoning delta (an `assistant/chunk` event
+   * with a `text-delta` or `reasoning-delta` chunk and a `time`) exactly as
+   * `pushEvent` folds that event, reading the text only when it can still be
+   * selected: for a text delta while the fold has no non-empty message
+   * (decision 0042). Never throws.
+   */
+  pushDelta(delta: StreamDelta): void {
+    if (delta.chunkType === 'text-delta' && this.fold.source !== 'message') this.fold.pushText(delta.text());
+    const time = delta.time;
+    if (time > this.#lastTime) this.#lastTime = time;
+    this.#openStep(delta.turn, delta.step, time);
   }
 
   /** Records a tool call seen outside dsh events (ACP `tool_call`). */

@@ -28,6 +28,7 @@
  * @module subagent-otel/observe/sdk-tracker
  */
 import { randomUUID } from 'node:crypto';
+import type { DeltaLine } from '../wire/delta-line.js';
 import type { JsonRpcFrame } from '../wire/jsonrpc.js';
 import type { ContentBlock } from '../wire/content.js';
 import {
@@ -47,6 +48,14 @@ import { sdkStopReason } from '../output/stop-reason.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunSource } from './run-record.js';
+
+/**
+ * How many sessions' last closed runs the tracker remembers for children that
+ * start after their parent's run closed. The same bound as the closed runs
+ * whose span context run telemetry keeps (`telemetry/run-telemetry.ts`):
+ * a child of a run forgotten there could not nest under its span anyway.
+ */
+export const REMEMBERED_CLOSED_SESSIONS = 1024;
 
 /** Options of `SdkTracker`. */
 export interface SdkTrackerOptions {
@@ -90,7 +99,10 @@ export class SdkTracker implements FrameObserver {
   readonly #queued = new Map<string, Array<string | number>>();
   /** Sessions that reported a `session.status`: their runs close at `idle`, not at `turn/end`. */
   readonly #reportsStatus = new Set<string>();
-  /** Per session, the id of its last closed run: a child started after its parent's run closed still nests under it. */
+  /**
+   * Per session, the id of its last closed run: a child started after its parent's run closed still nests under it.
+   * The most recent `REMEMBERED_CLOSED_SESSIONS` sessions only (oldest forgotten first), so many sessions do not grow memory.
+   */
   readonly #lastRun = new Map<string, string>();
   #closed = false;
 
@@ -115,6 +127,21 @@ export class SdkTracker implements FrameObserver {
     }
     if (frame.kind === 'notification') this.#onNotification(frame.method, frame.params, time);
     else if (frame.kind === 'response' && frame.id !== null) this.#onResponse(frame.id, frame.error, frame.result, time);
+  }
+
+  /**
+   * {@inheritDoc FrameObserver.observeDelta}
+   * What `observeFrame` does with such a frame, without building it: a delta
+   * is always a valid `assistant/chunk` event, it never opens or closes a
+   * run, and it is folded only into a run of its session that is collecting
+   * events. Its text is decoded only while the run's streamed text can still
+   * become its output (`RunBuilder.pushDelta`).
+   */
+  observeDelta(direction: Direction, delta: DeltaLine, _time: number): void {
+    if (this.#closed || direction !== 'agent->client') return;
+    const run = this.#runs.get(delta.sessionId);
+    if (run === undefined || !run.collecting) return;
+    run.builder.pushDelta(delta);
   }
 
   /**
@@ -340,7 +367,12 @@ export class SdkTracker implements FrameObserver {
   #emitEnd(sessionId: string, run: OpenRun, options: Parameters<RunBuilder['finish']>[0], subagentProvider?: string): void {
     const finished = run.builder.finish(options);
     const record = subagentProvider !== undefined ? { ...finished, subagentProvider } : finished;
+    this.#lastRun.delete(sessionId); // re-inserted as the most recent
     this.#lastRun.set(sessionId, record.runId);
+    if (this.#lastRun.size > REMEMBERED_CLOSED_SESSIONS) {
+      const oldest = this.#lastRun.keys().next().value;
+      if (oldest !== undefined) this.#lastRun.delete(oldest);
+    }
     this.#guard(() => this.#listener.onRunEnd(record));
   }
 

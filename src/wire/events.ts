@@ -253,6 +253,32 @@ function isPlainChunk(chunk: unknown): boolean {
   }
 }
 
+/** An object with a string `type`: all the (lenient) content block schema asks of a block. */
+function isTypedRecord(value: unknown): boolean {
+  return isRecord(value) && typeof value.type === 'string';
+}
+
+/** Absent, or a string. */
+function isOptionalString(value: unknown): boolean {
+  return value === undefined || typeof value === 'string';
+}
+
+/** A turn-end reason the schema accepts. */
+function isPlainTurnEndReason(reason: unknown): boolean {
+  if (!isRecord(reason) || typeof reason.kind !== 'string') return false;
+  const inner = reason.reason;
+  const error = reason.error;
+  return (
+    (inner === undefined || (isRecord(inner) && typeof inner.kind === 'string')) &&
+    (error === undefined || (isRecord(error) && typeof error.message === 'string' && typeof error.code === 'string'))
+  );
+}
+
+/** An inserted entry of an inbox splice the schema accepts. */
+function isPlainInserted(value: unknown): boolean {
+  return isRecord(value) && isOptionalString(value.id);
+}
+
 /** Every element passes `check`. */
 function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
   if (!Array.isArray(value)) return false;
@@ -263,7 +289,8 @@ function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
 /**
  * The shapes that make up nearly every event of a live stream or a log
  * (chunk deltas, assistant messages of text, reasoning and tool-call blocks,
- * step and turn boundaries), checked without zod, which costs several times
+ * step and turn boundaries, tool calls and results, user messages, request
+ * context, inbox splices), checked without zod, which costs several times
  * the `JSON.parse` of the line on the proxy path. A sufficient condition
  * only: `true` means the payload schema accepts the data; `false` means "ask
  * the schema", which then decides and names any problem. So the fast path
@@ -295,9 +322,54 @@ function isPlainValidData(type: KnownType, data: unknown): boolean {
       return isNat(data.turn) && isNat(data.step);
     case 'turn/start':
       return isNat(data.turn);
+    case 'turn/end':
+      return isNat(data.turn) && isPlainTurnEndReason(data.reason);
+    case 'tool/call':
+      // The schema's `arguments` is unknown but required: a missing key is its to reject.
+      return isNat(data.turn) && isNat(data.step) && typeof data.callId === 'string' && typeof data.name === 'string' && data.arguments !== undefined;
+    case 'tool/result': {
+      const message = data.message;
+      const error = data.error;
+      return (
+        isNat(data.turn) &&
+        isNat(data.step) &&
+        isRecord(message) &&
+        isArrayOf(message.content, isTypedRecord) &&
+        (error === undefined || (isRecord(error) && isOptionalString(error.name) && isOptionalString(error.code)))
+      );
+    }
+    case 'user/message':
+      return typeof data.id === 'string' && data.role === 'user' && isArrayOf(data.content, isTypedRecord);
+    case 'request/context':
+      return isOptionalString(data.provider) && isOptionalString(data.model);
+    case 'session/end-seed':
+      return true;
+    case 'agent/inbox/spliced':
+      return (
+        isOptionalString(data.target) &&
+        (data.start === undefined || Number.isFinite(data.start)) &&
+        (data.removedCount === undefined || isNat(data.removedCount)) &&
+        isOptionalString(data.outcome) &&
+        isArrayOf(data.inserted, isPlainInserted)
+      );
     default:
       return false;
   }
+}
+
+/**
+ * The payload check without the plain-code shortcut: what the zod schema of
+ * `type` alone says of `data`. For tests that hold the shortcut to the
+ * schema; the observer never needs it.
+ * @returns `true` when the schema accepts `data`, `false` for a type this version does not read or data it rejects.
+ */
+export function schemaAcceptsEventData(type: string, data: unknown): boolean {
+  return isKnownEventType(type) && dataSchemas[type].safeParse(data).success;
+}
+
+/** Whether the plain-code shortcut accepts `data` of `type` (a sufficient condition for the schema). For tests. */
+export function plainAcceptsEventData(type: string, data: unknown): boolean {
+  return isKnownEventType(type) && isPlainValidData(type, data);
 }
 
 /** `true` when this version reads events of `type`. */

@@ -13,6 +13,7 @@ import type { FrameObserver } from '../../src/observe/frame-observer.js';
 import { FrameTap } from '../../src/observe/frame-tap.js';
 import { parseFrame } from '../../src/wire/jsonrpc.js';
 import { decodeUtf8Line } from '../../src/wire/ndjson.js';
+import { chunked } from '../helpers/chunked.js';
 
 const deltaArb = fc
   .record({
@@ -42,17 +43,6 @@ const otherArb = fc.oneof(
   fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes.map((b) => (b === 0x0a ? 0x41 : b)))),
 );
 const streamArb = fc.array(fc.oneof({ weight: 3, arbitrary: deltaArb }, changedArb, otherArb), { maxLength: 30 });
-
-function chunked(input: Buffer, cuts: readonly number[]): Buffer[] {
-  const offsets = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
-  const chunks: Buffer[] = [];
-  let start = 0;
-  for (const offset of [...offsets, input.length]) {
-    chunks.push(input.subarray(start, offset));
-    start = offset;
-  }
-  return chunks;
-}
 
 describe('FrameTap with the delta-line fast path', () => {
   it('observes and rejects exactly what a full parse of every line does', () =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SdkTracker } from '../../src/observe/sdk-tracker.js';
+import { REMEMBERED_CLOSED_SESSIONS, SdkTracker } from '../../src/observe/sdk-tracker.js';
 import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
 import type { JsonRpcFrame } from '../../src/wire/jsonrpc.js';
 import type { SessionEvent } from '../../src/wire/events.js';
@@ -317,6 +317,28 @@ describe('SdkTracker frames runs as upstream\'s SDK client does', () => {
     expect(rec.starts.map((s) => [s.runId, s.parentRunId])).toEqual([
       ['run-1', undefined],
       ['run-2', 'run-1'],
+    ]);
+  });
+
+  it('remembers the last closed run of the most recent sessions only, so many sessions do not grow its memory', () => {
+    const rec = new Recorder();
+    const tracker = new SdkTracker(rec, { newRunId: counter() });
+    const closeRunOf = (sessionId: string): void => feed(tracker, sessionId, events([turnStart(), step('embedded', { content: [text('done')] }), turnEnd('completed')], 0, T0));
+    closeRunOf('oldest');
+    closeRunOf('kept');
+    for (let n = 0; n < REMEMBERED_CLOSED_SESSIONS - 1; n += 1) closeRunOf(`other-${n}`);
+    closeRunOf('kept'); // a session closing again counts as recent
+    closeRunOf('newest');
+    expect(REMEMBERED_CLOSED_SESSIONS).toBe(1024);
+    expect(rec.ends).toHaveLength(1027);
+    // 'oldest' is one session too many ago: a late child starts unnested; the recent ones still nest.
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'oldest', childSessionId: 'c1' }), T0 + 40);
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'kept', childSessionId: 'c2' }), T0 + 40);
+    tracker.observeFrame('agent->client', note('subagent.started', { parentSessionId: 'newest', childSessionId: 'c3' }), T0 + 40);
+    expect(rec.starts.slice(-3).map((s) => [s.sessionId, s.parentRunId])).toEqual([
+      ['c1', undefined],
+      ['c2', 'run-1026'],
+      ['c3', 'run-1027'],
     ]);
   });
 });

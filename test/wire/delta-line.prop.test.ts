@@ -8,12 +8,17 @@
  *   removed, other frames, random bytes): when the fast path recognizes it,
  *   the full parse accepts it and yields the same frame; it never accepts a
  *   line the full parse rejects;
- * - the frame does not depend on where in a larger buffer the line lies.
+ * - the frame does not depend on where in a larger buffer the line lies;
+ * - raw text bytes of every kind (quotes, backslashes and escapes cut short
+ *   or malformed, control bytes, DEL, bytes that are not UTF-8, valid
+ *   multi-byte sequences), at every alignment of the four-bytes-at-a-time
+ *   scan: the reader accepts exactly the lines the full parse accepts as
+ *   this layout, and its fields and `text()` are the full parse's.
  */
 import { Buffer } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseDeltaLine } from '../../src/wire/delta-line.js';
+import { DeltaLineReader, parseDeltaLine } from '../../src/wire/delta-line.js';
 import { parseFrame } from '../../src/wire/jsonrpc.js';
 import { decodeUtf8Line } from '../../src/wire/ndjson.js';
 
@@ -113,5 +118,42 @@ describe('parseDeltaLine against the full parse', () => {
         expect(parseDeltaLine(buffer, before.length, before.length + line.length)).toEqual(parseDeltaLine(line));
       }),
       { numRuns: 1000 },
+    ));
+});
+
+/** Raw bytes for the inside of the text string: pieces that are fine, special, or broken. */
+const rawTextArb = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom('a', ' ', 'word ', '\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\uD83D', '\\uABCD', 'é', '中', '😀', '\x7f').map((t) => Buffer.from(t, 'utf8')),
+      fc.constantFrom('\\', '\\x', '\\u12', '\\uZZZZ', '\\u00g0', '"', '\\\\\\').map((t) => Buffer.from(t, 'latin1')),
+      fc.constantFrom([0x00], [0x09], [0x0a], [0x1f], [0x80], [0xbf], [0xc0, 0x80], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff]).map((b) => Buffer.from(b)),
+      fc.uint8Array({ maxLength: 6 }).map((b) => Buffer.from(b)),
+    ),
+    { maxLength: 24 },
+  )
+  .map((pieces) => Buffer.concat(pieces));
+
+const HEAD_OF = (pad: string): string =>
+  `{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s${pad}","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":0,"step":0,"chunk":{"type":"text-delta","index":0,"text":"`;
+
+describe('DeltaLineReader on raw text bytes', () => {
+  it('accepts exactly what the full parse accepts, at every alignment, and reads the same text', () =>
+    fc.assert(
+      fc.property(rawTextArb, fc.nat({ max: 3 }), fc.nat({ max: 3 }), (raw, pad, offset) => {
+        // The session id's length and the line's offset move the text against the four-byte words.
+        const line = Buffer.concat([Buffer.from(HEAD_OF('x'.repeat(pad)), 'latin1'), raw, Buffer.from('"}}}}}', 'latin1')]);
+        const buffer = Buffer.concat([Buffer.alloc(offset, 0x20), line, Buffer.from('\n')]);
+        const reader = new DeltaLineReader();
+        const accepted = reader.read(buffer, offset, offset + line.length);
+        const reference = fullParse(line) as { kind?: string; params?: { event?: { data?: { chunk?: { text?: unknown } } } } };
+        const fullAccepts = reference.kind === 'notification' && typeof reference.params?.event?.data?.chunk?.text === 'string';
+        expect(accepted).toBe(fullAccepts);
+        if (accepted) {
+          expect(reader.text()).toBe(reference.params?.event?.data?.chunk?.text);
+          expect(reader.toFrame()).toEqual(reference);
+        }
+      }),
+      { numRuns: 5000 },
     ));
 });

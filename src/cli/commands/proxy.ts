@@ -68,14 +68,18 @@ export class StartupQueue {
     this.#limitBytes = limitBytes;
   }
 
-  /** Holds a chunk with the time it was forwarded, or drops it when the queue is full. */
+  /**
+   * Holds a copy of a chunk (the bridge reads into a forwarded chunk's memory
+   * again: `borrowedChunks`) with the time it was forwarded, or drops it when
+   * the queue is full.
+   */
   push(direction: Direction, chunk: Buffer, time: number = Date.now()): void {
     if (this.#bytes + chunk.length > this.#limitBytes) {
       this.overflowed = true;
       return;
     }
     this.#bytes += chunk.length;
-    this.#items.push([direction, chunk, time]);
+    this.#items.push([direction, Buffer.from(chunk), time]);
   }
 
   /** Holds the end of a direction. */
@@ -123,6 +127,8 @@ export async function runProxy(
     env: io.env,
     ...(io.pipes !== undefined ? { pipes: (await io.pipes) ?? null } : {}),
     onChunk: (direction, chunk) => (observation !== undefined ? observation.push(direction, chunk) : queue.push(direction, chunk)),
+    // The observation keeps no chunk past the call (the queue copies): the bridge may reuse its read buffer.
+    borrowedChunks: true,
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : queue.end(direction)),
     onStdoutEnd: () => void closeProcessStdout(),
     onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),

@@ -1,0 +1,20 @@
+/**
+ * Cuts a byte stream into chunks at given offsets, as pipes deliver it in
+ * pieces, for tests whose result must not depend on where the cuts fall.
+ */
+import type { Buffer } from 'node:buffer';
+
+/**
+ * @param cuts any non-negative numbers; each is taken modulo `input.length + 1` (duplicates merge).
+ * @returns views of `input` whose concatenation is `input`, possibly with empty ones at the ends.
+ */
+export function chunked(input: Buffer, cuts: readonly number[]): Buffer[] {
+  const offsets = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
+  const chunks: Buffer[] = [];
+  let start = 0;
+  for (const offset of [...offsets, input.length]) {
+    chunks.push(input.subarray(start, offset));
+    start = offset;
+  }
+  return chunks;
+}
