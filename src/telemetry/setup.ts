@@ -30,7 +30,6 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
-  SimpleSpanProcessor,
   type ReadableSpan,
   type Span,
   type SpanExporter,
@@ -47,6 +46,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { checkOption, MAX_TIMER_MS, readSetting, SETTINGS, type OtlpProtocol, type TemporalityPreference } from './config.js';
 import { resolveContentPolicy, type ContentPolicy, type Environment } from './content-policy.js';
+import { EndedTogetherSpanProcessor } from './ended-together-span-processor.js';
 import { RunTelemetry, type TelemetrySignal } from './run-telemetry.js';
 import {
   OtlpJsonLinesMetricExporter,
@@ -474,8 +474,8 @@ const MAX_REPORTED_ERRORS = 32;
  * `OTEL_*_EXPORTER=none` (an explicit request). `console` writes OTLP-JSON
  * lines to `consoleStream` (stderr). OTLP spans go through a bounded
  * `BatchSpanProcessor` (it reads `OTEL_BSP_*` itself, queue default 2048); file and
- * console spans are written as each run ends (`SimpleSpanProcessor`), so a
- * crash keeps every finished run. Metrics are exported every
+ * console spans are written as each run ends, a run's spans as one batch
+ * (`EndedTogetherSpanProcessor`), so a crash keeps every finished run. Metrics are exported every
  * `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and once more at shutdown,
  * with delta temporality unless `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`
  * says otherwise (OTLP, file and console alike); the Prometheus endpoint
@@ -542,7 +542,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     const exporter = createTraceFileExporter(traceFileDir);
     const fileExporter = new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_FILE, onDrop);
     counted.push(fileExporter);
-    spanProcessors.push(new SimpleSpanProcessor(fileExporter));
+    spanProcessors.push(new EndedTogetherSpanProcessor(fileExporter));
     destinations.push(`traces: file ${exporter.description}`);
     outDir = traceFileDir;
   }
@@ -550,7 +550,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     const exporter = new OtlpJsonLinesSpanExporter(streamLineSink(options.consoleStream ?? process.stderr, 'stderr'));
     const consoleExporter = new CountingSpanExporter(exporter, TELEMETRY_EXPORTER_VALUE_CONSOLE, onDrop);
     counted.push(consoleExporter);
-    spanProcessors.push(new SimpleSpanProcessor(consoleExporter));
+    spanProcessors.push(new EndedTogetherSpanProcessor(consoleExporter));
     destinations.push(`traces: console (OTLP-JSON lines on ${exporter.description})`);
   }
   if (spanProcessors.length === 1) destinations.push('traces: none');
