@@ -33,7 +33,7 @@ const NEWLINE = Buffer.from('\n');
  * {@link MAX_PENDING_BYTES}) an export fails at once (counted as dropped)
  * instead of growing memory without bound when the disk is slower than the
  * runs. Large enough for the burst of a proxied agent that dies with
- * thousands of open runs (each closed at once, a line per span); replay and
+ * thousands of open runs (each closed at once, a line per 512 spans); replay and
  * demo never come near it, since they wait for the writer (backpressure).
  */
 export const MAX_PENDING_LINES = 65_536;
