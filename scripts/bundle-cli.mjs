@@ -27,6 +27,11 @@
  *   observation chunk loads while the agent starts; minifying halves it.
  *   Linked source maps beside each chunk give readable stacks under
  *   `node --enable-source-maps`.
+ * - The proxy's observation a second time, as one CommonJS file
+ *   (`chunks/observation-<hash>.cjs`, every dynamic import of it inlined):
+ *   the proxy runs it through `vm.Script` with a V8 code cache, which Node
+ *   20 has for scripts but not for ES modules (decision 0040). The entry
+ *   learns its name through a `define`.
  *
  * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
  * Prints nothing on success; esbuild's warnings and errors go to stderr.
@@ -34,6 +39,7 @@
  * @module subagent-otel/scripts/bundle-cli
  */
 import { rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -43,9 +49,35 @@ const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
 // Chunk names carry content hashes: remove the previous build's so stale chunks never ship.
 rmSync(OUT_DIR, { recursive: true, force: true });
 
+// The proxy's observation once more, as one CommonJS file that `cli/code-cache.ts` runs through
+// `vm.Script` with a V8 code cache (decision 0040). Its name carries its content hash, which keys the cache.
+const observation = await build({
+  absWorkingDir: ROOT,
+  entryPoints: { observation: 'src/cli/commands/proxy-observation.ts' },
+  outdir: 'dist/cli/chunks',
+  entryNames: '[name]-[hash]',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  mainFields: ['module', 'main'],
+  minify: true,
+  keepNames: true,
+  legalComments: 'none',
+  sourcemap: 'linked',
+  metafile: true,
+  logLevel: 'warning',
+  // A CommonJS file has no `import.meta`: code of the observation that needs it must fail the build, not run without it.
+  logOverride: { 'empty-import-meta': 'error' },
+});
+const observationFile = Object.keys(observation.metafile.outputs).find((file) => file.endsWith('.cjs'));
+if (observationFile === undefined) throw new Error('bundle-cli: the observation bundle was not written');
+
 await build({
   absWorkingDir: ROOT,
   entryPoints: { 'subagent-otel': 'src/cli/main.ts' },
+  define: { SUBAGENT_OTEL_OBSERVATION_BUNDLE: JSON.stringify(basename(observationFile)) },
   outdir: 'dist/cli',
   chunkNames: 'chunks/[name]-[hash]',
   entryNames: '[name]',

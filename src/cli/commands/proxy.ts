@@ -10,7 +10,8 @@
  * Everything this module imports statically is what the path to `spawn`
  * needs (the bridge, the pipes, the parent-death wrapper): no OpenTelemetry,
  * zod, telemetry configuration, `node:crypto` or `node:http`. The rest is one
- * dynamic `import()` after the spawn (decision 0039), and
+ * dynamic `import()` after the spawn (decision 0039), of the loader that
+ * runs the observation from V8's code cache when it can (decision 0040), and
  * `test/cli/start-path.test.ts` checks the bundle keeps it so.
  *
  * @module subagent-otel/cli/commands/proxy
@@ -128,10 +129,12 @@ export async function runProxy(
     onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
-  // The agent runs: now load the observation beside it.
-  const { startProxyObservation } = await import('./proxy-observation.js');
-  const ready = startProxyObservation(cmd, io);
+  // The agent runs: now load the observation beside it (from V8's code cache when there is one, decision 0040).
+  const { loadObservation } = await import('./observation-loader.js');
+  const loaded = await loadObservation(io.env);
+  const ready = loaded.module.startProxyObservation(cmd, io);
   io.onObserving?.();
+  ready.log('info', `subagent-otel: ${loaded.note}`);
   let warned = false;
   const warnOnce = (what: string): void => {
     if (warned) return;
@@ -156,5 +159,8 @@ export async function runProxy(
   const [finished] = await Promise.all([ready.finish(describeExit(exit)), checked]);
   const problem = deliveryProblem(finished.telemetry, finished.captureError);
   if (problem !== undefined) warnOnce(problem);
+  // After the flush, so the cache holds what the whole run compiled; only when it was missing or refused.
+  const persisted = loaded.persist();
+  if (persisted !== undefined) ready.log('info', `subagent-otel: ${persisted}`);
   return exit;
 }
