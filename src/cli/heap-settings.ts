@@ -44,32 +44,12 @@ export function holdOptimizationDuringStart(v8Version: string = process.versions
   const major = v8Version.split('.')[0] ?? '';
   if (!KNOWN_V8_MAJORS.has(major)) return () => undefined;
   setFlagsFromString(START_FLAGS.hold);
-  held = 'holding';
+  let released = false;
   return () => {
-    if (held !== 'holding') return;
-    held = 'released';
+    if (released) return;
+    released = true;
     setFlagsFromString(START_FLAGS.release);
   };
-}
-
-/** Whether `holdOptimizationDuringStart` held TurboFan in this process, and whether it let go since. */
-let held: 'never' | 'holding' | 'released' = 'never';
-
-/**
- * Runs `fn` under the V8 flags of the start: V8 stamps a code cache with a
- * hash of its flags and refuses a cache stamped under other flags, so a
- * cache made after the start (when TurboFan is released) would never be
- * accepted by the next start (decision 0040). Sets the hold's flag for the
- * duration of `fn` when the hold was released; else just runs `fn`.
- */
-export function asDuringStart<T>(fn: () => T): T {
-  if (held !== 'released') return fn();
-  setFlagsFromString(START_FLAGS.hold);
-  try {
-    return fn();
-  } finally {
-    setFlagsFromString(START_FLAGS.release);
-  }
 }
 
 /**

@@ -43,11 +43,18 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`subagent-otel ${version()}\n`);
       return 0;
     case 'proxy': {
-      favourSmallHeap();
+      // V8 flags only around the observation's load, never during it: any flag set makes V8 refuse
+      // Node's own code cache of its built-in modules and ours (decision 0040).
       const releaseOptimization = holdOptimizationDuringStart();
       // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
       const pipes = prepareChildPipes();
-      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes, onObserving: releaseOptimization });
+      const exit = await runProxy(cmd, {
+        env: process.env,
+        stderr: process.stderr,
+        pipes,
+        beforeObservation: releaseOptimization,
+        onObserving: () => void favourSmallHeap(),
+      });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
         // Re-raise the child's signal so our parent sees the same kind of death. Delivery is

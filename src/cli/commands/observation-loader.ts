@@ -19,7 +19,6 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS } from '../../telemetry/config.js';
 import { cacheFileFor, loadWithCodeCache, unsafeCacheDir } from '../code-cache.js';
-import { asDuringStart } from '../heap-settings.js';
 
 type ObservationModule = typeof import('./proxy-observation.js');
 
@@ -31,7 +30,14 @@ export interface LoadedObservation {
   readonly module: ObservationModule;
   /** One line for the diagnostics log: where the module came from and what became of the cache. */
   readonly note: string;
-  /** Writes the code cache when it was missing or refused; call after the telemetry flush. @returns a line for the log, or `undefined` when there is nothing to say. Never throws. */
+  /** Whether a code cache is to be written (`persist`): it was missing or refused. */
+  readonly pending: boolean;
+  /**
+   * Writes the code cache when it is `pending`, of everything compiled so
+   * far. V8 stamps it with its flags: call it before any V8 flag is set, so
+   * the next start, which loads it before setting any, accepts it.
+   * @returns a line for the log, or `undefined` when there is nothing to say. Never throws.
+   */
   persist(): string | undefined;
 }
 
@@ -57,7 +63,7 @@ export function codeCacheDir(env: NodeJS.ProcessEnv): string | false {
   }
 }
 
-const fromChunks = async (note: string): Promise<LoadedObservation> => ({ module: await import('./proxy-observation.js'), note, persist: () => undefined });
+const fromChunks = async (note: string): Promise<LoadedObservation> => ({ module: await import('./proxy-observation.js'), note, pending: false, persist: () => undefined });
 
 /**
  * Loads the observation. Never fails because of the cache; rejects only
@@ -82,7 +88,7 @@ export async function loadObservation(env: NodeJS.ProcessEnv): Promise<LoadedObs
   return {
     module: loaded.exports,
     note: `code cache: ${status} ${cacheFile}${detail !== undefined ? ` (${detail})` : ''}`,
-    // Made under the flags the next start will load it under (decision 0040).
-    persist: () => (status === 'accepted' ? undefined : asDuringStart(() => loaded.persist())),
+    pending: status !== 'accepted',
+    persist: () => (status === 'accepted' ? undefined : loaded.persist()),
   };
 }
