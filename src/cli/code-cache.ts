@@ -19,7 +19,7 @@
  * @module subagent-otel/cli/code-cache
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -93,27 +93,6 @@ export function writeCacheFile(file: string, data: Uint8Array): string {
     rmSync(temporary, { force: true });
     return `code cache not written to ${file}: ${err instanceof Error ? err.message : String(err)}`;
   }
-}
-
-/**
- * Whether `dir` may hold code caches of this process: missing (it will be
- * made private), or a real directory owned by this user that nobody else can
- * write to. A code cache is code: one that another user could have written
- * must never be run. @returns `undefined` when it may, else why not.
- */
-export function unsafeCacheDir(dir: string): string | undefined {
-  let stat;
-  try {
-    stat = lstatSync(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? undefined : `cache directory ${dir} unusable (${code ?? String(err)})`;
-  }
-  if (!stat.isDirectory()) return `cache directory ${dir} is not a directory`;
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) return `cache directory ${dir} belongs to another user`;
-  if ((stat.mode & 0o022) !== 0) return `cache directory ${dir} is writable by others`;
-  return undefined;
 }
 
 /**

@@ -43,8 +43,8 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`subagent-otel ${version()}\n`);
       return 0;
     case 'proxy': {
-      // V8 flags only around the observation's load, never during it: any flag set makes V8 refuse
-      // Node's own code cache of its built-in modules and ours (decision 0040).
+      // No V8 flag is set while the observation loads from our code cache: any flag makes V8 refuse it, and
+      // Node's own code cache of its built-in modules (decision 0040). Without our cache, TurboFan is held.
       const releaseOptimization = holdOptimizationDuringStart();
       // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
       const pipes = prepareChildPipes();
@@ -52,8 +52,11 @@ async function main(argv: readonly string[]): Promise<number> {
         env: process.env,
         stderr: process.stderr,
         pipes,
-        beforeObservation: releaseOptimization,
-        onObserving: () => void favourSmallHeap(),
+        beforeCodeCacheLoad: releaseOptimization,
+        onObserving: () => {
+          releaseOptimization();
+          favourSmallHeap();
+        },
       });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {

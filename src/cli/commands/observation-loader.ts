@@ -14,11 +14,11 @@
  *
  * @module subagent-otel/cli/commands/observation-loader
  */
+import { lstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS } from '../../telemetry/config.js';
-import { cacheFileFor, loadWithCodeCache, unsafeCacheDir } from '../code-cache.js';
 
 type ObservationModule = typeof import('./proxy-observation.js');
 
@@ -63,13 +63,37 @@ export function codeCacheDir(env: NodeJS.ProcessEnv): string | false {
   }
 }
 
+/**
+ * Whether `dir` may hold code caches of this process: missing (it will be
+ * made private), or a real directory owned by this user that nobody else can
+ * write to. A code cache is code: one that another user could have written
+ * must never be run. @returns `undefined` when it may, else why not.
+ */
+export function unsafeCacheDir(dir: string): string | undefined {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? undefined : `cache directory ${dir} unusable (${code ?? String(err)})`;
+  }
+  if (!stat.isDirectory()) return `cache directory ${dir} is not a directory`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return `cache directory ${dir} belongs to another user`;
+  if ((stat.mode & 0o022) !== 0) return `cache directory ${dir} is writable by others`;
+  return undefined;
+}
+
 const fromChunks = async (note: string): Promise<LoadedObservation> => ({ module: await import('./proxy-observation.js'), note, pending: false, persist: () => undefined });
 
 /**
  * Loads the observation. Never fails because of the cache; rejects only
  * when the observation's own ES module chunks cannot be loaded.
+ * @param beforeCodeCacheLoad called just before the observation is loaded
+ *   from the code cache, not before the ES module chunks: the moment to
+ *   clear V8 flags, which would make V8 refuse the cache.
  */
-export async function loadObservation(env: NodeJS.ProcessEnv): Promise<LoadedObservation> {
+export async function loadObservation(env: NodeJS.ProcessEnv, beforeCodeCacheLoad?: () => void): Promise<LoadedObservation> {
   const bundleName = typeof SUBAGENT_OTEL_OBSERVATION_BUNDLE === 'string' ? SUBAGENT_OTEL_OBSERVATION_BUNDLE : undefined;
   if (bundleName === undefined) return fromChunks('code cache: not used (not the bundled CLI)');
   const dir = codeCacheDir(env);
@@ -77,9 +101,14 @@ export async function loadObservation(env: NodeJS.ProcessEnv): Promise<LoadedObs
   const unsafe = unsafeCacheDir(dir);
   if (unsafe !== undefined) return fromChunks(`code cache: not used: ${unsafe}`);
   const bundle = join(dirname(fileURLToPath(import.meta.url)), bundleName);
-  const cacheFile = cacheFileFor(dir, bundleName, [...process.execArgv, env.NODE_OPTIONS ?? '']);
+  let cacheFile = '';
   let loaded;
+  beforeCodeCacheLoad?.();
   try {
+    // Imported only now: the built-in modules it needs (`node:crypto`, `node:vm`) compile from Node's own
+    // code cache only when no V8 flag is set (decision 0040).
+    const { cacheFileFor, loadWithCodeCache } = await import('../code-cache.js');
+    cacheFile = cacheFileFor(dir, bundleName, [...process.execArgv, env.NODE_OPTIONS ?? '']);
     loaded = loadWithCodeCache<ObservationModule>(bundle, cacheFile);
   } catch (err) {
     return fromChunks(`code cache: not used: loading ${bundle} failed: ${err instanceof Error ? err.message : String(err)}`);

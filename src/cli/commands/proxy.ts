@@ -109,8 +109,8 @@ export class StartupQueue {
  * Runs the proxy until the child exits and telemetry is flushed.
  * @param io.pipes the child's pipes when `prepareChildPipes` was started
  *   earlier (awaited just before spawning); default: made at spawn.
- * @param io.beforeObservation called after the spawn, just before the
- *   observation loads.
+ * @param io.beforeCodeCacheLoad called after the spawn, just before the
+ *   observation loads from V8's code cache (not when it loads without).
  * @param io.onObserving called once the observation is loaded and built and
  *   its code cache, when one was to be written, was written (at the latest
  *   `CODE_CACHE_WRITE_DELAY_MS` later, or at exit).
@@ -129,7 +129,7 @@ export async function runProxy(
     env: NodeJS.ProcessEnv;
     stderr: NodeJS.WritableStream;
     pipes?: Promise<ChildPipes | undefined>;
-    beforeObservation?: () => void;
+    beforeCodeCacheLoad?: () => void;
     onObserving?: () => void;
   },
 ): Promise<ProxyExit> {
@@ -148,9 +148,8 @@ export async function runProxy(
   });
 
   // The agent runs: now load the observation beside it (from V8's code cache when there is one, decision 0040).
-  io.beforeObservation?.();
   const { loadObservation } = await import('./observation-loader.js');
-  const loaded = await loadObservation(io.env);
+  const loaded = await loadObservation(io.env, io.beforeCodeCacheLoad);
   const ready = loaded.module.startProxyObservation(cmd, io);
   ready.log('info', `subagent-otel: ${loaded.note}`);
   // A code cache is stamped with V8's flags, and `onObserving` sets some: a cache still to be written is
