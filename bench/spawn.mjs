@@ -21,6 +21,10 @@
  * - the CPU time of the proxy process (its own, not the agent's), against
  *   that of the empty ES module entry: less sensitive to other load on the
  *   machine than wall time.
+ * The proxy keeps V8's code cache of its observation in the user's cache
+ * directory (decision 0040): the warm-up session writes it when it is
+ * missing, so the rounds measure proxies that start from it, as every
+ * proxy but the first after an install does.
  * Every proxied session is checked: same exit code, the same stdout bytes
  * as the direct session apart from generated ids and times, and one
  * `invoke_agent` span in `traces.jsonl` (the run really was observed).
@@ -206,7 +210,7 @@ emitResult({
       floorName: 'first byte of the direct session, after spawn',
       floors: direct.map((d) => d.firstByteMs),
       ratioOf: (later, d) => (later + d) / d,
-      notes: 'the proxy spawns the agent before it loads anything of the observation (decision 0039), so this is mostly Node starting the proxy',
+      notes: "the proxy spawns the agent before it loads anything of the observation (decision 0039); the agent's first bytes wait while the observation loads (from V8's code cache, decision 0040)",
     }),
     figure({
       id: 'spawn.proxy-cpu',
