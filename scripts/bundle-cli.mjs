@@ -38,8 +38,9 @@
  *
  * @module subagent-otel/scripts/bundle-cli
  */
-import { rmSync } from 'node:fs';
-import { basename } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -51,6 +52,22 @@ rmSync(OUT_DIR, { recursive: true, force: true });
 
 // The proxy's observation once more, as one CommonJS file that `cli/code-cache.ts` runs through
 // `vm.Script` with a V8 code cache (decision 0040). Its name carries its content hash, which keys the cache.
+/**
+ * A dynamic `import()` of a built-in module in the CommonJS file becomes a `require` (in a promise):
+ * Node 20 loses a `vm.Script`'s dynamic-import callback when the script comes from a code cache,
+ * so an `import()` left in it would fail (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
+ */
+const builtinImportsAsRequire = {
+  name: 'builtin-imports-as-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) => {
+      if (args.kind !== 'dynamic-import' || !isBuiltin(args.path)) return undefined;
+      return { path: args.path, namespace: 'builtin-require' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
 const observation = await build({
   absWorkingDir: ROOT,
   entryPoints: { observation: 'src/cli/commands/proxy-observation.ts' },
@@ -70,9 +87,13 @@ const observation = await build({
   logLevel: 'warning',
   // A CommonJS file has no `import.meta`: code of the observation that needs it must fail the build, not run without it.
   logOverride: { 'empty-import-meta': 'error' },
+  plugins: [builtinImportsAsRequire],
 });
 const observationFile = Object.keys(observation.metafile.outputs).find((file) => file.endsWith('.cjs'));
 if (observationFile === undefined) throw new Error('bundle-cli: the observation bundle was not written');
+if (/\bimport\(/.test(readFileSync(join(ROOT, observationFile), 'utf8'))) {
+  throw new Error(`bundle-cli: ${observationFile} still has a dynamic import(), which fails when it runs from the code cache (decision 0040)`);
+}
 
 await build({
   absWorkingDir: ROOT,

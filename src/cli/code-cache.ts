@@ -98,8 +98,10 @@ export function writeCacheFile(file: string, data: Uint8Array): string {
 /**
  * Loads the CommonJS bundle `bundle` with the code cache in `cacheFile`.
  * The bundle is run as Node would run a CommonJS module (its own `require`,
- * `module`, `exports`, `__filename`, `__dirname`); a dynamic `import()` in it
- * is Node's own. Throws only what loading the bundle itself throws (a
+ * `module`, `exports`, `__filename`, `__dirname`). It must not use a dynamic
+ * `import()`: Node 20 loses a script's dynamic-import callback when the
+ * script comes from a code cache (the build turns them into `require`).
+ * Throws only what loading the bundle itself throws (a
  * missing bundle, an error while it runs), never because of the cache.
  * @param cacheFile the cache's path; name it after everything V8 checks
  *   (Node version, V8 flags) and the bundle's content, so processes that
@@ -111,8 +113,6 @@ export function loadWithCodeCache<T>(bundle: string, cacheFile: string): CachedB
   const script = new Script(WRAP_START + source + WRAP_END, {
     filename: bundle,
     ...('data' in cached ? { cachedData: cached.data } : {}),
-    // A dynamic import() of the bundle (the OTLP exporters' `node:http`) goes to Node's loader.
-    importModuleDynamically: (specifier: string) => import(specifier),
   });
   const status: CodeCacheStatus = 'data' in cached ? (script.cachedDataRejected === true ? 'rejected' : 'accepted') : 'absent';
   const wrapper = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: { exports: unknown }, filename: string, dirname: string) => void;

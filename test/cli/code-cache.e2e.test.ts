@@ -6,12 +6,14 @@
  * a span the run exports. What happened to the cache is read from the
  * diagnostics log (`SUBAGENT_OTEL_LOG_FILE`), the only place it is said.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_OUTPUT_SOURCE } from '../../src/telemetry/semconv.js';
 import { attributes, finished, isIdleLine, readSpans, rpc, spawnCli, waitForLine } from '../helpers/cli.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'code-cache-e2e-'));
@@ -31,7 +33,7 @@ interface Session {
 }
 
 /** One prompt turn of the scripted runtime through the proxy, with `cacheDir` as `SUBAGENT_OTEL_CODE_CACHE`. */
-async function session(cacheDir: string): Promise<Session> {
+async function session(cacheDir: string, env: NodeJS.ProcessEnv = {}): Promise<Session> {
   const dir = tmp();
   const out = join(dir, 'otel');
   const log = join(dir, 'proxy.log');
@@ -39,6 +41,7 @@ async function session(cacheDir: string): Promise<Session> {
     FAKE_EMPTY_MESSAGE: '1',
     SUBAGENT_OTEL_CODE_CACHE: cacheDir,
     SUBAGENT_OTEL_LOG_FILE: log,
+    ...env,
   });
   const done = finished(child);
   child.stdin.write(rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }));
@@ -64,6 +67,26 @@ async function session(cacheDir: string): Promise<Session> {
 
 /** What every session of the scripted runtime's `FAKE_EMPTY_MESSAGE` turn exports, whatever became of the cache. */
 const EXPECTED_OUTPUTS = [{ output: '[{"type":"text","text":"Partial answer before the limit"}]', source: 'stream' }];
+
+/** Resolves once `file` contains `text` (watching its directory); rejects if `child` closes first. */
+function fileContains(file: string, text: string, child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const has = (): boolean => existsSync(file) && readFileSync(file, 'utf8').includes(text);
+    const watcher = watch(dirname(file), () => {
+      if (!has()) return;
+      watcher.close();
+      resolve();
+    });
+    child.once('close', () => {
+      watcher.close();
+      reject(new Error(`the proxy closed before ${basename(file)} said '${text}'`));
+    });
+    if (has()) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
 
 function cacheFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => f.endsWith('.v8cache'));
@@ -92,6 +115,21 @@ describe('the proxy keeps V8 code cache of its observation (real processes)', ()
     expect(second.stderr).toBe(first.stderr);
     expect(second.outputs).toEqual(EXPECTED_OUTPUTS);
     expect(readdirSync(cacheDir)).toEqual(files);
+  });
+
+  it('exports over OTLP/HTTP from the cache as without it (the exporter loads node:http when it first sends)', async () => {
+    const cacheDir = join(tmp(), 'cache');
+    await session(cacheDir);
+    const receiver = await startOtlpReceiver({ kind: 'healthy' });
+    try {
+      const cached = await session(cacheDir, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+      expect(cached.code).toBe(0);
+      expect(cached.cacheLog[0]).toMatch(/code cache: accepted /);
+      expect(cached.stderr).toBe('');
+      expect(receiver.acceptedSpans().filter((span) => span.name.startsWith('invoke_agent'))).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('ignores a damaged or truncated cache file and writes a good one in its place', async () => {
@@ -179,6 +217,29 @@ describe('the proxy keeps V8 code cache of its observation (real processes)', ()
     expect(off.code).toBe(0);
     expect(off.outputs).toEqual(EXPECTED_OUTPUTS);
     expect(off.cacheLog).toEqual(['info subagent-otel: code cache: off (SUBAGENT_OTEL_CODE_CACHE)']);
+  });
+
+  it('writes the cache during a long session, without waiting for its end, and does not write it again at exit', async () => {
+    const dir = tmp();
+    const cacheDir = join(dir, 'cache');
+    const log = join(dir, 'proxy.log');
+    // An agent that echoes its stdin and lives until it ends.
+    const agent = "process.stdin.pipe(process.stdout); process.stdin.on('end', () => process.exit(0));";
+    const child = spawnCli(['proxy', '--out', join(dir, 'otel'), '--', process.execPath, '-e', agent], {
+      SUBAGENT_OTEL_CODE_CACHE: cacheDir,
+      SUBAGENT_OTEL_LOG_FILE: log,
+    });
+    const done = finished(child);
+    child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await fileContains(log, 'code cache written', child);
+    expect(child.exitCode).toBeNull();
+    child.stdin.end('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+    const r = await done;
+    expect(r.code).toBe(0);
+    expect(r.stdout.toString('utf8')).toBe('{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+    expect(readFileSync(log, 'utf8').split('code cache written')).toHaveLength(2);
+    expect(cacheFiles(cacheDir)).toHaveLength(1);
+    expect((await session(cacheDir)).cacheLog).toEqual([`info subagent-otel: code cache: accepted ${join(cacheDir, cacheFiles(cacheDir)[0] as string)}`]);
   });
 
   it('leaves one whole cache file when proxies start together on an empty directory', async () => {
