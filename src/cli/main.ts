@@ -43,11 +43,21 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`subagent-otel ${version()}\n`);
       return 0;
     case 'proxy': {
-      favourSmallHeap();
+      // No V8 flag is set while the observation loads from our code cache: any flag makes V8 refuse it, and
+      // Node's own code cache of its built-in modules (decision 0040). Without our cache, TurboFan is held.
       const releaseOptimization = holdOptimizationDuringStart();
       // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
       const pipes = prepareChildPipes();
-      const exit = await runProxy(cmd, { env: process.env, stderr: process.stderr, pipes, onObserving: releaseOptimization });
+      const exit = await runProxy(cmd, {
+        env: process.env,
+        stderr: process.stderr,
+        pipes,
+        beforeCodeCacheLoad: releaseOptimization,
+        onObserving: () => {
+          releaseOptimization();
+          favourSmallHeap();
+        },
+      });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {
         // Re-raise the child's signal so our parent sees the same kind of death. Delivery is

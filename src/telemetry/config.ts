@@ -118,6 +118,14 @@ function protocol(raw: string): OtlpProtocol | undefined {
   return value === 'grpc' || value === 'http/protobuf' || value === 'http/json' ? value : undefined;
 }
 
+/**
+ * Parses the proxy's code-cache setting: `false` (off) for `off`, `false`,
+ * `0`, `no` (any case); else the directory, trimmed; `undefined` for blanks.
+ */
+function codeCacheSetting(raw: string): string | false | undefined {
+  return /^(off|false|0|no)$/i.test(raw.trim()) ? false : text(raw);
+}
+
 /** The rows of the table. */
 export interface SettingsTable {
   readonly out: Setting<string>;
@@ -131,6 +139,7 @@ export interface SettingsTable {
   readonly metricExportIntervalMs: Setting<number>;
   readonly metricExportTimeoutMs: Setting<number>;
   readonly otlpProtocol: Setting<OtlpProtocol>;
+  readonly codeCache: Setting<string | false | undefined>;
 }
 
 /** The table. Keys are the settings' names in code. */
@@ -223,6 +232,13 @@ export const SETTINGS: SettingsTable = {
     defaultText: '`http/protobuf`',
     range: 'grpc, http/protobuf, http/json',
     parse: protocol,
+  },
+  codeCache: {
+    env: 'SUBAGENT_OTEL_CODE_CACHE',
+    default: undefined,
+    defaultText: 'on, in `$XDG_CACHE_HOME/subagent-otel` (else `~/.cache/subagent-otel`)',
+    range: '`off`, or a directory path',
+    parse: codeCacheSetting,
   },
 };
 

@@ -122,7 +122,7 @@ export interface ProxyObservation {
   push(direction: Direction, chunk: Uint8Array, time?: number): void;
   end(direction: Direction): void;
   /** Writes a line to the proxy's diagnostics log (`SUBAGENT_OTEL_LOG_FILE`; nowhere when unset). */
-  log(level: 'warn' | 'error', message: string): void;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
   /**
    * The problems of the telemetry configuration (`configurationProblems`),
    * checked beside the running agent; empty when there are none or the check
@@ -226,7 +226,7 @@ export function startProxyObservation(cmd: ProxyCommand, io: { env: NodeJS.Proce
   return {
     push: (direction, chunk, time) => tap.push(direction, chunk, time),
     end: (direction) => tap.end(direction),
-    log: (level, message) => (level === 'warn' ? diag.warn(message) : diag.error(message)),
+    log: (level, message) => (level === 'info' ? diag.info(message) : level === 'warn' ? diag.warn(message) : diag.error(message)),
     configurationProblems: problems,
     async finish(diagnostic) {
       try {
