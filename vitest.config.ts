@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,5 +11,7 @@ export default defineConfig({
     // Real child processes and loopback servers: keep parallelism modest on 2 cores.
     pool: 'forks',
     maxWorkers: 2,
+    // Proxies started by the tests keep their V8 code cache in a directory of this run, not the user's ~/.cache.
+    env: { SUBAGENT_OTEL_CODE_CACHE: mkdtempSync(join(tmpdir(), 'subagent-otel-test-code-cache-')) },
   },
 });
