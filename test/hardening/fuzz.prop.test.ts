@@ -43,6 +43,7 @@ import { LineSplitter } from '../../src/wire/ndjson.js';
 import { ByteLineReader } from '../../src/wire/byte-lines.js';
 import type { WireError, WireErrorCode } from '../../src/wire/wire-error.js';
 import { attempt, events, finish, step, stepEnd, stepStart, text, textDelta, toolCallEvent, toolResultEvent, turnEnd, turnStart, usage } from '../helpers/events.js';
+import { chunked as chunksOf } from '../helpers/chunked.js';
 
 /** Inputs per boundary, as the issue asks. */
 const RUNS = 100_000;
@@ -234,17 +235,6 @@ function lineArb(samples: readonly string[]): fc.Arbitrary<string> {
   );
 }
 
-/** Splits `bytes` at sorted cut offsets. */
-function chunksOf(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const offsets = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Uint8Array[] = [];
-  let start = 0;
-  for (const offset of [...offsets, bytes.length]) {
-    chunks.push(bytes.slice(start, offset));
-    start = offset;
-  }
-  return chunks;
-}
 
 // ---------------------------------------------------------------- samples
 

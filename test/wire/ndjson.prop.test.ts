@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { Buffer } from 'node:buffer';
 import { LineSplitter } from '../../src/wire/ndjson.js';
 import type { LineSplitterOptions, SplitLine } from '../../src/wire/ndjson.js';
+import { chunked } from '../helpers/chunked.js';
 
 type Seen = { line: number[] } | { oversized: number };
 
@@ -26,16 +27,6 @@ const inputArb = fc
 
 const cutsArb = fc.array(fc.nat(), { maxLength: 12 });
 
-function chunked(input: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const offsets = [...new Set(cuts.map((cut) => cut % (input.length + 1)))].sort((a, b) => a - b);
-  const chunks: Uint8Array[] = [];
-  let start = 0;
-  for (const offset of [...offsets, input.length]) {
-    chunks.push(input.slice(start, offset));
-    start = offset;
-  }
-  return chunks;
-}
 
 function split(chunks: readonly Uint8Array[], options: LineSplitterOptions): { lines: Seen[]; tail: Seen | undefined } {
   const splitter = new LineSplitter(options);
