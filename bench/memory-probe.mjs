@@ -70,7 +70,7 @@ const { startProxyObservation } = isParseOnly ? {} : await importDist('cli/comma
 const env = { SUBAGENT_OTEL_OUT: join(work, 'out') };
 const observation = isParseOnly
   ? parseOnlyObservation()
-  : startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, 'out') }, env);
+  : startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, 'out') }, { env, stderr: process.stderr });
 await turnLoop();
 const peakKb = () => process.resourceUsage().maxRSS;
 /** Heap in use after a full collection (only with `--expose-gc`): what is really retained. */

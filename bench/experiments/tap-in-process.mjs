@@ -47,7 +47,7 @@ function floor() {
 }
 
 async function observe(round) {
-  const observation = startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, `out-${round}`) }, { SUBAGENT_OTEL_OUT: join(work, `out-${round}`) });
+  const observation = startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, `out-${round}`) }, { env: { SUBAGENT_OTEL_OUT: join(work, `out-${round}`) }, stderr: process.stderr });
   for (const chunk of chunks) observation.push('agent->client', chunk, 0);
   observation.end('agent->client');
   await observation.finish('done');
