@@ -117,8 +117,8 @@ async function roundTrips(variant) {
   return Array.from(rtt.subarray(WARMUP)).sort((a, b) => a - b);
 }
 
-const variants = ['direct', 'bridge', 'proxy'];
-const argvVariant = { direct: 'pipe', bridge: 'bridge', proxy: 'proxy' };
+const variants = ['direct', 'relay', 'bridge', 'proxy'];
+const argvVariant = { direct: 'pipe', relay: 'relay', bridge: 'bridge', proxy: 'proxy' };
 const p50 = Object.fromEntries(variants.map((v) => [v, []]));
 const p99 = Object.fromEntries(variants.map((v) => [v, []]));
 const max = Object.fromEntries(variants.map((v) => [v, []]));
@@ -155,8 +155,28 @@ emitResult({
         ratioOf: (addedMs, directMs) => (addedMs + directMs) / directMs,
         ...(q === 'p99' ? { target: { kind: 'max-value', limit: 1, text: 'added p99 < 1 ms at 1,000 frames/s' } } : {}),
         notes: NOTE,
-        extra: { proxyRoundTrip: by.proxy, bridgeRoundTrip: by.bridge, maxRoundTrip: { direct: max.direct, bridge: max.bridge, proxy: max.proxy } },
+        extra: { proxyRoundTrip: by.proxy, bridgeRoundTrip: by.bridge, relayRoundTrip: by.relay, maxRoundTrip: { direct: max.direct, relay: max.relay, bridge: max.bridge, proxy: max.proxy } },
       });
+    }),
+    figure({
+      id: 'proxy.latency.relay-added-p99',
+      title: 'added round-trip latency p99, a five-line Node relay (spawn and pipe, nothing else)',
+      unit: 'ms',
+      values: added(p99.relay, p99.direct),
+      floorName: 'direct pipe round trip p99',
+      floors: p99.direct,
+      ratioOf: (addedMs, directMs) => (addedMs + directMs) / directMs,
+      notes: `${NOTE}. Reference for the machine: what any process written in Node adds by sitting in between (bench/peers/plain-relay.mjs)`,
+    }),
+    figure({
+      id: 'proxy.latency.proxy-over-relay-p99',
+      title: 'round-trip latency p99 the proxy adds over that Node relay',
+      unit: 'ms',
+      values: added(p99.proxy, p99.relay),
+      floorName: 'the Node relay round trip p99',
+      floors: p99.relay,
+      ratioOf: (addedMs, relayMs) => (addedMs + relayMs) / relayMs,
+      notes: 'the part of the added p99 that is the proxy\'s own work (observation, bridge) rather than a Node process in the path',
     }),
     figure({
       id: 'proxy.latency.bridge-added-p99',

@@ -52,6 +52,8 @@ export function variantArgv(variant, agent, outDir) {
       return agent;
     case 'bridge':
       return [peer('bridge-only.mjs'), process.execPath, ...agent];
+    case 'relay':
+      return [peer('plain-relay.mjs'), process.execPath, ...agent];
     case 'proxy':
       return [CLI, 'proxy', '--protocol', 'sdk', '--out', outDir, '--', process.execPath, ...agent];
     default:

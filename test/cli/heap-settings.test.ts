@@ -4,7 +4,7 @@ import { favourSmallHeap, HEAP_FLAGS, holdOptimizationDuringStart, START_FLAGS }
 
 describe('favourSmallHeap', () => {
   it('names the two V8 flags it sets', () => {
-    expect(HEAP_FLAGS).toEqual(['--semi-space-growth-factor=1', '--optimize-for-size']);
+    expect(HEAP_FLAGS).toEqual(['--semi-space-growth-factor=1']);
   });
 
   it('leaves V8 versions it does not know alone, so no unknown flag reaches V8 (which would print on stdout)', () => {
