@@ -152,7 +152,7 @@ ${notes}
 
 Added p99 latency (median of each run) in the last ${latencyHistory.length} full runs, oldest first: ${latencyHistory.map((h) => `${h.addedP99Ms.toFixed(3)} ms (${h.commit ?? 'unknown'})`).join(', ') || 'none yet'}; target: under 1 ms in three consecutive runs: ${latencyHistory.length < 3 ? 'not yet three runs' : latencyHistory.every((h) => h.addedP99Ms < 1) ? 'met' : '**missed**'}.
 
-Why the missed targets are missed, and what would meet them: the README's Performance section and \`docs/decisions/\` 0007 (observation inline), 0033 (cost per spawn), 0034 (delta fast path), 0035 (memory).
+Why the missed targets are missed, and what would meet them: the README's Performance section and \`docs/decisions/\` 0007 (observation inline), 0033 and 0039 (cost per spawn), 0040 (code cache), 0034 and 0042 (delta fast path), 0035 and 0050 (memory), 0049 (file export).
 
 Reproduce: \`npm ci && npm run bench\` (about 5 minutes; needs the \`zstd\` tool for the replay log).
 Options after \`npm run bench --\`: \`--only fold,replay\`, \`--rounds 3\`, \`--scale 0.2\` (smaller workloads, a quick look).
