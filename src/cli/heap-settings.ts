@@ -17,11 +17,12 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * V8 majors known to have both flags and to read them while running (Node 18
- * to 22). On others nothing is set: an unknown flag makes V8 print an error on
- * stdout, which is the proxied protocol.
+ * V8 majors known to have these flags and to read them while running (Node 18
+ * to 26: V8 10 to 14, each checked with `node --v8-options` and a run that
+ * sets them). On others nothing is set: an unknown flag makes V8 print an
+ * error on stdout, which is the proxied protocol.
  */
-const KNOWN_V8_MAJORS = new Set(['10', '11', '12']);
+const KNOWN_V8_MAJORS = new Set(['10', '11', '12', '13', '14']);
 
 /**
  * The flag: the young generation keeps its initial size. `--optimize-for-size`

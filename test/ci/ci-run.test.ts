@@ -1,6 +1,7 @@
 /**
- * `.ci/run` runs the suite twice (this Node, then Node 22 LTS from the npm
- * registry's `node` package) and its plain closing line counts both runs.
+ * `.ci/run` runs the suite under this Node, then under each Node LTS line
+ * (22, 24, 26) from the npm registry's `node` package, and its plain closing
+ * line counts every run.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,18 +20,23 @@ function closingLine(dir: string): string {
 }
 
 describe('.ci/run', () => {
-  it('installs Node 22 from the npm registry and runs the test command again with it first on PATH', () => {
-    expect(script).toContain('npm install --prefix "$node22_dir" --no-audit --no-fund --no-save node@22');
-    expect(script).toContain('PATH="$node22_dir/node_modules/.bin:$PATH" npm test -- --reporter=default --reporter=json --outputFile.json=.vitest-results-node22.json');
+  it('installs Node 22, 24 and 26 from the npm registry and runs the test command again with each first on PATH', () => {
+    expect(script).toContain('for major in 22 24 26; do');
+    expect(script).toContain('npm install --prefix "$node_dir" --no-audit --no-fund --no-save "node@$major"');
+    expect(script).toContain('PATH="$node_dir/node_modules/.bin:$PATH" npm test -- --reporter=default --reporter=json --outputFile.json="$report"');
+    expect(script).toContain('report=".vitest-results-node$major.json"');
   });
 
-  it('counts both runs in the closing line, and a missing report as a failure', () => {
+  it('counts every run in the closing line, and each missing report as a failure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ci-run-'));
     try {
       writeFileSync(join(dir, '.vitest-results.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
-      expect(closingLine(dir)).toBe('700 passed, 1 failed');
+      expect(closingLine(dir)).toBe('700 passed, 3 failed');
       writeFileSync(join(dir, '.vitest-results-node22.json'), JSON.stringify({ numPassedTests: 698, numFailedTests: 2, numPendingTests: 0 }));
-      expect(closingLine(dir)).toBe('1398 passed, 2 failed');
+      writeFileSync(join(dir, '.vitest-results-node24.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
+      expect(closingLine(dir)).toBe('2098 passed, 3 failed');
+      writeFileSync(join(dir, '.vitest-results-node26.json'), JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 1 }));
+      expect(closingLine(dir)).toBe('2797 passed, 2 failed, 1 skipped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,18 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { favourSmallHeap, HEAP_FLAGS, holdOptimizationDuringStart, START_FLAGS } from '../../src/cli/heap-settings.js';
 
 describe('favourSmallHeap', () => {
-  it('names the two V8 flags it sets', () => {
+  it('names the V8 flag it sets', () => {
     expect(HEAP_FLAGS).toEqual(['--semi-space-growth-factor=1']);
   });
 
   it('leaves V8 versions it does not know alone, so no unknown flag reaches V8 (which would print on stdout)', () => {
-    expect(favourSmallHeap('13.6.233.10-node.24')).toBe(false);
+    expect(favourSmallHeap('15.0.1-node.1')).toBe(false);
     expect(favourSmallHeap('9.4.146.26-node.26')).toBe(false);
     expect(favourSmallHeap('')).toBe(false);
   });
 
-  it('applies the flags on the V8 of Node 18 to 22, and the process goes on', () => {
+  it('applies the flags on the V8 of Node 18 to 26, and the process goes on', () => {
     expect(favourSmallHeap('11.3.244.8-node.28')).toBe(true);
+    expect(favourSmallHeap('13.6.233.17-node.53')).toBe(true);
+    expect(favourSmallHeap('14.6.202.34-node.34')).toBe(true);
     expect(getHeapStatistics().total_heap_size).toBeGreaterThan(0);
   });
 });
@@ -25,11 +27,11 @@ describe('holdOptimizationDuringStart', () => {
   });
 
   it('changes nothing on V8 versions it does not know and hands back a release that does nothing', () => {
-    const release = holdOptimizationDuringStart('13.6.233.10-node.24');
+    const release = holdOptimizationDuringStart('15.0.1-node.1');
     expect(release()).toBeUndefined();
   });
 
-  it('holds on the V8 of Node 18 to 22; the release is idempotent and the process goes on optimizing', () => {
+  it('holds on the V8 of Node 18 to 26; the release is idempotent and the process goes on optimizing', () => {
     const release = holdOptimizationDuringStart('11.3.244.8-node.28');
     release();
     release();
