@@ -62,6 +62,8 @@ const START_TIMEOUT_MS = 60_000;
  * is terminated instead.
  */
 const CLOSE_WAIT_MS = 1_000;
+/** Longest wait for a reply the thread has counted to become readable on the port; past it the thread is stopped. */
+const REPLY_VISIBLE_MS = 1_000;
 /** Most compressed bytes held back by `mayHold` pushes (one largest block and its headers fit). */
 const MAX_HELD_BYTES = 160 * 1024;
 /** Size of a thread's shared request buffer; larger pushes go over in several requests. */
@@ -101,6 +103,8 @@ class DecodingThread {
   #isDead = false;
   #isBusy = false;
   #repliesBefore = 0;
+  /** Number of the request sent last (`control[REQUESTS]` after it was counted). */
+  #request = 0;
 
   constructor(fzstdPath: string) {
     const control = new Int32Array(new SharedArrayBuffer(CONTROL_SLOTS * Int32Array.BYTES_PER_ELEMENT));
@@ -148,7 +152,7 @@ class DecodingThread {
     Atomics.store(control, CONTROL_FLAGS, flags);
     this.#repliesBefore = Atomics.load(control, CONTROL_REPLIES);
     this.#isBusy = true;
-    Atomics.add(control, CONTROL_REQUESTS, 1);
+    this.#request = Atomics.add(control, CONTROL_REQUESTS, 1) + 1;
     Atomics.notify(control, CONTROL_REQUESTS);
   }
 
@@ -181,15 +185,32 @@ class DecodingThread {
         return { blocks, reply: undefined };
       }
     }
-    // The worker posts before it counts the reply, so every message is there.
-    return this.#receive();
+    // The thread posts before it counts the reply; should the message still be on its way, wait for it
+    // (bounded), so that no answer is ever left behind for the next request to read.
+    const blocks: Uint8Array[] = [];
+    const deadline = performance.now() + REPLY_VISIBLE_MS;
+    for (;;) {
+      const received = this.#receive();
+      blocks.push(...received.blocks);
+      if (received.reply !== undefined) return { blocks, reply: received.reply };
+      if (performance.now() >= deadline) break;
+      Atomics.wait(control, CONTROL_REPLIES, Atomics.load(control, CONTROL_REPLIES), 1); // a 1 ms pause
+    }
+    this.terminate();
+    return { blocks, reply: undefined };
   }
 
-  /** Takes the messages posted so far: blocks, up to the reply if it came. */
+  /**
+   * Takes the messages of the request sent last posted so far: blocks, up
+   * to its reply if it came. A message of an earlier request (never expected:
+   * each is collected before the next is sent) is dropped, never taken for
+   * this one's.
+   */
   #receive(): { blocks: Uint8Array[]; reply: ZstdReply | undefined } {
     const blocks: Uint8Array[] = [];
     for (let received = receiveMessageOnPort(this.#replies); received !== undefined; received = receiveMessageOnPort(this.#replies)) {
       const message = received.message as ZstdBlockMessage | ZstdReply;
+      if (message.request !== this.#request) continue;
       if ('done' in message) return { blocks, reply: message };
       blocks.push(message.block);
     }
@@ -231,7 +252,7 @@ function borrowThread(): DecodingThread {
 
 /** Takes back a thread whose stream is over (one still decoding for a dropped stream is terminated). */
 function returnThread(thread: DecodingThread): void {
-  if (!thread.isAlive) return;
+  if (!thread.isAlive || idleThreads.includes(thread)) return;
   if (!thread.isBusy && idleThreads.length < MAX_IDLE_THREADS) idleThreads.push(thread);
   else thread.terminate();
 }

@@ -29,7 +29,10 @@
  *   `control[REPLIES]` and notifies it. The reading thread waits on
  *   `control[REPLIES]` and takes the messages synchronously
  *   (`receiveMessageOnPort`). Blocks posted before a stall are therefore
- *   still there when the thread is given up.
+ *   still there when the thread is given up. Every message carries the
+ *   number of its request, so an answer can never be taken for another
+ *   request's, and the reading thread waits (bounded) for a counted reply
+ *   that is not yet readable instead of leaving it for the next request.
  *
  * @module subagent-otel/wire/zstd-worker-source
  */
@@ -69,11 +72,15 @@ export interface ZstdWorkerData {
 /** One decoded block (empty blocks included, so messages count blocks). */
 export interface ZstdBlockMessage {
   readonly block: Uint8Array;
+  /** The number of the request it belongs to (the value `control[REQUESTS]` took when it was made). */
+  readonly request: number;
 }
 
 /** The end of one request: after all its blocks. */
 export interface ZstdReply {
   readonly done: true;
+  /** The number of the request it answers. */
+  readonly request: number;
   /** fzstd's error, when it threw: its numeric `code` (5: input ends inside a frame) and message. */
   readonly error?: { readonly code: number | undefined; readonly message: string };
 }
@@ -90,15 +97,17 @@ const { workerData } = require('node:worker_threads');
 const { Decompress } = require(workerData.fzstdPath);
 const { control, input, replyPort } = workerData;
 let decompress;
+let request = 0;
 const onData = (block, isFinal) => {
   if (isFinal) return;
   const copy = block.slice();
-  replyPort.postMessage({ block: copy }, [copy.buffer]);
+  replyPort.postMessage({ block: copy, request }, [copy.buffer]);
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
 };
 Atomics.store(control, ${CONTROL_READY}, 1);
 for (let seen = 0; ; seen += 1) {
   Atomics.wait(control, ${CONTROL_REQUESTS}, seen);
+  request = seen + 1;
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
   const flags = Atomics.load(control, ${CONTROL_FLAGS});
   // A copy: fzstd keeps unfinished input between pushes, and the shared buffer is reused.
@@ -111,7 +120,7 @@ for (let seen = 0; ; seen += 1) {
     const code = thrown !== null && typeof thrown === 'object' && typeof thrown.code === 'number' ? thrown.code : undefined;
     error = { code, message: thrown instanceof Error ? thrown.message : String(thrown) };
   }
-  replyPort.postMessage(error === undefined ? { done: true } : { done: true, error });
+  replyPort.postMessage(error === undefined ? { done: true, request } : { done: true, request, error });
   Atomics.add(control, ${CONTROL_REPLIES}, 1);
   Atomics.notify(control, ${CONTROL_REPLIES});
 }
