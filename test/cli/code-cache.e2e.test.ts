@@ -223,8 +223,8 @@ describe('the proxy keeps V8 code cache of its observation (real processes)', ()
     const dir = tmp();
     const cacheDir = join(dir, 'cache');
     const log = join(dir, 'proxy.log');
-    // An agent that echoes its stdin and lives until it ends.
-    const agent = "process.stdin.pipe(process.stdout); process.stdin.on('end', () => process.exit(0));";
+    // An agent that echoes its stdin and lives until it ends (the pipe then ends stdout, and the process with it).
+    const agent = 'process.stdin.pipe(process.stdout);';
     const child = spawnCli(['proxy', '--out', join(dir, 'otel'), '--', process.execPath, '-e', agent], {
       SUBAGENT_OTEL_CODE_CACHE: cacheDir,
       SUBAGENT_OTEL_LOG_FILE: log,
