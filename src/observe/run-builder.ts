@@ -235,7 +235,7 @@ export class RunBuilder {
    * (decision 0042). Never throws.
    */
   pushDelta(delta: StreamDelta): void {
-    if (delta.chunkType === 'text-delta' && this.fold.source !== 'message') this.fold.pushText(delta.text());
+    if (delta.chunkType === 'text-delta' && this.fold.takesText) this.fold.pushText(delta.text());
     const time = delta.time;
     if (time > this.#lastTime) this.#lastTime = time;
     this.#openStep(delta.turn, delta.step, time);

@@ -77,6 +77,15 @@ export class AssistantOutputFold {
   }
 
   /**
+   * Whether streamed text can still be selected: `false` once a non-empty
+   * message was folded (it beats any text, earlier or later). Lets a caller
+   * skip decoding text the fold would drop; `pushText` drops it either way.
+   */
+  get takesText(): boolean {
+    return this.#message === undefined;
+  }
+
+  /**
    * @returns the last non-empty message's content; else the accumulated
    *   streamed text as one text block; else `undefined` when the child
    *   produced neither. The returned array is the message's own (read-only).

@@ -133,6 +133,17 @@ describe('AssistantOutputFold', () => {
     expect(fold.collect()).toEqual([{ type: 'hologram', frames: 3 }]);
   });
 
+  it('takes streamed text until a non-empty message is folded, past empty ones', () => {
+    const fold = new AssistantOutputFold();
+    expect(fold.takesText).toBe(true);
+    for (const e of events([step('embedded', { content: [] })])) fold.push(e);
+    expect(fold.takesText).toBe(true);
+    for (const e of events([step('embedded', { content: [text('done')] })])) fold.push(e);
+    expect(fold.takesText).toBe(false);
+    fold.pushText('late');
+    expect(fold.collect()).toEqual([{ type: 'text', text: 'done' }]);
+  });
+
   it('yields no output for text deltas that carry empty strings', () => {
     const fold = new AssistantOutputFold();
     fold.pushText('');
