@@ -30,7 +30,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderRules } from '../../collector-config/prometheus/render-rules.mjs';
 import { CLI } from '../helpers/paths.js';
-import { freePort, getJson, pollUntil, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
+import { freePort, instantQuery, pollUntil, prometheusAlerts, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
 import { startPeer, type AcpPeer } from './acp-driver.js';
 import { launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
 import { startModelServer, type ModelServer } from './model-server.js';
@@ -79,20 +79,6 @@ async function startObserved(agent: 'codex' | 'claude', server: ModelServer): Pr
   return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0 };
 }
 
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function query(prom: LocalServer, q: string): Promise<Sample[]> {
-  const body = (await getJson(`${prom.url}/api/v1/query?query=${encodeURIComponent(q)}`)) as { data: { result: Sample[] } };
-  return body.data.result;
-}
-
-interface ApiAlert {
-  labels: Record<string, string>;
-  state: string;
-}
 
 it('has codex and claude installed in test/agents/pinned', () => {
   expect([requireAgent('codex'), requireAgent('claude')]).toHaveLength(2);
@@ -146,7 +132,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
         await pollUntil(
           async () => {
             if (stopDriving) return true;
-            const totals = await query(p, 'sum by (job) (subagent_runs_total)');
+            const totals = await instantQuery(p, 'sum by (job) (subagent_runs_total)');
             const seen = observed.every((o) => totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered));
             return seen ? true : undefined;
           },
@@ -182,8 +168,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
     const firing = await whileDriving(
       pollUntil(
         async () => {
-          const body = (await getJson(`${p.url}/api/v1/alerts`)) as { data: { alerts: ApiAlert[] } };
-          const mine = body.data.alerts
+          const mine = (await prometheusAlerts(p))
             .filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.state === 'firing')
             .map((a) => `${a.labels.job} ${a.labels.gen_ai_agent_name} ${a.labels.severity}`)
             .sort();
@@ -193,7 +178,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
       ),
     ).catch(async (error: unknown) => {
       // Say how far the runs got and what Prometheus computed, then fail as before.
-      const ratios = await query(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
+      const ratios = await instantQuery(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
       const state = observed.map((o) => `${o.job}: ${o.answered} answered, ${o.maxTokensErrors} truncation errors, ${o.stalled} unanswered`).join('; ');
       const computed = ratios.map((r) => `${r.metric.__name__}{${r.metric.job}}=${r.value[1]}`).join(', ');
       throw new Error(`${error instanceof Error ? error.message : String(error)} (${state}; ${computed})`);
@@ -208,7 +193,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
 
   it('counted the agents’ own truncation errors as max-tokens runs', async () => {
     if (prom === undefined) throw new Error('Prometheus did not start (see beforeAll)');
-    const series = await query(prom, 'sum by (job, gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total)');
+    const series = await instantQuery(prom, 'sum by (job, gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total)');
     const maxTokens = Object.fromEntries(series.filter((s) => s.metric.subagent_stop_reason === 'max-tokens').map((s) => [s.metric.job, Number(s.value[1])]));
     for (const o of observed) {
       // The agents really did answer with their truncation errors (claude

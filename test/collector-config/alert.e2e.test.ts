@@ -41,7 +41,7 @@ import type { RuleSettings } from '../../collector-config/prometheus/render-rule
 import { finished, rpc, spawnCli } from '../helpers/cli.js';
 import type { Finished } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
-import { freePort, getJson, pollUntil, startAlertmanager, startPrometheus } from '../helpers/prometheus.js';
+import { freePort, getJson, instantQuery, pollUntil, prometheusAlerts, startAlertmanager, startPrometheus } from '../helpers/prometheus.js';
 import type { LocalServer } from '../helpers/prometheus.js';
 
 const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
@@ -191,27 +191,6 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
       rmSync(out, { recursive: true, force: true });
     },
   };
-}
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function instantQuery(prom: LocalServer, query: string): Promise<Sample[]> {
-  const body = (await getJson(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`)) as { data: { result: Sample[] } };
-  return body.data.result;
-}
-
-interface ApiAlert {
-  labels: Record<string, string>;
-  state: string;
-  value: string;
-}
-
-async function prometheusAlerts(prom: LocalServer): Promise<ApiAlert[]> {
-  const body = (await getJson(`${prom.url}/api/v1/alerts`)) as { data: { alerts: ApiAlert[] } };
-  return body.data.alerts;
 }
 
 interface AmAlert {

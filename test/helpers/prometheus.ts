@@ -300,3 +300,28 @@ export async function getJson(url: string): Promise<unknown> {
   if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}: ${text.slice(0, 500)}`);
   return JSON.parse(text) as unknown;
 }
+
+/** One series of an instant query's answer. */
+export interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** Runs an instant PromQL query. @returns the result vector; throws on an HTTP error. */
+export async function instantQuery(prom: LocalServer, query: string): Promise<Sample[]> {
+  const body = (await getJson(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`)) as { data: { result: Sample[] } };
+  return body.data.result;
+}
+
+/** One alert as Prometheus's `/api/v1/alerts` lists it. */
+export interface ApiAlert {
+  labels: Record<string, string>;
+  state: string;
+  value: string;
+}
+
+/** The alerts Prometheus holds now (pending and firing). */
+export async function prometheusAlerts(prom: LocalServer): Promise<ApiAlert[]> {
+  const body = (await getJson(`${prom.url}/api/v1/alerts`)) as { data: { alerts: ApiAlert[] } };
+  return body.data.alerts;
+}
