@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchOptions, cpuTimesOf, emitResult, figure, mib, progress } from './lib/common.mjs';
+import { benchOptions, cpuTimesOf, emitResult, figure, mib, progress, splitAndParse } from './lib/common.mjs';
 import { closed, peer, proxyEnv, spawnNode, variantArgv, waitForReady } from './lib/processes.mjs';
 import { sdkNotificationStream } from './lib/workload.mjs';
 
@@ -50,29 +50,6 @@ let lines = 0;
 for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) lines += 1;
 progress('proxy-throughput', `${lines.toLocaleString('en-US')} lines, ${turns} turns, ${(data.length / 1e6).toFixed(1)} MB`);
 
-/** The floor: split into lines and JSON.parse each once, over 64 KiB chunks. Returns a checksum so nothing is optimized away. */
-function splitAndParse(chunks) {
-  let carry;
-  let n = 0;
-  for (const chunk of chunks) {
-    let start = 0;
-    let newline = chunk.indexOf(0x0a);
-    if (carry !== undefined && newline !== -1) {
-      const line = Buffer.concat([carry, chunk.subarray(0, newline)]);
-      n += JSON.parse(line.toString('utf8')) === null ? 0 : 1;
-      carry = undefined;
-      start = newline + 1;
-      newline = chunk.indexOf(0x0a, start);
-    }
-    while (newline !== -1) {
-      n += JSON.parse(chunk.toString('utf8', start, newline)) === null ? 0 : 1;
-      start = newline + 1;
-      newline = chunk.indexOf(0x0a, start);
-    }
-    if (start < chunk.length) carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
-  }
-  return n;
-}
 const chunks = [];
 for (let offset = 0; offset < data.length; offset += 64 * 1024) chunks.push(data.subarray(offset, offset + 64 * 1024));
 

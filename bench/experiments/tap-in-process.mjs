@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importDist } from '../lib/common.mjs';
+import { importDist, splitAndParse } from '../lib/common.mjs';
 import { sdkNotificationStream } from '../lib/workload.mjs';
 
 const mib = Number(process.argv[2] ?? 16);
@@ -24,27 +24,7 @@ for (let offset = 0; offset < data.length; offset += 64 * 1024) chunks.push(data
 const { startProxyObservation } = await importDist('cli/commands/proxy-observation.js');
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-tap-'));
 
-function floor() {
-  let carry;
-  let n = 0;
-  for (const chunk of chunks) {
-    let start = 0;
-    let newline = chunk.indexOf(0x0a);
-    if (carry !== undefined && newline !== -1) {
-      n += JSON.parse(Buffer.concat([carry, chunk.subarray(0, newline)]).toString('utf8')) === null ? 0 : 1;
-      carry = undefined;
-      start = newline + 1;
-      newline = chunk.indexOf(0x0a, start);
-    }
-    while (newline !== -1) {
-      n += JSON.parse(chunk.toString('utf8', start, newline)) === null ? 0 : 1;
-      start = newline + 1;
-      newline = chunk.indexOf(0x0a, start);
-    }
-    if (start < chunk.length) carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
-  }
-  return n;
-}
+const floor = () => splitAndParse(chunks);
 
 async function observe(round) {
   const observation = startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, `out-${round}`) }, { env: { SUBAGENT_OTEL_OUT: join(work, `out-${round}`) }, stderr: process.stderr });

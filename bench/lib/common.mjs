@@ -209,3 +209,31 @@ export function mib(bytes) {
 export function turnLoop() {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * The parse floor of the proxy benchmarks: split `chunks` (Buffers, as a pipe
+ * delivers them) into lines and `JSON.parse` each once.
+ * @returns how many lines parsed to something other than `null` (a checksum, so nothing is optimized away).
+ */
+export function splitAndParse(chunks) {
+  let carry;
+  let n = 0;
+  for (const chunk of chunks) {
+    let start = 0;
+    let newline = chunk.indexOf(0x0a);
+    if (carry !== undefined && newline !== -1) {
+      const line = Buffer.concat([carry, chunk.subarray(0, newline)]);
+      n += JSON.parse(line.toString('utf8')) === null ? 0 : 1;
+      carry = undefined;
+      start = newline + 1;
+      newline = chunk.indexOf(0x0a, start);
+    }
+    while (newline !== -1) {
+      n += JSON.parse(chunk.toString('utf8', start, newline)) === null ? 0 : 1;
+      start = newline + 1;
+      newline = chunk.indexOf(0x0a, start);
+    }
+    if (start < chunk.length) carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
+  }
+  return n;
+}
