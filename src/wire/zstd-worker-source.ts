@@ -105,9 +105,11 @@ const onData = (block, isFinal) => {
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
 };
 Atomics.store(control, ${CONTROL_READY}, 1);
-for (let seen = 0; ; seen += 1) {
-  Atomics.wait(control, ${CONTROL_REQUESTS}, seen);
-  request = seen + 1;
+for (let seen = 0; ; seen = request) {
+  // Only a request counted since the last one is taken, and it is named by the counter itself,
+  // so a wake-up without a new request can never answer for one.
+  while (Atomics.load(control, ${CONTROL_REQUESTS}) === seen) Atomics.wait(control, ${CONTROL_REQUESTS}, seen);
+  request = Atomics.load(control, ${CONTROL_REQUESTS});
   Atomics.add(control, ${CONTROL_PROGRESS}, 1);
   const flags = Atomics.load(control, ${CONTROL_FLAGS});
   // A copy: fzstd keeps unfinished input between pushes, and the shared buffer is reused.
