@@ -9,7 +9,7 @@
  * @module subagent-otel/cli/summary
  */
 import { basename } from 'node:path';
-import { conventionTokens } from '../observe/run-builder.js';
+import { conventionTokenCounts } from '../telemetry/token-usage.js';
 import type { RunRecord } from '../observe/run-record.js';
 import { isOutputMismatch, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../replay/replay.js';
 
@@ -33,7 +33,7 @@ export const MISMATCH_NOTE = '⚠ runtime reported a different output';
 /**
  * Renders runs as an aligned text table: the leading columns, then stop
  * reason, output source, tokens (`in/out` as `gen_ai.usage.input_tokens` and `output_tokens`
- * count them, see `conventionTokens`; `-` when no usage was
+ * count them, see `conventionTokenCounts`; `-` when no usage was
  * reported), and a one-line preview of the selected output (text and
  * reasoning verbatim with whitespace collapsed, other blocks as `[type]`,
  * `(no output)` when there is none), flagged with {@link MISMATCH_NOTE}
@@ -113,7 +113,7 @@ export function formatProgressBar(progress: ReplayProgress, columns: number): st
 }
 
 function tokenCell(record: RunRecord): string {
-  const tokens = conventionTokens(record.usage);
+  const tokens = conventionTokenCounts(record.usage);
   return `${tokens.input}/${tokens.output}`;
 }
 

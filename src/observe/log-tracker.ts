@@ -468,7 +468,8 @@ class SessionFileReader {
   /** Closes the last epoch. @returns the runs of the file since its last `session/end-seed`. */
   finish(): PendingRun[] {
     this.#closeEpoch();
-    if (this.#finished.length === 0 && this.parentSessionId !== undefined && !this.isSkipped && this.sessionId !== undefined) {
+    // `#epoch` counts the turns after the last `session/end-seed`, whether their runs were held or already streamed.
+    if (this.#epoch === 0 && this.parentSessionId !== undefined && !this.isSkipped && this.sessionId !== undefined) {
       // A child whose log holds no turn: the delegation ended before its first turn; still one run.
       this.#open = this.#preamble ?? this.#openEpoch(this.#time);
       this.#closeEpoch();

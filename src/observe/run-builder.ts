@@ -74,25 +74,6 @@ export function addUsage(totals: UsageTotals, raw: TokenUsage): void {
   totals.reported = true;
 }
 
-/**
- * Input and output tokens in the GenAI conventions' accounting. dsh counts
- * are disjoint (docs/PROTOCOLS.md section 1), so input adds cache reads and writes, and
- * output adds reasoning tokens. Every report of token totals (span
- * attributes, metrics, run tables, replay summaries) uses this.
- */
-export function conventionTokens(usage: {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly cacheReadTokens?: number;
-  readonly cacheWriteTokens?: number;
-  readonly reasoningTokens?: number;
-}): { readonly input: number; readonly output: number } {
-  return {
-    input: usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0),
-    output: usage.outputTokens + (usage.reasoningTokens ?? 0),
-  };
-}
-
 /** Fresh zero totals with `reported: false`. */
 export function emptyUsage(): UsageTotals {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false };

@@ -36,11 +36,11 @@ import { decodeUtf8Line } from '../wire/ndjson.js';
 import { AcpTracker } from '../observe/acp-tracker.js';
 import type { Direction, FrameObserver } from '../observe/frame-observer.js';
 import { FrameTap } from '../observe/frame-tap.js';
-import { conventionTokens } from '../observe/run-builder.js';
 import { LogTracker } from '../observe/log-tracker.js';
 import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
+import { conventionTokenCounts } from '../telemetry/token-usage.js';
 import { expandPaths, readLines, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
 import { fileChunks } from '../wire/file-chunks.js';
 
@@ -486,7 +486,7 @@ class SummaryListener implements RunListener {
     const entry = this.#byReason.get(record.stopReason) ?? { runs: 0, inputTokens: 0, outputTokens: 0 };
     entry.runs += 1;
     if (record.usage.reported) {
-      const tokens = conventionTokens(record.usage);
+      const tokens = conventionTokenCounts(record.usage);
       entry.inputTokens += tokens.input;
       entry.outputTokens += tokens.output;
     }

@@ -36,7 +36,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } from '../observe/run-record.js';
-import { conventionTokens } from '../observe/run-builder.js';
+import { conventionTokenCounts, type RunTokenCounts } from './token-usage.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
@@ -230,28 +230,20 @@ export function finishReasonOfStepFinish(kind: string): string {
 
 /** JSON with object keys sorted, so two equal outputs compare equal whatever their key order. */
 /**
- * Token attributes in the conventions' accounting. dsh counts are disjoint
- * (docs/PROTOCOLS.md section 1), so input adds cache reads and writes, and output adds
- * reasoning tokens; the cache and reasoning attributes repeat their parts.
+ * Token attributes in the conventions' accounting (`conventionTokenCounts`,
+ * docs/PROTOCOLS.md section 1): input is the sum of the disjoint input
+ * buckets, output is `outputTokens` (reasoning inside it); the cache and
+ * reasoning attributes give their parts, when non-zero.
  */
-function usageAttributes(usage: {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly cacheReadTokens?: number;
-  readonly cacheWriteTokens?: number;
-  readonly reasoningTokens?: number;
-}): Attributes {
-  const cacheRead = usage.cacheReadTokens ?? 0;
-  const cacheWrite = usage.cacheWriteTokens ?? 0;
-  const reasoning = usage.reasoningTokens ?? 0;
-  const tokens = conventionTokens(usage);
+function usageAttributes(usage: RunTokenCounts): Attributes {
+  const tokens = conventionTokenCounts(usage);
   const attributes: Attributes = {
     [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: tokens.input,
     [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: tokens.output,
   };
-  if (cacheRead > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = cacheRead;
-  if (cacheWrite > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = cacheWrite;
-  if (reasoning > 0) attributes[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = reasoning;
+  if (tokens.cacheRead > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = tokens.cacheRead;
+  if (tokens.cacheWrite > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = tokens.cacheWrite;
+  if (tokens.reasoning > 0) attributes[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = tokens.reasoning;
   return attributes;
 }
 

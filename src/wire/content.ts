@@ -20,8 +20,10 @@ const nonNegativeInt = z.number().int().nonnegative();
 const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), { message: 'expected a number' });
 
 /**
- * Token usage of one model call. Counts are disjoint: `inputTokens` is
- * uncached input only. Other fields are kept. Validated counts are numbers,
+ * Token usage of one model call. The input buckets are disjoint
+ * (`inputTokens` is uncached input only); `outputTokens` includes the
+ * reasoning tokens, of which `reasoningTokens` is the share (docs/PROTOCOLS.md
+ * section 1). Other fields are kept. Validated counts are numbers,
  * not necessarily in range: read them through {@link normalizeUsage}.
  */
 export interface TokenUsage {

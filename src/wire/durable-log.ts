@@ -147,14 +147,14 @@ const safeInteger = z.int();
 const runPosition = { turn: z.number(), step: z.number(), index: z.number(), dt: z.array(safeInteger) };
 const textRowSchema = z.strictObject({
   type: z.enum(['text-chunks', 'reasoning-chunks']),
-  seq0: safeInteger.nonnegative(),
-  time0: safeInteger,
+  seq0: safeInteger.nonnegative().optional(),
+  time0: safeInteger.optional(),
   data: z.strictObject({ ...runPosition, texts: z.array(z.string()).min(1) }),
 });
 const toolRowSchema = z.strictObject({
   type: z.literal('tool-call-chunks'),
-  seq0: safeInteger.nonnegative(),
-  time0: safeInteger,
+  seq0: safeInteger.nonnegative().optional(),
+  time0: safeInteger.optional(),
   data: z.strictObject({ ...runPosition, id: z.string(), name: z.string().optional(), args: z.array(z.string()).min(1) }),
 });
 const packedRowSchema = z.discriminatedUnion('type', [textRowSchema, toolRowSchema]);
@@ -195,7 +195,8 @@ function isSafeIntegerList(value: unknown): value is number[] {
 function plainPackedRow(row: unknown): PackedRow | undefined {
   if (!isPlainObject(row) || !hasOnlyKeys(row, TEXT_ROW_KEYS)) return undefined;
   const { type, seq0, time0, data } = row;
-  if (!Number.isSafeInteger(seq0) || (seq0 as number) < 0 || !Number.isSafeInteger(time0) || !isPlainObject(data)) return undefined;
+  if (seq0 !== undefined && (!Number.isSafeInteger(seq0) || (seq0 as number) < 0)) return undefined;
+  if ((time0 !== undefined && !Number.isSafeInteger(time0)) || !isPlainObject(data)) return undefined;
   if (!Number.isFinite(data['turn']) || !Number.isFinite(data['step']) || !Number.isFinite(data['index']) || !isSafeIntegerList(data['dt'])) {
     return undefined;
   }
@@ -230,6 +231,9 @@ export function isPackedRow(value: unknown): boolean {
  * Expands a packed chunk row into its member events, exactly as docs/PROTOCOLS.md
  * section 5 says: member k is
  * `{ type: 'assistant/chunk', seq: seq0 + k, time: time0 + dt[0] + ... + dt[k-1], data: { turn, step, chunk } }`
+ * (`seq0` and `time0` are each optional, as upstream's recorded snapshots omit
+ * them: without `seq0` the members have no `seq`, without `time0` no `time`;
+ * a reader then takes their times from the log's other records, as for events)
  * with chunk `{ type: 'text-delta' | 'reasoning-delta', index, text: texts[k] }` or
  * `{ type: 'tool-call-delta', index, id, name?, argumentsDelta: args[k] }` (`name` only when the row has one).
  * So member 0 has `time0`, and `dt` has one entry fewer than the members.
@@ -258,14 +262,15 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
       message: `malformed ${packed.type} row: dt has ${dt.length} entries for ${members.length} members (expected ${members.length - 1})`,
     };
   }
-  if (!Number.isSafeInteger(packed.seq0 + members.length - 1)) {
+  const { seq0, time0 } = packed;
+  if (seq0 !== undefined && !Number.isSafeInteger(seq0 + members.length - 1)) {
     return { ok: false, message: `malformed ${packed.type} row: member seqs leave the safe integer range` };
   }
   const events: Record<string, unknown>[] = [];
-  let time = packed.time0;
+  let time = time0;
   for (let k = 0; k < members.length; k += 1) {
-    if (k > 0) time += dt[k - 1] ?? 0;
-    if (!Number.isSafeInteger(time)) {
+    if (k > 0 && time !== undefined) time += dt[k - 1] ?? 0;
+    if (time !== undefined && !Number.isSafeInteger(time)) {
       return { ok: false, message: `malformed ${packed.type} row: member times leave the safe integer range` };
     }
     const member = members[k] ?? '';
@@ -276,7 +281,8 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
     } else {
       chunk = { type: packed.type === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index, text: member };
     }
-    events.push({ type: 'assistant/chunk', seq: packed.seq0 + k, time, data: { turn, step, chunk } });
+    // Without `seq0`/`time0` (upstream's recorded snapshots) the members carry no seq/time, as such events do.
+    events.push({ type: 'assistant/chunk', ...(seq0 !== undefined ? { seq: seq0 + k } : {}), ...(time !== undefined ? { time } : {}), data: { turn, step, chunk } });
   }
   return { ok: true, events };
 }
