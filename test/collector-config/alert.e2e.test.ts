@@ -11,15 +11,20 @@
  * alertmanager.yml. Everything is asserted through the servers' HTTP APIs.
  *
  * The rules are rendered from the same source as the committed rules.yml
- * (`render-rules.mjs`) with second-long windows instead of hours; the
- * production windows and `for` durations are proven by `promtool test rules`
- * (promtool.test.ts).
+ * (`render-rules.mjs`), with second-long `for` durations and the production
+ * 1 h window: the window holds every run of the test however long the runs
+ * take, so nothing waits for a live window to fill and no verdict depends on
+ * the machine's speed. The production `for` durations are evaluated by
+ * `promtool test rules` at explicit timestamps over the series this
+ * Prometheus really scraped (`test/helpers/promtool-replay.ts`), and
+ * promtool.test.ts proves them on hand-written series.
  *
- * Runs go in step with the scrapes, without sleeping: after each batch the
- * driver polls Prometheus until the latest sample of `subagent_runs_total` of
- * both jobs counts every run answered so far, then sends the next batch, until
- * the last test stops it (or an overall deadline passes). Job `subagent-high`
- * gets 3 max-tokens runs of every 4, job `subagent-low` 1 of every 20.
+ * A fixed number of runs go in step with the scrapes, without sleeping: after
+ * each batch the driver polls Prometheus until the latest sample of
+ * `subagent_runs_total` of both jobs counts every run answered so far, then
+ * sends the next, {@link BATCHES} batches in all. Job `subagent-high` gets 3
+ * max-tokens runs of every 4, job `subagent-low` 1 of every 20. Conditions are
+ * awaited with budgets far above their normal time ({@link CONDITION_BUDGET_MS}).
  *
  * The observers listen on other loopback addresses than the default
  * 127.0.0.1, one set by `--prometheus-host`, one by
@@ -43,18 +48,16 @@ import type { Finished } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 import { freePort, getJson, instantQuery, pollUntil, prometheusAlerts, startAlertmanager, startPrometheus } from '../helpers/prometheus.js';
 import type { LocalServer } from '../helpers/prometheus.js';
+import { gridSeries, rawSamples, runPromtoolTest } from '../helpers/promtool-replay.js';
 
 const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
 
-/** The shipped windows, shortened: 10 s of data, pending for 3 s (warning) / 2 s (critical). */
+/** The shipped 1 h windows (they hold every run of the test), pending for 3 s (warning) / 2 s (critical) instead of minutes. */
 const LIVE_SETTINGS: Partial<RuleSettings> = {
-  truncationWindow: '10s',
   truncationWarningFor: '3s',
   truncationCriticalFor: '2s',
-  mismatchWindow: '10s',
-  malformedWindow: '10s',
 };
-const RECORDS = recordNames('10s');
+const RECORDS = recordNames('1h');
 
 /** Scenarios of the scripted SDK runtime used here (src/fixtures/README.md). */
 type Scenario = 'empty-message' | 'completed';
@@ -64,8 +67,12 @@ const HIGH_BATCH: readonly Scenario[] = ['empty-message', 'empty-message', 'empt
 /** Job `subagent-low`: 1 of 20 runs stops at max-tokens. */
 const LOW_BATCH: readonly Scenario[] = ['empty-message', ...Array.from({ length: 19 }, (): Scenario => 'completed')];
 
-/** The runs stop coming after this long at the latest, so a stuck test cannot drive forever. */
-const DRIVE_DEADLINE_MS = 50_000;
+/** Batches sent to each runtime: job subagent-high gets 24 runs (18 max-tokens), subagent-low 120 (6 max-tokens). */
+const BATCHES = 6;
+/** How long any awaited condition may take: ten times and more what it takes on a loaded 2-core machine (a few seconds). */
+const CONDITION_BUDGET_MS = 120_000;
+/** Per-test budget: the driver's batches plus the conditions awaited after them. */
+const TEST_BUDGET_MS = 300_000;
 
 /** One `subagent-otel proxy` in front of the scripted runtime, with its stdin held open. */
 interface ObservedRuntime {
@@ -204,23 +211,20 @@ interface Driver {
   batches(): number;
   /** `work`, unless the driver fails first: then rejects with the driver's error. */
   whileDriving<T>(work: Promise<T>): Promise<T>;
-  /** Sends no further batch; resolves once the last one was scraped, rejects with the driver's error. */
-  stop(): Promise<void>;
+  /** Resolves once every batch was sent and scraped; rejects with the driver's error. */
+  done(): Promise<void>;
 }
 
 /**
  * Sends one batch to every runtime at the same time, waits until
  * Prometheus's latest sample of `subagent_runs_total` of each job counts every
- * run answered so far, and repeats until `stop()` or `DRIVE_DEADLINE_MS`.
+ * run answered so far, and repeats until {@link BATCHES} batches were seen.
  */
 function startDriving(prom: LocalServer, feeds: readonly { runtime: ObservedRuntime; batch: readonly Scenario[] }[]): Driver {
-  const deadline = Date.now() + DRIVE_DEADLINE_MS;
-  let isStopping = false;
   let batches = 0;
   const selector = `job=~"${feeds.map((f) => f.runtime.job).join('|')}"`;
   const loop = (async () => {
-    while (!isStopping) {
-      if (Date.now() > deadline) throw new Error(`the runs were still needed after ${DRIVE_DEADLINE_MS} ms`);
+    while (batches < BATCHES) {
       await Promise.all(feeds.map((f) => f.runtime.runBatch(f.batch)));
       await pollUntil(
         async () => {
@@ -231,26 +235,19 @@ function startDriving(prom: LocalServer, feeds: readonly { runtime: ObservedRunt
           });
           return seen ? true : undefined;
         },
-        { what: `Prometheus to scrape batch ${batches + 1} from every observer`, timeoutMs: 15_000, intervalMs: 100 },
+        { what: `Prometheus to scrape batch ${batches + 1} from every observer`, timeoutMs: CONDITION_BUDGET_MS, intervalMs: 100 },
       );
       batches += 1;
     }
   })();
-  // Marks a failure as handled here; it reaches the tests through whileDriving() and stop().
+  // Marks a failure as handled here; it reaches the tests through whileDriving() and done().
   loop.catch(() => undefined);
+  // Settles only when the driver fails: a driver that finished leaves the awaited work to decide.
+  const failure = loop.then(() => new Promise<never>(() => undefined));
   return {
     batches: () => batches,
-    whileDriving: (work) =>
-      Promise.race([
-        work,
-        loop.then(() => {
-          throw new Error('the runs stopped before the awaited condition held');
-        }),
-      ]),
-    stop: () => {
-      isStopping = true;
-      return loop;
-    },
+    whileDriving: (work) => Promise.race([work, failure]),
+    done: () => loop,
   };
 }
 
@@ -295,20 +292,26 @@ describe('the truncation alert on a live Prometheus server scraping the observer
       { runtime: high, batch: HIGH_BATCH },
       { runtime: low, batch: LOW_BATCH },
     ]);
-  });
+  }, TEST_BUDGET_MS);
 
   afterAll(async () => {
     try {
-      await driver?.stop();
+      await driver?.done();
     } catch {
       // The driver's failure has already failed the tests that waited on it; the servers still have to go.
     }
     for (const s of started.reverse()) await s.stop();
-  });
+  }, TEST_BUDGET_MS);
 
   const driving = <T>(work: Promise<T>): Promise<T> => {
     if (driver === undefined) throw new Error('the driver did not start (see beforeAll)');
     return driver.whileDriving(work);
+  };
+
+  /** Waits until every batch was sent and scraped. */
+  const allRunsScraped = async (): Promise<void> => {
+    if (driver === undefined) throw new Error('the driver did not start (see beforeAll)');
+    await driver.done();
   };
 
   it('scrapes each observer on the address its --prometheus-host flag or SUBAGENT_OTEL_PROMETHEUS_HOST names', async () => {
@@ -318,13 +321,13 @@ describe('the truncation alert on a live Prometheus server scraping the observer
           const r = await instantQuery(prom, 'up{job=~"subagent-high|subagent-low"} == 1');
           return r.length === 2 ? r : undefined;
         },
-        { what: 'both observers to be up' },
+        { what: 'both observers to be up', timeoutMs: CONDITION_BUDGET_MS },
       ),
     );
     const instances = Object.fromEntries(up.map((s) => [s.metric.job, s.metric.instance]));
     expect(instances['subagent-high']).toMatch(/^127\.0\.0\.2:[0-9]+$/);
     expect(instances['subagent-low']).toMatch(/^127\.0\.0\.3:[0-9]+$/);
-  });
+  }, TEST_BUDGET_MS);
 
   it('exposes the proxied runs as subagent_runs_total with stop reason, agent, provider and output source labels', async () => {
     const series = await driving(
@@ -333,7 +336,7 @@ describe('the truncation alert on a live Prometheus server scraping the observer
           const r = await instantQuery(prom, 'subagent_runs_total{job="subagent-high"}');
           return r.length === 2 ? r : undefined;
         },
-        { what: 'both subagent_runs_total series of job subagent-high' },
+        { what: 'both subagent_runs_total series of job subagent-high', timeoutMs: CONDITION_BUDGET_MS },
       ),
     );
     const labels = series
@@ -348,62 +351,50 @@ describe('the truncation alert on a live Prometheus server scraping the observer
       { stop: 'completed', source: 'message', agent: 'deepseek', provider: 'deepseek' },
       { stop: 'max-tokens', source: 'stream', agent: 'deepseek', provider: 'deepseek' },
     ]);
-  });
+  }, TEST_BUDGET_MS);
 
   it('fires SubagentMaxTokensTruncationRateHigh, warning and critical, for a 75% max-tokens share', async () => {
-    const firing = await driving(
-      pollUntil(
-        async () => {
-          const mine = (await prometheusAlerts(prom)).filter(
-            (a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === 'subagent-high' && a.state === 'firing',
-          );
-          return mine.length === 2 ? mine : undefined;
-        },
-        { what: 'both truncation alerts of job subagent-high to fire', timeoutMs: 40_000 },
-      ),
+    await allRunsScraped();
+    // Every run is in the 1 h window: once the rules have evaluated the last scrape, the share is exactly 18 of 24.
+    const firing = await pollUntil(
+      async () => {
+        const mine = (await prometheusAlerts(prom)).filter(
+          (a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === 'subagent-high' && a.state === 'firing',
+        );
+        return mine.length === 2 && mine.every((a) => Number(a.value) === 0.75) ? mine : undefined;
+      },
+      { what: 'both truncation alerts of job subagent-high to fire at a 0.75 share', timeoutMs: CONDITION_BUDGET_MS },
     );
     expect(firing.map((a) => a.labels.severity).sort()).toEqual(['critical', 'warning']);
-    for (const a of firing) {
-      expect(a.labels.gen_ai_agent_name).toBe('deepseek');
-      // 3 of 4 per batch; a scrape in the middle of a batch moves the share
-      // within the window a little, never down to the critical threshold.
-      expect(Number(a.value)).toBeGreaterThan(0.5);
-      expect(Number(a.value)).toBeLessThan(1);
-    }
-  });
+    for (const a of firing) expect(a.labels.gen_ai_agent_name).toBe('deepseek');
+  }, TEST_BUDGET_MS);
 
-  it('keeps the alert inactive for a 5% share once the rules have evaluated enough of its runs', async () => {
-    // The high-share alerts fired after the same windows and `for` durations,
-    // so by then the low-share service had every chance to fire as well.
-    await driving(
-      pollUntil(
-        async () => {
-          const states = (await prometheusAlerts(prom))
-            .filter((a) => a.labels.job === 'subagent-high' && a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh')
-            .map((a) => a.state);
-          return states.length === 2 && states.every((s) => s === 'firing') ? true : undefined;
-        },
-        { what: 'the high-share alerts to fire first', timeoutMs: 40_000 },
-      ),
+  it('keeps the alert inactive for a 5% share of 120 runs', async () => {
+    await allRunsScraped();
+    // The high-share alerts fire after the same `for` durations, so by then
+    // the low-share service had every chance to fire as well.
+    await pollUntil(
+      async () => {
+        const states = (await prometheusAlerts(prom))
+          .filter((a) => a.labels.job === 'subagent-high' && a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh')
+          .map((a) => a.state);
+        return states.length === 2 && states.every((s) => s === 'firing') ? true : undefined;
+      },
+      { what: 'the high-share alerts to fire first', timeoutMs: CONDITION_BUDGET_MS },
     );
-    const volume = await driving(
-      pollUntil(
-        async () => {
-          const r = await instantQuery(prom, `${RECORDS.runs}{job="subagent-low"} >= 20`);
-          return r.length === 1 ? r : undefined;
-        },
-        { what: 'the recorded run volume of job subagent-low to reach the minimum of 20' },
-      ),
+    const volume = await pollUntil(
+      async () => {
+        const r = await instantQuery(prom, `${RECORDS.runs}{job="subagent-low"} == ${20 * BATCHES}`);
+        return r.length === 1 ? r : undefined;
+      },
+      { what: `the recorded run volume of job subagent-low to reach all ${20 * BATCHES} runs`, timeoutMs: CONDITION_BUDGET_MS },
     );
     expect(volume[0]?.metric.gen_ai_agent_name).toBe('deepseek');
     const ratio = await instantQuery(prom, `${RECORDS.ratio}{job="subagent-low"}`);
-    expect(ratio).toHaveLength(1);
-    // 1 of 20 per batch; a scrape in the middle of a batch moves it a little.
-    expect(Number(ratio[0]?.value[1])).toBeGreaterThan(0.02);
-    expect(Number(ratio[0]?.value[1])).toBeLessThan(0.1);
+    expect(ratio.map((r) => Number(r.value[1]))).toEqual([0.05]);
     expect((await prometheusAlerts(prom)).filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
-    expect(await instantQuery(prom, 'max_over_time(ALERTS{job="subagent-low",alertstate="firing"}[5m])')).toEqual([]);
-  });
+    expect(await instantQuery(prom, 'max_over_time(ALERTS{job="subagent-low",alertstate="firing"}[1h])')).toEqual([]);
+  }, TEST_BUDGET_MS);
 
   it('reaches Alertmanager, where the critical alert inhibits the warning of the same service and agent', async () => {
     const alerts = await driving(
@@ -414,7 +405,7 @@ describe('the truncation alert on a live Prometheus server scraping the observer
           const warning = mine.find((a) => a.labels.severity === 'warning');
           return mine.length === 2 && warning !== undefined && warning.status.state === 'suppressed' ? all : undefined;
         },
-        { what: 'Alertmanager to hold both alerts with the warning inhibited', timeoutMs: 40_000 },
+        { what: 'Alertmanager to hold both alerts with the warning inhibited', timeoutMs: CONDITION_BUDGET_MS },
       ),
     );
     const critical = alerts.find((a) => a.labels.job === 'subagent-high' && a.labels.severity === 'critical');
@@ -422,43 +413,78 @@ describe('the truncation alert on a live Prometheus server scraping the observer
     expect(critical?.status.state).toBe('active');
     expect(warning?.status.inhibitedBy.length).toBe(1);
     expect(alerts.filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
-  });
+  }, TEST_BUDGET_MS);
 
   it('accepts every query of the shipped Grafana dashboard', async () => {
+    await allRunsScraped();
     const dashboard = JSON.parse(readFileSync(`${configDir}grafana/dashboards/subagent-runs.json`, 'utf8')) as {
       panels: { targets?: { expr?: string }[] }[];
     };
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [t.expr])));
     expect(exprs.length).toBe(8);
     for (const expr of exprs) {
-      const query = expr
-        .replaceAll('$__rate_interval', '4s')
-        .replaceAll('$__range', '1m')
-        .replaceAll('$job', '.*')
-        .replaceAll('$agent', '.*')
-        // The dashboard's 1h recording rules are named for the production window.
-        .replaceAll(recordNames('1h').ratio, RECORDS.ratio)
-        .replaceAll(recordNames('1h').runs, RECORDS.runs);
+      const query = expr.replaceAll('$__rate_interval', '4s').replaceAll('$__range', '1m').replaceAll('$job', '.*').replaceAll('$agent', '.*');
       const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
       const body = (await res.json()) as { status: string; error?: string };
       expect({ query, status: body.status, error: body.error }).toEqual({ query, status: 'success', error: undefined });
     }
-    const byStopReason = await instantQuery(prom, 'sum by (subagent_stop_reason) (increase(subagent_runs_total{job=~"subagent-high"}[4s]))');
+    // Over the whole test (1 h), not a few seconds: a slow scrape cannot leave the window without two samples.
+    const byStopReason = await instantQuery(prom, 'sum by (subagent_stop_reason) (increase(subagent_runs_total{job=~"subagent-high"}[1h]))');
     expect(byStopReason.map((r) => r.metric.subagent_stop_reason).sort()).toEqual(['completed', 'max-tokens']);
-  });
+  }, TEST_BUDGET_MS);
+
+  it('fires the production rules (1 h window, 5 and 15 min) at explicit times over the series Prometheus scraped', async () => {
+    await allRunsScraped();
+    const observed = await rawSamples(prom, 'subagent_runs_total{job=~"subagent-high|subagent-low"}', Date.now() / 1000);
+    // 25 min of the final counts after the data: longer than the 15 min warning `for`.
+    const layout = gridSeries(observed, 'job', 100);
+    const note = (ratio: string) =>
+      `More than ${ratio} of at least 20 runs in the last 1h ended at their token limit, so the parent got partial output. Search Jaeger for subagent.stop_reason=max-tokens to see the runs.`;
+    const summary = '75% of the runs of agent deepseek in subagent-high stopped at max-tokens';
+    const run = runPromtoolTest(readFileSync(`${configDir}prometheus/rules.yml`, 'utf8'), layout, {
+      promql_expr_test: [
+        {
+          expr: 'job_gen_ai_agent_name:subagent_runs:increase1h',
+          eval_time: layout.end,
+          exp_samples: [
+            { labels: 'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-high", gen_ai_agent_name="deepseek"}', value: 24 },
+            { labels: 'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-low", gen_ai_agent_name="deepseek"}', value: 120 },
+          ],
+        },
+        {
+          expr: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h',
+          eval_time: layout.end,
+          exp_samples: [
+            { labels: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-high", gen_ai_agent_name="deepseek"}', value: 0.75 },
+            { labels: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-low", gen_ai_agent_name="deepseek"}', value: 0.05 },
+          ],
+        },
+      ],
+      alert_rule_test: [
+        {
+          eval_time: layout.end,
+          alertname: 'SubagentMaxTokensTruncationRateHigh',
+          exp_alerts: [
+            { exp_labels: { severity: 'critical', job: 'subagent-high', gen_ai_agent_name: 'deepseek' }, exp_annotations: { summary, description: note('25%') } },
+            { exp_labels: { severity: 'warning', job: 'subagent-high', gen_ai_agent_name: 'deepseek' }, exp_annotations: { summary, description: note('10%') } },
+          ],
+        },
+      ],
+    });
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toMatchObject({ status: 0 });
+  }, TEST_BUDGET_MS);
 
   it('counts every answered run exactly once, then both proxies answer shutdown and exit 0', async () => {
     if (driver === undefined) throw new Error('the driver did not start (see beforeAll)');
-    await driver.stop();
-    const batches = driver.batches();
-    expect(batches).toBeGreaterThanOrEqual(6);
+    await driver.done();
+    expect(driver.batches()).toBe(BATCHES);
     const counts = await instantQuery(prom, 'subagent_runs_total{job=~"subagent-high|subagent-low"}');
     const byJobAndReason = Object.fromEntries(counts.map((s) => [`${s.metric.job} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]));
     expect(byJobAndReason).toEqual({
-      'subagent-high max-tokens': 3 * batches,
-      'subagent-high completed': 1 * batches,
-      'subagent-low max-tokens': 1 * batches,
-      'subagent-low completed': 19 * batches,
+      'subagent-high max-tokens': 18,
+      'subagent-high completed': 6,
+      'subagent-low max-tokens': 6,
+      'subagent-low completed': 114,
     });
     for (const runtime of [high, low]) {
       expect(await runtime.request('shutdown')).toEqual({});
@@ -466,5 +492,5 @@ describe('the truncation alert on a live Prometheus server scraping the observer
       const exit = await runtime.exited;
       expect({ job: runtime.job, code: exit.code, signal: exit.signal }).toEqual({ job: runtime.job, code: 0, signal: null });
     }
-  });
+  }, TEST_BUDGET_MS);
 });
