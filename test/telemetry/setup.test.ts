@@ -342,7 +342,7 @@ describe('createTelemetry metric temporality', () => {
 });
 
 describe('createTelemetry with a dead collector', () => {
-  it('resolves shutdown within its bound, counts the dropped spans and batches, and throws nothing', async () => {
+  it('resolves shutdown by itself (not at its bound), counts the dropped spans and batches, and throws nothing', async () => {
     const port = await closedPort();
     const out = tempDir();
     const telemetry = createTelemetry({
@@ -350,9 +350,9 @@ describe('createTelemetry with a dead collector', () => {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TIMEOUT: '300' },
     });
     telemetry.runs.onRunEnd(record());
-    const started = Date.now();
-    const report = await telemetry.shutdown(3000);
-    expect(Date.now() - started).toBeLessThan(3500);
+    // A bound far above the refused exports' time: had shutdown waited for it, `timedOut` would say so.
+    const report = await telemetry.shutdown(30_000);
+    expect(report.timedOut).toBe(false);
     expect(report.dropped).toEqual({ traces: 2, metrics: 1 });
     expect(report.errors).toEqual([
       expect.stringMatching(/^traces: otlp export failed, 2 span\(s\) dropped: .*ECONNREFUSED/),
