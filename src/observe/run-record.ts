@@ -13,7 +13,7 @@ import type { SubagentStopReason } from '../output/stop-reason.js';
 /** Where a run was observed. */
 export type RunSource = 'sdk' | 'sdk-subagent' | 'acp' | 'log';
 
-/** Token totals of a run: sums over every assistant message, empty ones included. Disjoint counts as in dsh. */
+/** Token totals of a run: sums over every assistant message, empty ones included. As in dsh: disjoint input buckets, `reasoningTokens` a part of `outputTokens`. */
 export interface UsageTotals {
   inputTokens: number;
   outputTokens: number;
