@@ -254,6 +254,34 @@ describe('packed chunk rows', () => {
     });
   });
 
+  it('expands rows without seq0 and/or time0 (upstream\'s recorded snapshots) into members without seq and/or time', () => {
+    // In the shape of the rows of upstream's examples/*/tests/snapshots/*/session.N.jsonl: no envelope fields at all.
+    expect(expandPackedRow({ type: 'reasoning-chunks', data: { turn: 1, step: 1, index: 0, dt: [0, 0], texts: ['The', ' user', ' wants'] } })).toEqual({
+      ok: true,
+      events: [
+        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'The' } } },
+        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' user' } } },
+        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' wants' } } },
+      ],
+    });
+    expect(expandPackedRow({ type: 'text-chunks', seq0: 9, data: { turn: 1, step: 2, index: 1, dt: [29], texts: ['a', 'b'] } })).toEqual({
+      ok: true,
+      events: [
+        { type: 'assistant/chunk', seq: 9, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'a' } } },
+        { type: 'assistant/chunk', seq: 10, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'b' } } },
+      ],
+    });
+    expect(expandPackedRow({ type: 'tool-call-chunks', time0: 50, data: { turn: 1, step: 1, index: 1, id: 'c', name: 'bash', dt: [28], args: ['', '{'] } })).toEqual({
+      ok: true,
+      events: [
+        { type: 'assistant/chunk', time: 50, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '' } } },
+        { type: 'assistant/chunk', time: 78, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '{' } } },
+      ],
+    });
+    // A present seq0 is still checked.
+    expect(expandPackedRow({ type: 'text-chunks', seq0: -1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } }).ok).toBe(false);
+  });
+
   it('expands a reasoning row into reasoning deltas', () => {
     expect(
       expandPackedRow({ type: 'reasoning-chunks', seq0: 0, time0: 7, data: { turn: 3, step: 1, index: 2, dt: [0], texts: ['a', 'b'] } }),
