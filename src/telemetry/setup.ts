@@ -27,14 +27,14 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { defaultResource, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
-  BasicTracerProvider,
+  TracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
   type ReadableSpan,
   type Span,
   type SpanExporter,
   type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 import {
   MeterProvider,
   PeriodicExportingMetricReader,
@@ -131,7 +131,7 @@ export interface TelemetryShutdownReport {
 export interface Telemetry {
   /** The `RunListener` to hand to trackers. */
   readonly runs: RunTelemetry;
-  readonly tracerProvider: BasicTracerProvider;
+  readonly tracerProvider: TracerProvider;
   readonly meterProvider: MeterProvider;
   /** Absolute directory of the OTLP-JSON-lines files, when any signal is written to files. */
   readonly outDir?: string;
@@ -530,7 +530,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
       // The processor reads its own OTEL_BSP_* limits from the given environment.
-      spanProcessors.push(withEnvironment(env, () => new BatchSpanProcessor(exporter)));
+      spanProcessors.push(withEnvironment(env, () => new BatchSpanProcessor({ exporter })));
       destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -555,7 +555,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   }
   if (spanProcessors.length === 1) destinations.push('traces: none');
 
-  const tracerProvider = new BasicTracerProvider({
+  const tracerProvider = new TracerProvider({
     resource,
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     // No SDK length limit (explicit, so the environment's cannot apply): the content cap is the content
