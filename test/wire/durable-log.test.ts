@@ -480,8 +480,8 @@ describe('streaming', () => {
     const bytes = new Uint8Array(await import('node:fs/promises').then((fs) => fs.readFile(path)));
     const decoder = new DurableLogDecoder();
     const bytewise: DurableLogRecord[] = [];
-    for (let i = 0; i < bytes.length; i += 1) bytewise.push(...decoder.push(bytes.subarray(i, i + 1)));
-    bytewise.push(...decoder.end());
+    for (let i = 0; i < bytes.length; i += 1) bytewise.push(...(await decoder.push(bytes.subarray(i, i + 1))));
+    bytewise.push(...(await decoder.end()));
     expect(bytewise).toEqual(whole);
     expect(values(whole)).toEqual(embeddedEvents);
   });
