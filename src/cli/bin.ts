@@ -4,8 +4,9 @@
  * a Node.js older than the floor the package needs (`engines`: 22.15.0) with
  * one line on stderr and exit code 1, before anything else is loaded; else
  * turns on Node's compile cache (`cli/compile-cache`) and loads the CLI
- * (`cli/main`). Imports nothing statically, so an old Node gets as far as
- * this check: keep it so (decision 0060).
+ * (`cli/main`). Imports nothing statically (the bundle adds only its
+ * `createRequire` banner), so an old Node gets as far as this check: keep it
+ * so (decision 0060).
  *
  * @module subagent-otel/cli/bin
  */

@@ -370,7 +370,7 @@ describe('damaged and foreign files', () => {
         kind: 'problem',
         line: 3,
         code: 'corrupt-zstd',
-        message: `undecodable zstd data after line 2 (invalid zstd data, at compressed byte ${garbageAt}); the rest of the file is not read`,
+        message: `undecodable zstd data after line 2 (data that is not a zstd frame (no frame magic number), at compressed byte ${garbageAt}); the rest of the file is not read`,
       },
     ]);
   });
