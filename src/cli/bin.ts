@@ -17,7 +17,7 @@ const FLOOR = [22, 15] as const;
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < FLOOR[0] || (major === FLOOR[0] && minor < FLOOR[1])) {
   process.stderr.write(
-    `subagent-otel: needs Node.js ${FLOOR.join('.')} or later, but runs on ${process.version} (${process.execPath}); install a current Node.js LTS and run it again\n`,
+    `subagent-otel: needs Node.js ${FLOOR.join('.')} or later, but this is Node.js ${process.versions.node} (${process.execPath}); install a current Node.js LTS and run it again\n`,
   );
   process.exitCode = 1;
 } else {
