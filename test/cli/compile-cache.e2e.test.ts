@@ -81,11 +81,12 @@ describe("the CLI keeps Node's compile cache (real processes)", () => {
     expect(versionDir).toMatch(new RegExp(`^v${process.versions.node.replace(/\./g, '\\.')}-${process.arch}-`));
     expect(readdirSync(join(cacheDir, versionDir as string)).length).toBeGreaterThan(3);
 
-    // Node says, for each module it loads, whether the cache was accepted (on stderr, the proxy's and the agent's).
+    // Node says, for each module it loads, whether the cache was accepted (on stderr, the proxy's and the agent's;
+    // Node 22: `cache for file://...`, Node 24 and later: `V8 code cache for ESM file://...`).
     const second = await session(cacheDir, { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
     expect(second.code).toBe(0);
-    expect(second.stderr).toMatch(/cache for file:\/\/\S+\/dist\/cli\/main\.js was accepted/);
-    expect(second.stderr).toMatch(/cache for file:\/\/\S+\/dist\/cli\/chunks\/proxy-observation-[\w-]+\.js was accepted/);
+    expect(second.stderr).toMatch(/cache for (?:ESM )?file:\/\/\S+\/dist\/cli\/main\.js was accepted/);
+    expect(second.stderr).toMatch(/cache for (?:ESM )?file:\/\/\S+\/dist\/cli\/chunks\/proxy-observation-[\w-]+\.js was accepted/);
     expect(second.stderr).not.toMatch(/dist\/cli\/\S+ was rejected|mismatch/);
     expect(shape(second.stdout)).toBe(shape(first.stdout));
     expect(second.outputs).toEqual(EXPECTED_OUTPUTS);
