@@ -107,9 +107,10 @@ class ZstdFrameScanner {
     this.#maxWindow = maxWindow;
   }
 
-  /** True while the input ends inside a zstd frame (or a skippable frame): the stream is torn there. */
+  /** True when the input so far ends inside a frame (a zstd or skippable frame, or its magic): torn there. Not after a refusal. */
   get isInsideFrame(): boolean {
-    return this.#state !== 'magic' && this.#state !== 'stopped' ? true : this.#held.length > 0 && this.#state === 'magic';
+    if (this.#state === 'stopped') return false;
+    return this.#state !== 'magic' || this.#held.length > 0;
   }
 
   /** Scans the next bytes. After a refusal the scanner ignores all input. */
