@@ -21,7 +21,7 @@
  * - the CPU time of the proxy process (its own, not the agent's), against
  *   that of the empty ES module entry: less sensitive to other load on the
  *   machine than wall time.
- * The proxy keeps V8's code cache of its observation (decision 0040) in a
+ * The proxy keeps Node's compile cache of its modules (decision 0061) in a
  * directory of this run: the warm-up session writes it, so the rounds
  * measure proxies that start from it, as every proxy but the first after an
  * install does.
@@ -61,7 +61,7 @@ const SHUTDOWN = frame({ jsonrpc: '2.0', id: 3, method: 'shutdown' });
  */
 const LEFT_OUT = new Set(['TRACEPARENT', 'TRACESTATE', 'NODE_EXTRA_CA_CERTS']);
 
-/** The proxy's code cache directory (decision 0040): new for each benchmark run, so the warm-up session writes it and no earlier use of the machine decides what it holds. */
+/** The proxy's compile cache directory (decision 0061): new for each benchmark run, so the warm-up session writes it and no earlier use of the machine decides what it holds. */
 const CODE_CACHE = join(work, 'code-cache');
 
 /** The environment of every variant: the harness's own minus OTel settings and `LEFT_OUT`, plus the scenario and the RSS preload's prefix. */
@@ -143,7 +143,8 @@ progress('spawn', 'warm-up (checks the session through the proxy against the dir
 const warmDirect = await session('direct');
 const warmProxy = await session('proxy');
 if (shape(warmProxy.stdout) !== shape(warmDirect.stdout)) throw new Error('the session through the proxy wrote different bytes than the direct one');
-if (readdirSync(CODE_CACHE).filter((f) => f.endsWith('.v8cache')).length !== 1) throw new Error(`the warm-up session did not write the proxy's code cache in ${CODE_CACHE}`);
+// Node keeps one directory per Node version and build, with a file per module compiled.
+if (readdirSync(CODE_CACHE).flatMap((d) => readdirSync(join(CODE_CACHE, d))).length === 0) throw new Error(`the warm-up session did not write the proxy's compile cache in ${CODE_CACHE}`);
 await session('node');
 await session('esm');
 
@@ -214,7 +215,7 @@ emitResult({
       floorName: 'first byte of the direct session, after spawn',
       floors: direct.map((d) => d.firstByteMs),
       ratioOf: (later, d) => (later + d) / d,
-      notes: "the proxy spawns the agent before it loads anything of the observation (decision 0039); the agent's first bytes wait while the observation loads (from V8's code cache, decision 0040)",
+      notes: "the proxy spawns the agent before it loads anything of the observation (decision 0039); the agent's first bytes wait while the observation loads (from Node's compile cache, decision 0061)",
     }),
     figure({
       id: 'spawn.proxy-cpu',

@@ -27,20 +27,16 @@
  *   observation chunk loads while the agent starts; minifying halves it.
  *   Linked source maps beside each chunk give readable stacks under
  *   `node --enable-source-maps`.
- * - The proxy's observation a second time, as one CommonJS file
- *   (`chunks/observation-<hash>.cjs`, every dynamic import of it inlined):
- *   the proxy runs it through `vm.Script` with a V8 code cache, which Node
- *   20 has for scripts but not for ES modules (decision 0040). The entry
- *   learns its name through a `define`.
+ * - The entry is `src/cli/bin.ts`, which imports nothing statically: it
+ *   checks the Node version, turns on Node's compile cache, then imports
+ *   the CLI (`main.ts`, a second entry at `dist/cli/main.js`) (decisions 0060, 0061).
  *
  * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
  * Prints nothing on success; esbuild's warnings and errors go to stderr.
  *
  * @module subagent-otel/scripts/bundle-cli
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
-import { basename, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -50,55 +46,11 @@ const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
 // Chunk names carry content hashes: remove the previous build's so stale chunks never ship.
 rmSync(OUT_DIR, { recursive: true, force: true });
 
-// The proxy's observation once more, as one CommonJS file that `cli/code-cache.ts` runs through
-// `vm.Script` with a V8 code cache (decision 0040). Its name carries its content hash, which keys the cache.
-/**
- * A dynamic `import()` of a built-in module in the CommonJS file becomes a `require` (in a promise):
- * Node 20 loses a `vm.Script`'s dynamic-import callback when the script comes from a code cache,
- * so an `import()` left in it would fail (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING).
- */
-const builtinImportsAsRequire = {
-  name: 'builtin-imports-as-require',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) => {
-      if (args.kind !== 'dynamic-import' || !isBuiltin(args.path)) return undefined;
-      return { path: args.path, namespace: 'builtin-require' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'builtin-require' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
-  },
-};
-
-const observation = await build({
-  absWorkingDir: ROOT,
-  entryPoints: { observation: 'src/cli/commands/proxy-observation.ts' },
-  outdir: 'dist/cli/chunks',
-  entryNames: '[name]-[hash]',
-  outExtension: { '.js': '.cjs' },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  mainFields: ['module', 'main'],
-  minify: true,
-  keepNames: true,
-  legalComments: 'none',
-  sourcemap: 'linked',
-  metafile: true,
-  logLevel: 'warning',
-  // A CommonJS file has no `import.meta`: code of the observation that needs it must fail the build, not run without it.
-  logOverride: { 'empty-import-meta': 'error' },
-  plugins: [builtinImportsAsRequire],
-});
-const observationFile = Object.keys(observation.metafile.outputs).find((file) => file.endsWith('.cjs'));
-if (observationFile === undefined) throw new Error('bundle-cli: the observation bundle was not written');
-if (/\bimport\(/.test(readFileSync(join(ROOT, observationFile), 'utf8'))) {
-  throw new Error(`bundle-cli: ${observationFile} still has a dynamic import(), which fails when it runs from the code cache (decision 0040)`);
-}
-
 await build({
   absWorkingDir: ROOT,
-  entryPoints: { 'subagent-otel': 'src/cli/main.ts' },
-  define: { SUBAGENT_OTEL_OBSERVATION_BUNDLE: JSON.stringify(basename(observationFile)) },
+  // `main` is an entry of its own, written over tsc's `dist/cli/main.js`: the path it reads the package
+  // version from (`../../package.json`) holds there, where a chunk one level down would miss it.
+  entryPoints: { 'subagent-otel': 'src/cli/bin.ts', main: 'src/cli/main.ts' },
   outdir: 'dist/cli',
   chunkNames: 'chunks/[name]-[hash]',
   entryNames: '[name]',
@@ -106,7 +58,7 @@ await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   mainFields: ['module', 'main'],
   banner: {
     js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; let __subagentOtelRequire; const require = (id) => (__subagentOtelRequire ??= __subagentOtelCreateRequire(import.meta.url))(id);",

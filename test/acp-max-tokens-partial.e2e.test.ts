@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNoopMeter, SpanKind } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAcpSubagent, type AcpSubagentOutcome } from '../src/backend/acp-backend.js';
 import { foregroundToolResult, readResult } from '../src/output/result.js';
@@ -41,7 +41,7 @@ interface Delegation {
 async function delegate(): Promise<Delegation> {
   const logPath = join(dir, 'child-session.jsonl');
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const telemetry = new RunTelemetry({
     tracer: provider.getTracer('subagent-otel-test'),
     meter: createNoopMeter(),

@@ -114,7 +114,7 @@ Example:
 Environment of its own:
   SUBAGENT_OTEL_LOG_FILE              file for the proxy's diagnostics (default: none kept)
   SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS   bound on the final telemetry flush (default 2000)
-  SUBAGENT_OTEL_CODE_CACHE            directory of V8's code cache of the proxy, or off
+  SUBAGENT_OTEL_CODE_CACHE            directory of Node's compile cache of the command, or off
                                       (default ~/.cache/subagent-otel)`,
   replay: `Usage: subagent-otel replay [options] <file-or-directory...>
 

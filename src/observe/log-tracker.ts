@@ -92,12 +92,6 @@ export interface LogTrackerOptions {
   /** Longest log line kept, in bytes (default 16 MiB, the wire reader's). */
   readonly maxLineBytes?: number;
   /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the file is given up as `corrupt-zstd` (corrupt frames can make
-   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
-   */
-  readonly zstdStallTimeoutMs?: number;
-  /**
    * Decides, when a file's header is read, whether its runs are reported as
    * each epoch closes (streamed) instead of held until `emit()`. Stream a
    * session that is no other session's parent and whose parent is not read
@@ -338,9 +332,9 @@ export class LogTracker {
     }
   }
 
-  #maxLineOption(): { maxLineBytes?: number; zstdStallTimeoutMs?: number } {
-    const { maxLineBytes, zstdStallTimeoutMs } = this.#options;
-    return { ...(maxLineBytes !== undefined ? { maxLineBytes } : {}), ...(zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs } : {}) };
+  #maxLineOption(): { maxLineBytes?: number } {
+    const { maxLineBytes } = this.#options;
+    return maxLineBytes !== undefined ? { maxLineBytes } : {};
   }
 
   #guard(fn: () => void): void {
@@ -535,7 +529,7 @@ const END_SEED_BYTES = Buffer.from('session/end-seed');
  * counted as the durable-log reader counts lines. Reads the bytes once more
  * through the byte reader and parses only lines that mention the event type.
  */
-async function lastEndSeedLine(path: string, options: { maxLineBytes?: number; zstdStallTimeoutMs?: number }): Promise<number> {
+async function lastEndSeedLine(path: string, options: { maxLineBytes?: number }): Promise<number> {
   const reader = new ByteLineReader(options);
   let line = 0;
   let last = 0;
@@ -550,9 +544,9 @@ async function lastEndSeedLine(path: string, options: { maxLineBytes?: number; z
   };
   try {
     for await (const chunk of fileChunks(path)) {
-      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES) look(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES) look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
     }
-    look(reader.end());
+    look(await reader.end());
   } catch {
     // Unreadable: the main pass reads the same file and reports the problem.
   }

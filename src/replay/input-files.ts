@@ -218,24 +218,14 @@ export type InputLine =
 
 /** Options of {@link sniffFile}. */
 export interface SniffOptions {
-  /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the file is judged `corrupt-zstd` (corrupt frames can make the
-   * decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
-   */
-  readonly zstdStallTimeoutMs?: number;
+  /** Largest zstd window a frame may declare, in bytes (default 32 MiB); see `wire/byte-lines`. */
+  readonly maxZstdWindowBytes?: number;
 }
 
 /** Options of {@link readLines}. */
 export interface ReadLinesOptions {
   /** Longest line delivered, in bytes; longer ones become `oversized-line`. Default 16 MiB. */
   readonly maxLineBytes?: number;
-  /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the file is given up as `corrupt-zstd` (corrupt frames can make
-   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
-   */
-  readonly zstdStallTimeoutMs?: number;
 }
 
 /**
@@ -251,7 +241,7 @@ export interface ReadLinesOptions {
  */
 export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const reader = new ByteLineReader({ maxLineBytes, ...(options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {}) });
+  const reader = new ByteLineReader({ maxLineBytes });
   let lineCount = 0;
   /** The items as input lines and problems; `stop` once reading must end. */
   const toLines = (items: readonly ByteLineItem[]): { lines: InputLine[]; stop: boolean } => {
@@ -299,7 +289,7 @@ export async function* readLines(source: AsyncIterable<Uint8Array>, options: Rea
   try {
     for await (const chunk of source) {
       for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-        const { lines, stop } = toLines(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+        const { lines, stop } = toLines(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
         yield* lines;
         if (stop) return;
       }
@@ -308,7 +298,7 @@ export async function* readLines(source: AsyncIterable<Uint8Array>, options: Rea
     yield { kind: 'problem', line: 0, code: 'unreadable', message: `reading stopped: ${errorText(error)}` };
     return;
   }
-  yield* toLines(reader.end()).lines;
+  yield* toLines(await reader.end()).lines;
 }
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
@@ -340,14 +330,14 @@ async function readFirstLine(path: string, options: SniffOptions): Promise<{ byt
   let isDone = false;
   reading: for await (const chunk of fileChunks(path)) {
     for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-      if (look(reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)))) {
+      if (look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)))) {
         isDone = true;
         break reading;
       }
     }
   }
-  if (!isDone) look(reader.end());
-  else reader.stop(); // frees the zstd decoding thread for the next file
+  if (!isDone) look(await reader.end());
+  else reader.stop(); // frees the zstd decompressor
   const compression = reader.compression ?? 'plain';
   const bytes = first ?? new Uint8Array(0);
   return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };

@@ -95,12 +95,6 @@ export interface ReplayOptions {
    * size never outruns a bounded export queue. Must not reject.
    */
   readonly backpressure?: () => Promise<void>;
-  /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the file is given up as `corrupt-zstd` (corrupt frames can make
-   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
-   */
-  readonly zstdStallTimeoutMs?: number;
 }
 
 /** Spans (a run's `invoke_agent`, `chat` and `execute_tool`) reported between two backpressure waits at most, plus one run's. */
@@ -185,8 +179,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
 
   // Line 1 of every file first: which sessions link to which, before any run is reported.
   const sniffs: SniffResult[] = [];
-  const zstdOptions = options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {};
-  for (const { path } of expanded.files) sniffs.push(await sniffFile(path, zstdOptions));
+  for (const { path } of expanded.files) sniffs.push(await sniffFile(path));
   const sessions = new Set<string>();
   const linked = new Set<string>();
   for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
@@ -199,7 +192,6 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
   const logs = new LogTracker(stats, {
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-    ...zstdOptions,
     stream: (sessionId, parentSessionId) => !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
   });
 
@@ -210,7 +202,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       problemCount += 1;
       report(problem);
     };
-    const sniffed = sniffs[index] ?? (await sniffFile(path, zstdOptions));
+    const sniffed = sniffs[index] ?? (await sniffFile(path));
     if (!sniffed.ok) {
       fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
       skipped.files += 1;
@@ -349,8 +341,7 @@ async function replayStream(
   const requestDirections = new Map<string, Direction>();
   let isSkipped = false;
 
-  const zstdOptions = options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {};
-  for await (const item of readLines(fileChunks(path, onBytes), zstdOptions)) {
+  for await (const item of readLines(fileChunks(path, onBytes))) {
     const pausing = pause();
     if (pausing !== undefined) await pausing;
     line = item.line;

@@ -14,7 +14,7 @@
  */
 import { context, TraceFlags } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 
 /** Most spans in one export: a burst of runs ending at once (an agent dying with thousands open) is written as several lines. */
 export const MAX_SPANS_PER_EXPORT = 512;

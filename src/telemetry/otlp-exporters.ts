@@ -12,7 +12,7 @@
  * @module subagent-otel/telemetry/otlp-exporters
  */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InstrumentType, type AggregationTemporalitySelector, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { OtlpProtocol, TemporalityPreference } from './config.js';
 import type { Environment } from './content-policy.js';

@@ -17,7 +17,7 @@ import { open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { JsonMetricsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { makeDirectory } from './make-directory.js';
 

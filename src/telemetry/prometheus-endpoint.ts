@@ -85,8 +85,7 @@ let serializer: Promise<PrometheusSerializer> | undefined;
 /** The exporter package's serializer (no prefix, no timestamps, target info kept, scope labels off), loaded once. */
 function prometheusSerializer(): Promise<PrometheusSerializer> {
   serializer ??= import('@opentelemetry/exporter-prometheus').then((m) => {
-    // The package is CommonJS: its `module.exports` is the default export, under Node and in the bundle alike.
-    return new m.default.PrometheusSerializer('', false, undefined, false, true);
+    return new m.PrometheusSerializer('', false, undefined, false, true);
   });
   return serializer;
 }

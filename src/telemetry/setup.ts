@@ -7,7 +7,7 @@
  * interval, the Prometheus endpoint, the content policy and the shutdown
  * bound. Everything else the OpenTelemetry packages read themselves — the
  * OTLP exporters their endpoint, headers, compression, timeout and
- * certificates, the batch span processor its `OTEL_BSP_*` limits, the resource
+ * certificates, the resource
  * `envDetector` `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` — from the
  * environment `createTelemetry` was given (so an `env` option isolates).
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
@@ -27,14 +27,14 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { defaultResource, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
-  BasicTracerProvider,
+  TracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
   type ReadableSpan,
   type Span,
   type SpanExporter,
   type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+} from '@opentelemetry/sdk-trace';
 import {
   MeterProvider,
   PeriodicExportingMetricReader,
@@ -131,7 +131,7 @@ export interface TelemetryShutdownReport {
 export interface Telemetry {
   /** The `RunListener` to hand to trackers. */
   readonly runs: RunTelemetry;
-  readonly tracerProvider: BasicTracerProvider;
+  readonly tracerProvider: TracerProvider;
   readonly meterProvider: MeterProvider;
   /** Absolute directory of the OTLP-JSON-lines files, when any signal is written to files. */
   readonly outDir?: string;
@@ -460,6 +460,30 @@ async function settleEach(tasks: ReadonlyArray<() => Promise<unknown>>): Promise
 
 const MAX_REPORTED_ERRORS = 32;
 
+/** The `OTEL_BSP_*` variables and the `BatchSpanProcessor` options they set. */
+const BSP_VARIABLES = {
+  OTEL_BSP_SCHEDULE_DELAY: 'scheduledDelayMillis',
+  OTEL_BSP_EXPORT_TIMEOUT: 'exportTimeoutMillis',
+  OTEL_BSP_MAX_QUEUE_SIZE: 'maxQueueSize',
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 'maxExportBatchSize',
+} as const;
+
+/**
+ * The batch span processor's limits from the `OTEL_BSP_*` variables of
+ * `env`: the OpenTelemetry 3.x processor no longer reads them itself. A
+ * value that is not a positive number is left out (the SDK's default
+ * applies), as the 2.x processor did. Pure.
+ */
+export function batchSpanLimits(env: Readonly<Record<string, string | undefined>>): Partial<Record<(typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES], number>> {
+  const limits: Partial<Record<(typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES], number>> = {};
+  for (const [variable, option] of Object.entries(BSP_VARIABLES) as Array<[keyof typeof BSP_VARIABLES, (typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES]]>) {
+    const raw = env[variable]?.trim();
+    const value = raw === undefined || raw === '' ? Number.NaN : Number(raw);
+    if (Number.isFinite(value) && value > 0) limits[option] = value;
+  }
+  return limits;
+}
+
 /**
  * Builds tracer and meter providers, exporters, the optional Prometheus
  * endpoint, and the `RunTelemetry` listener.
@@ -473,7 +497,7 @@ const MAX_REPORTED_ERRORS = 32;
  * `options.out` writes the files in addition to an endpoint, and even with
  * `OTEL_*_EXPORTER=none` (an explicit request). `console` writes OTLP-JSON
  * lines to `consoleStream` (stderr). OTLP spans go through a bounded
- * `BatchSpanProcessor` (it reads `OTEL_BSP_*` itself, queue default 2048); file and
+ * `BatchSpanProcessor` with the `OTEL_BSP_*` limits of `env` (queue default 2048); file and
  * console spans are written as each run ends, a run's spans as one batch
  * (`EndedTogetherSpanProcessor`), so a crash keeps every finished run. Metrics are exported every
  * `OTEL_METRIC_EXPORT_INTERVAL` (default 60 s) and once more at shutdown,
@@ -529,8 +553,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       });
       const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
-      // The processor reads its own OTEL_BSP_* limits from the given environment.
-      spanProcessors.push(withEnvironment(env, () => new BatchSpanProcessor(exporter)));
+      spanProcessors.push(new BatchSpanProcessor({ exporter, ...batchSpanLimits(env) }));
       destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -555,7 +578,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   }
   if (spanProcessors.length === 1) destinations.push('traces: none');
 
-  const tracerProvider = new BasicTracerProvider({
+  const tracerProvider = new TracerProvider({
     resource,
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     // No SDK length limit (explicit, so the environment's cannot apply): the content cap is the content

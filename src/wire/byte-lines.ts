@@ -4,7 +4,8 @@
  * window (a frame header declaring more is refused before anything is
  * allocated), splits `\n`-terminated lines with bounded memory, and reports
  * how the input ended (a torn last line, a torn zstd frame, undecodable
- * data, no data at all).
+ * data, no data at all). zstd goes through Node's libzstd (`wire/zstd`), fed
+ * frame by frame as the scanner here finds the frames' ends.
  *
  * Used by every reader of files: durable session logs (`wire/durable-log`),
  * captures and raw NDJSON (`replay/input-files`), and format sniffing. Owns
@@ -15,7 +16,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type SplitLine } from './ndjson.js';
-import { DEFAULT_ZSTD_STALL_TIMEOUT_MS, ZstdDecoder, type ZstdPushResult } from './zstd-decoder.js';
+import { zstdInflater, type ZstdInflater } from './zstd.js';
 
 /** How a file's bytes are stored. */
 export type LogCompression = 'zstd' | 'plain';
@@ -24,9 +25,9 @@ const ZSTD_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MAGIC_MIN = 0x184d2a50;
 const SKIPPABLE_MAGIC_MAX = 0x184d2a5f;
 /**
- * Compressed input is handed to the decoder in slices of this size, so what
- * one call decompresses (and the lines held at once) stays proportional to
- * one slice.
+ * Compressed input is handed to the decompressor in slices of this size, so
+ * what one step decompresses (and the lines held at once) stays proportional
+ * to one slice.
  */
 export const FEED_SLICE_BYTES = 4096;
 
@@ -52,35 +53,53 @@ export const DEFAULT_MAX_ZSTD_WINDOW_BYTES = 32 * 1024 * 1024;
 /** The zstd format's largest block (Block_Maximum_Size is the smaller of this and the window). */
 const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
 
-type ScanState = 'magic' | 'skippable-size' | 'frame-header' | 'block-header' | 'stopped';
+type ScanState = 'magic' | 'skippable-size' | 'skippable-body' | 'frame-header' | 'block-header' | 'block-body' | 'stopped';
+
+/** Bytes of one zstd frame for the decompressor, and whether they end it. */
+interface FramePart {
+  readonly bytes: Uint8Array;
+  readonly endsFrame: boolean;
+  /** Compressed offset just past these bytes. */
+  readonly end: number;
+}
+
+/** What one {@link ZstdFrameScanner.scan} found. */
+interface ScanResult {
+  /** The bytes of zstd frames in the chunk (skippable frames left out), cut at the ends of frames. */
+  readonly parts: readonly FramePart[];
+  /** Something refused (a window over the limit, a bad block, data that is not a frame), with where it is. */
+  readonly refusal?: string;
+}
 
 /**
  * Walks the structure of concatenated zstd frames as bytes arrive, without
  * decompressing: frame and skippable-frame headers, block headers, block
- * bodies, checksums. Refuses what the format forbids or this reader will not
- * afford, before the decompressor sees it: a declared window over the limit,
- * a block larger than `min(window, 128 KiB)`, the reserved block type. Leaves
- * every other defect (a bad magic, corrupt block content) to the decompressor.
+ * bodies, checksums. Hands back the bytes of each zstd frame, cut where a
+ * frame ends (the decompressor must never be given bytes past a frame's end
+ * in one write), and leaves skippable frames out. Refuses what the format
+ * forbids or this reader will not afford, before the decompressor sees it: a
+ * declared window over the limit, a block larger than `min(window, 128 KiB)`,
+ * the reserved block type or header bit, data after a frame that is not a
+ * frame. Leaves
+ * every other defect (corrupt block content) to the decompressor.
  *
- * Also keeps the compressed offsets of the blocks the decompressor has not
- * finished yet (and of data after the frames that is not a frame), so a
- * failure can be placed at the block it happened in, whatever the chunking.
+ * Keeps the compressed offsets and ends of the blocks the decompressor has
+ * not been seen to finish, so a failure can be placed at the block it
+ * happened in, whatever the chunking.
  */
 class ZstdFrameScanner {
   readonly #maxWindow: number;
   #state: ScanState = 'magic';
   /** Compressed offset of the next byte scanned. */
   #position = 0;
-  /** Offsets of block headers (and of non-frame data) not yet known to be decoded, in order. */
-  #undecoded: number[] = [];
-  /** Compressed offset just past the last block seen, while its data has not all been scanned. */
-  #openBlockEnd: number | undefined;
-  /** Blocks whose data was all scanned during the current `scan` call. */
-  #completed = 0;
+  /** Blocks written to the decompressor whose end it has not yet been given without failing. */
+  #blocks: Array<{ readonly start: number; readonly end: number }> = [];
   /** Bytes of the structure being read (magic, header, block header). */
   #held: number[] = [];
   /** Bytes still to skip (block body, skippable payload, checksum). */
   #skip = 0;
+  /** Whether the block being skipped is the frame's last (its end, after the checksum, ends the frame). */
+  #isLastBlock = false;
   #window = 0;
   #hasChecksum = false;
 
@@ -88,84 +107,109 @@ class ZstdFrameScanner {
     this.#maxWindow = maxWindow;
   }
 
-  /**
-   * @returns `refusal` when `chunk` holds something refused: the offset in
-   *   `chunk` where the refused structure starts (0 when it started in an
-   *   earlier chunk) and why; after a refusal the scanner ignores all input.
-   *   `completedBlocks`: how many blocks' data ends within `chunk` (the
-   *   decompressor can finish no block without such bytes).
-   */
-  scan(chunk: Uint8Array): { readonly refusal?: { readonly at: number; readonly reason: string }; readonly completedBlocks: number } {
+  /** True when the input so far ends inside a frame (a zstd or skippable frame, or its magic): torn there. Not after a refusal. */
+  get isInsideFrame(): boolean {
+    if (this.#state === 'stopped') return false;
+    return this.#state !== 'magic' || this.#held.length > 0;
+  }
+
+  /** Scans the next bytes. After a refusal the scanner ignores all input. */
+  scan(chunk: Uint8Array): ScanResult {
+    const parts: FramePart[] = [];
     const base = this.#position;
     this.#position += chunk.length;
-    this.#completed = 0;
-    if (this.#openBlockEnd !== undefined && this.#openBlockEnd <= this.#position) {
-      this.#completed += 1;
-      this.#openBlockEnd = undefined;
-    }
+    /** Start, in `chunk`, of the frame bytes not yet in `parts`; -1 outside a zstd frame. */
+    let runStart = this.#isInZstdFrame() ? 0 : -1;
+    const cut = (end: number, endsFrame: boolean): void => {
+      if (runStart >= 0 && (end > runStart || endsFrame)) parts.push({ bytes: chunk.subarray(runStart, end), endsFrame, end: base + end });
+      runStart = endsFrame ? -1 : end;
+    };
     let i = 0;
     while (i < chunk.length && this.#state !== 'stopped') {
       if (this.#skip > 0) {
         const step = Math.min(this.#skip, chunk.length - i);
         this.#skip -= step;
         i += step;
+        if (this.#skip === 0) this.#skipped(i, cut);
         continue;
       }
-      const start = i - this.#held.length;
+      const start = base + i - this.#held.length;
       this.#held.push(chunk[i] ?? 0);
       i += 1;
-      const reason = this.#advance(base + start);
+      const before = this.#state;
+      const reason = this.#advance(start, base + i);
       if (reason !== undefined) {
+        cut(Math.max(0, start - base), false);
         this.#state = 'stopped';
-        return { refusal: { at: Math.max(0, start), reason: `${reason}, at compressed byte ${base + start}` }, completedBlocks: this.#completed };
+        return { parts, refusal: `${reason}, at compressed byte ${start}` };
+      }
+      if (before === 'magic' && this.#state === 'frame-header') {
+        // The magic may have begun in an earlier chunk: its four bytes go over as a part of their own.
+        parts.push({ bytes: Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd), endsFrame: false, end: base + i });
+        runStart = i;
+      } else if (this.#state === 'magic' && before === 'block-header' && this.#skip === 0) {
+        cut(i, true); // an empty last block without a checksum ends the frame at its header
       }
     }
-    return { completedBlocks: this.#completed };
+    if (this.#state !== 'stopped') cut(chunk.length, false);
+    return { parts };
   }
 
-  /** True once the scanner no longer follows the structure (a refusal, or data that is not a frame). */
-  get isStopped(): boolean {
-    return this.#state === 'stopped';
+  /** Notes that the decompressor was given everything up to `end` without failing. */
+  decodedUpTo(end: number): void {
+    let drop = 0;
+    while (drop < this.#blocks.length && (this.#blocks[drop]?.end ?? 0) <= end) drop += 1;
+    if (drop > 0) this.#blocks.splice(0, drop);
   }
 
-  /** Notes that the decompressor finished `count` more blocks. */
-  decoded(count: number): void {
-    if (count > 0) this.#undecoded.splice(0, count);
+  /** Compressed offset of the first block not seen decoded, where a decoding failure is (else `fallback`). */
+  failureOffset(fallback: number): number {
+    return this.#blocks[0]?.start ?? fallback;
   }
 
-  /** Compressed offset of the first block not decoded yet (else of the next byte), where a decoding failure is. */
-  get failureOffset(): number {
-    return this.#undecoded[0] ?? this.#position;
+  #isInZstdFrame(): boolean {
+    return this.#state === 'frame-header' || this.#state === 'block-header' || this.#state === 'block-body';
+  }
+
+  /** A body (block, checksum, skippable payload) was skipped to its end at `i`. */
+  #skipped(i: number, cut: (end: number, endsFrame: boolean) => void): void {
+    if (this.#state === 'skippable-body') {
+      this.#state = 'magic';
+    } else if (this.#isLastBlock) {
+      cut(i, true);
+      this.#state = 'magic';
+    } else {
+      this.#state = 'block-header';
+    }
   }
 
   /**
    * Consumes `#held` when it completes a structure; returns a refusal reason,
-   * if any. `start` is the compressed offset of `#held[0]`.
+   * if any. `start` is the compressed offset of `#held[0]`, `next` of the byte after it.
    */
-  #advance(start: number): string | undefined {
+  #advance(start: number, next: number): string | undefined {
     const held = this.#held;
+    const u32 = (): number => ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
     switch (this.#state) {
       case 'magic': {
         if (held.length < 4) return undefined;
-        const magic = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
+        const magic = u32();
         this.#held = [];
         if (magic === ZSTD_MAGIC) this.#state = 'frame-header';
         else if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) this.#state = 'skippable-size';
-        else {
-          this.#state = 'stopped'; // not a frame: the decompressor reports it
-          this.#undecoded.push(start);
-        }
+        else return 'data that is not a zstd frame (no frame magic number)';
         return undefined;
       }
       case 'skippable-size': {
         if (held.length < 4) return undefined;
-        this.#skip = ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
+        this.#skip = u32();
         this.#held = [];
-        this.#state = 'magic';
+        this.#state = this.#skip > 0 ? 'skippable-body' : 'magic';
         return undefined;
       }
       case 'frame-header': {
         const descriptor = held[0] ?? 0;
+        if ((descriptor & 0x08) !== 0) return 'a zstd frame header has its reserved bit set';
         const isSingleSegment = (descriptor & 0x20) !== 0;
         const sizeFlag = descriptor >> 6;
         const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] ?? 0;
@@ -203,12 +247,11 @@ class ZstdFrameScanner {
         // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
         const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
         if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
-        this.#undecoded.push(start);
-        const end = start + 3 + (type === 1 ? 1 : size);
-        if (end <= this.#position) this.#completed += 1;
-        else this.#openBlockEnd = end;
-        this.#skip = (type === 1 ? 1 : size) + (isLast && this.#hasChecksum ? 4 : 0);
-        if (isLast) this.#state = 'magic';
+        const body = type === 1 ? 1 : size;
+        this.#blocks.push({ start, end: next + body });
+        this.#isLastBlock = isLast;
+        this.#skip = body + (isLast && this.#hasChecksum ? 4 : 0);
+        this.#state = this.#skip > 0 ? 'block-body' : isLast ? 'magic' : 'block-header';
         return undefined;
       }
       default:
@@ -216,7 +259,6 @@ class ZstdFrameScanner {
     }
   }
 }
-
 
 /** Options of a {@link ByteLineReader}. */
 export interface ByteLineReaderOptions {
@@ -229,29 +271,20 @@ export interface ByteLineReaderOptions {
   /**
    * Largest zstd window a frame may declare, in bytes. A frame declaring more
    * is refused (`corrupt-zstd`) before anything is allocated for it: the
-   * decompressor would otherwise reserve, and copy on every block, whatever
-   * window a header claims (up to 2 GiB). Default 32 MiB
-   * ({@link DEFAULT_MAX_ZSTD_WINDOW_BYTES}), above what every standard
-   * compression level writes.
+   * decompressor would otherwise reserve whatever window a header claims (up
+   * to 2 GiB). Default 32 MiB ({@link DEFAULT_MAX_ZSTD_WINDOW_BYTES}), above
+   * what every standard compression level writes.
    */
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
-  /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the input is given up as `corrupt-zstd` (corrupt frames can make
-   * the decoder loop forever). Default 10 s
-   * ({@link DEFAULT_ZSTD_STALL_TIMEOUT_MS}); see `wire/zstd-decoder`.
-   */
-  readonly zstdStallTimeoutMs?: number;
 }
 
 /**
  * What the reader delivers, in input order.
  * - `line`: a `\n`-terminated line (a trailing `\r` removed).
  * - `oversized`: a `\n`-terminated line over `maxLineBytes`; its content was dropped.
- * - `corrupt-zstd`: undecodable or refused zstd data, or data the decoder
- *   made no progress on within the stall timeout; the reader stopped.
+ * - `corrupt-zstd`: undecodable or refused zstd data; the reader stopped.
  *   `reason` ends with `at compressed byte N`: the block (or structure) it
  *   concerns, the same for any chunking.
  * Only from {@link ByteLineReader.end}:
@@ -269,30 +302,23 @@ export type ByteLineItem =
   | { readonly kind: 'empty'; readonly hadBytes: boolean };
 
 /**
- * Incremental, synchronous byte reader: push the input's bytes in order,
- * then call `end()` once. The items of any chunking of the same bytes are
- * the same. Memory is bounded by `maxLineBytes` (one unfinished line), one
- * zstd window of at most `maxZstdWindowBytes`, and what one 4 KiB input
- * slice decompresses to; never by the input's size. Never throws on
- * content, and never blocks longer than the stall timeout on zstd data that
- * does not decode. Pushed chunks may be held until more input arrives, so a
- * caller must not modify a chunk after pushing it.
- *
- * zstd is decoded in a worker thread (`wire/zstd-decoder`), started on the
- * first zstd bytes and held until `end()`, `stop()` or `corrupt-zstd`;
- * plain input never starts one. The thread decodes one step ahead of the
- * caller, so the lines of a zstd block may come from the push after the one
- * that completed the block (or from `end()`): which push, depends only on
- * the bytes and their chunking.
+ * Incremental byte reader: push the input's bytes in order (awaiting each
+ * push), then call `end()` once. The items of any chunking of the same bytes
+ * are the same. Memory is bounded by `maxLineBytes` (one unfinished line),
+ * one zstd window of at most `maxZstdWindowBytes`, and what one 4 KiB input
+ * slice decompresses to; never by the input's size. Never rejects on
+ * content. Plain input is split at once (the promise is already settled
+ * when returned); zstd input is decompressed by libzstd off the main thread.
+ * Pushed chunks may be held until more input arrives, so a caller must not
+ * modify a chunk after pushing it.
  */
 export class ByteLineReader {
   readonly #splitter: LineSplitter;
   readonly #maxZstdWindowBytes: number;
-  readonly #zstdStallTimeoutMs: number;
   #compression: LogCompression | undefined;
   #head: Uint8Array[] = [];
   #headLength = 0;
-  #zstd: ZstdDecoder | undefined;
+  #zstd: ZstdInflater | undefined;
   #scanner: ZstdFrameScanner | undefined;
   #hadBytes = false;
   #lines = 0;
@@ -303,7 +329,6 @@ export class ByteLineReader {
   constructor(options: ByteLineReaderOptions = {}) {
     this.#splitter = new LineSplitter({ maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES });
     this.#maxZstdWindowBytes = options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES;
-    this.#zstdStallTimeoutMs = options.zstdStallTimeoutMs ?? DEFAULT_ZSTD_STALL_TIMEOUT_MS;
     const compression = options.compression ?? 'auto';
     if (compression !== 'auto') this.#start(compression);
   }
@@ -330,7 +355,7 @@ export class ByteLineReader {
 
   /**
    * Stops reading: later pushes and `end()` deliver nothing (the caller
-   * decided the input is not worth reading). Frees the zstd decoding thread.
+   * decided the input is not worth reading). Frees the zstd decompressor.
    */
   stop(): void {
     this.#isStopped = true;
@@ -338,48 +363,39 @@ export class ByteLineReader {
   }
 
   /**
-   * Adds the next bytes. @returns the items completed so far and not yet
-   * returned (possibly none; zstd lines may come one step late, see above);
-   * `[]` once stopped or ended.
+   * Adds the next bytes. @returns the items they completed (possibly none);
+   * `[]` once stopped or ended. Await each push before the next.
    */
-  push(chunk: Uint8Array): ByteLineItem[] {
+  async push(chunk: Uint8Array): Promise<ByteLineItem[]> {
     const items: ByteLineItem[] = [];
     if (this.#isStopped || this.#isEnded || chunk.length === 0) return items;
     this.#hadBytes = true;
     if (this.#compression !== undefined) {
-      this.#consume(chunk, items);
+      await this.#consume(chunk, items);
       return items;
     }
     this.#head.push(chunk);
     this.#headLength += chunk.length;
-    if (this.#headLength >= 4) this.#consumeHead(items);
+    if (this.#headLength >= 4) await this.#consumeHead(items);
     return items;
   }
 
   /**
-   * Ends the input. @returns the last items: lines a final zstd flush
-   * completes, then at most one of `tail`, `torn-frame`, `corrupt-zstd`,
-   * `empty`. `[]` when called again or after the reader stopped.
+   * Ends the input. @returns the last items: at most one of `tail`,
+   * `torn-frame`, `corrupt-zstd`, `empty`. `[]` when called again or after
+   * the reader stopped.
    */
-  end(): ByteLineItem[] {
+  async end(): Promise<ByteLineItem[]> {
     const items: ByteLineItem[] = [];
     if (this.#isEnded || this.#isStopped) {
       this.#isEnded = true;
       return items;
     }
     this.#isEnded = true;
-    if (this.#compression === undefined && this.#headLength > 0) this.#consumeHead(items);
+    if (this.#compression === undefined && this.#headLength > 0) await this.#consumeHead(items);
     if (this.#isStopped) return items;
-    let isTornFrame = false;
-    if (this.#zstd !== undefined) {
-      const result = this.#zstd.end();
-      this.#deliver(result, items);
-      if (result.failure !== undefined && result.failure.kind !== 'torn') {
-        this.#corrupt(result.failure, items);
-        return items;
-      }
-      isTornFrame = result.failure !== undefined;
-    }
+    const isTornFrame = this.#scanner?.isInsideFrame ?? false;
+    this.#zstd?.close();
     const tail = this.#splitter.end();
     if (tail !== undefined) items.push({ kind: 'tail', line: tail, isTornFrame });
     else if (isTornFrame) items.push({ kind: 'torn-frame' });
@@ -391,56 +407,44 @@ export class ByteLineReader {
     this.#compression = compression;
     if (compression === 'zstd') {
       this.#scanner = new ZstdFrameScanner(this.#maxZstdWindowBytes);
-      this.#zstd = new ZstdDecoder({ stallTimeoutMs: this.#zstdStallTimeoutMs });
+      this.#zstd = zstdInflater(this.#maxZstdWindowBytes);
     }
   }
 
-  #consumeHead(items: ByteLineItem[]): void {
+  async #consumeHead(items: ByteLineItem[]): Promise<void> {
     const head = Buffer.concat(this.#head, this.#headLength);
     this.#head = [];
     this.#headLength = 0;
     this.#start(detectCompression(head));
-    this.#consume(head, items);
+    await this.#consume(head, items);
   }
 
-  #consume(chunk: Uint8Array, items: ByteLineItem[]): void {
+  async #consume(chunk: Uint8Array, items: ByteLineItem[]): Promise<void> {
     if (this.#zstd === undefined) {
       this.#split(chunk, items);
       return;
     }
     for (let offset = 0; offset < chunk.length && !this.#isStopped; offset += FEED_SLICE_BYTES) {
-      this.#consumeZstd(chunk.subarray(offset, offset + FEED_SLICE_BYTES), items);
+      await this.#consumeZstd(chunk.subarray(offset, offset + FEED_SLICE_BYTES), items);
     }
   }
 
-  #consumeZstd(slice: Uint8Array, items: ByteLineItem[]): void {
+  async #consumeZstd(slice: Uint8Array, items: ByteLineItem[]): Promise<void> {
     const zstd = this.#zstd;
-    if (zstd === undefined) return;
-    // Refused structure (a huge window, an oversized block): decode what precedes it, then stop.
     const scanner = this.#scanner;
-    if (scanner === undefined) return;
-    const { refusal, completedBlocks } = scanner.scan(slice);
-    const accepted = refusal === undefined ? slice : slice.subarray(0, refusal.at);
-    if (accepted.length > 0) {
-      // Bytes that complete no block cannot produce output: the decoder may hold them (no thread round trip).
-      const result = zstd.push(accepted, { mayHold: completedBlocks === 0 && !scanner.isStopped });
-      // Blocks decoded before a failure still count.
-      this.#deliver(result, items);
-      if (result.failure !== undefined) {
-        this.#corrupt(result.failure, items);
+    if (zstd === undefined || scanner === undefined) return;
+    const { parts, refusal } = scanner.scan(slice);
+    // The frames (and blocks) before a refused structure are decoded first.
+    for (const part of parts) {
+      const step = await zstd.write(part.bytes);
+      for (const output of step.output) if (output.length > 0) this.#split(output, items);
+      if (step.failure !== undefined) {
+        this.#corrupt(`${step.failure}, at compressed byte ${scanner.failureOffset(part.end - part.bytes.length)}`, items);
         return;
       }
+      scanner.decodedUpTo(part.end);
     }
-    if (refusal === undefined) return;
-    // The blocks before the refused structure come first.
-    const rest = zstd.flush();
-    this.#deliver(rest, items);
-    this.#corrupt(rest.failure ?? { kind: 'refused', message: refusal.reason }, items);
-  }
-
-  #deliver(result: ZstdPushResult, items: ByteLineItem[]): void {
-    this.#scanner?.decoded(result.blocks.length);
-    for (const block of result.blocks) if (block.length > 0) this.#split(block, items);
+    if (refusal !== undefined) this.#corrupt(refusal, items);
   }
 
   #split(bytes: Uint8Array, items: ByteLineItem[]): void {
@@ -450,21 +454,11 @@ export class ByteLineReader {
     }
   }
 
-  /** Stops on undecodable data; the reason names where it is (already part of a scanner refusal). */
-  #corrupt(failure: { readonly kind: string; readonly message: string }, items: ByteLineItem[]): void {
+  /** Stops on undecodable data; `reason` names where it is. */
+  #corrupt(reason: string, items: ByteLineItem[]): void {
     if (this.#isStopped) return;
     this.#isStopped = true;
     this.#zstd?.close();
-    if (failure.kind === 'refused') {
-      items.push({ kind: 'corrupt-zstd', reason: failure.message });
-      return;
-    }
-    const at = this.#scanner?.failureOffset ?? 0;
-    const reason =
-      failure.kind === 'stalled'
-        ? `the zstd decoder made no progress for ${this.#zstdStallTimeoutMs / 1000} s on the block at compressed byte ${at} and was stopped: ` +
-          'the data is corrupt or made to decode slowly; check the file with `zstd -t`'
-        : `${failure.message}, at compressed byte ${at}`;
     items.push({ kind: 'corrupt-zstd', reason });
   }
 }

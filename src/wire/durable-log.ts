@@ -130,12 +130,6 @@ export interface ReadDurableLogOptions {
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
-  /**
-   * Longest time, in ms, zstd decoding may go without finishing a block
-   * before the file is given up as `corrupt-zstd` (corrupt frames can make
-   * the decoder loop). Default 10 s (`DEFAULT_ZSTD_STALL_TIMEOUT_MS`).
-   */
-  readonly zstdStallTimeoutMs?: number;
 }
 
 const headerSchema = z.looseObject({ type: z.literal('session'), id: z.string() });
@@ -288,8 +282,8 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
 }
 
 /**
- * Incremental, synchronous form of {@link readDurableLog}: push the file's
- * bytes in order, then call `end()` once. Both return the records completed so
+ * Incremental form of {@link readDurableLog}: push the file's bytes in
+ * order (awaiting each push), then call `end()` once. Both return the records completed so
  * far, in file order. The records of any chunking of the same bytes are the same.
  *
  * Never throws on content. After a `not-a-session-log` or `corrupt-zstd`
@@ -312,7 +306,6 @@ export class DurableLogDecoder {
       maxLineBytes: this.#maxLineBytes,
       maxZstdWindowBytes: options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES,
       compression: options.compression ?? 'auto',
-      ...(options.zstdStallTimeoutMs !== undefined ? { zstdStallTimeoutMs: options.zstdStallTimeoutMs } : {}),
     });
   }
 
@@ -325,10 +318,10 @@ export class DurableLogDecoder {
    * Adds the next bytes of the file.
    * @returns the records these bytes complete (possibly none); `[]` once stopped or ended.
    */
-  push(chunk: Uint8Array): DurableLogRecord[] {
+  async push(chunk: Uint8Array): Promise<DurableLogRecord[]> {
     const records: DurableLogRecord[] = [];
     if (this.#isStopped || this.#isEnded) return records;
-    this.#interpretItems(this.#reader.push(chunk), records);
+    this.#interpretItems(await this.#reader.push(chunk), records);
     return records;
   }
 
@@ -340,14 +333,14 @@ export class DurableLogDecoder {
    *   data, or `empty-file` when there were no lines at all. `[]` when called
    *   again, or after the decoder stopped.
    */
-  end(): DurableLogRecord[] {
+  async end(): Promise<DurableLogRecord[]> {
     const records: DurableLogRecord[] = [];
     if (this.#isEnded || this.#isStopped) {
       this.#isEnded = true;
       return records;
     }
     this.#isEnded = true;
-    this.#interpretItems(this.#reader.end(), records);
+    this.#interpretItems(await this.#reader.end(), records);
     return records;
   }
 
@@ -512,12 +505,12 @@ export async function* readDurableLogBatches(
   const decoder = new DurableLogDecoder(options);
   for await (const chunk of source) {
     for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-      const batch = decoder.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES));
+      const batch = await decoder.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES));
       if (batch.length > 0) yield batch;
       if (decoder.isStopped) return;
     }
   }
-  const tail = decoder.end();
+  const tail = await decoder.end();
   if (tail.length > 0) yield tail;
 }
 

@@ -1,8 +1,10 @@
 /**
  * What `subagent-otel proxy` loads before it spawns the agent, read from the
- * bundle as it ships (`npm test` builds it first): the static import closure
- * of `dist/cli/subagent-otel.js`, every file of which Node loads and
- * evaluates before the first line of `main` runs. The sources each chunk was
+ * bundle as it ships (`npm test` builds it first): the entry
+ * `dist/cli/subagent-otel.js` (the Node version check), and the static
+ * import closures of the two modules it imports, one after the other, before
+ * the CLI runs (the compile-cache switch and `dist/cli/main.js`): every file
+ * of which Node loads and evaluates before the first line of `main` runs. The sources each chunk was
  * built from are read from its source map. Decision 0039: nothing of the
  * observation (OpenTelemetry, zod, the telemetry setup, `node:crypto`,
  * `node:http`) may be in it; it comes in one dynamic `import()` after the spawn.
@@ -49,12 +51,34 @@ function staticClosure(entry: string): Closure {
   return { files: files.map((f) => relative(ROOT, f)), sources: [...sources].sort(), builtins, dynamic };
 }
 
+/** The entry's closure and the closures of the modules it imports dynamically (all awaited before `main` runs). */
+function startPath(entry: string): Closure {
+  const first = staticClosure(entry);
+  const parts = [first, ...[...first.dynamic].map((file) => staticClosure(join(ROOT, file)))];
+  const files = [...new Set(parts.flatMap((part) => part.files))];
+  const sources = [...new Set(parts.flatMap((part) => part.sources))].sort();
+  const builtins = new Set(parts.flatMap((part) => [...part.builtins]));
+  // Only what the later parts import dynamically is left for after the spawn.
+  const dynamic = new Set(parts.slice(1).flatMap((part) => [...part.dynamic]));
+  return { files, sources, builtins, dynamic };
+}
+
 describe('the start path of the bundled CLI', () => {
-  const closure = staticClosure(CLI);
+  const closure = startPath(CLI);
+
+  it('starts with the Node version check, which imports nothing statically, then the compile cache and main', () => {
+    const entry = staticClosure(CLI);
+    expect(entry.files).toEqual(['dist/cli/subagent-otel.js']);
+    expect(entry.sources).toEqual(['src/cli/bin.ts']);
+    // Only the bundle's banner (`createRequire`, in every Node since 12): nothing an old Node cannot link.
+    expect([...entry.builtins]).toEqual(['node:module']);
+    expect([...entry.dynamic].sort()).toEqual([expect.stringMatching(/^dist\/cli\/chunks\/compile-cache-[\w-]+\.js$/), 'dist/cli/main.js']);
+  });
 
   it('is read from real files: the entry and its chunks, with the proxy command and the bridge in it', () => {
     expect(closure.files[0]).toBe('dist/cli/subagent-otel.js');
     expect(closure.sources).toContain('src/cli/main.ts');
+    expect(closure.sources).toContain('src/cli/compile-cache.ts');
     expect(closure.sources).toContain('src/cli/commands/proxy.ts');
     expect(closure.sources).toContain('src/cli/stdio-proxy.ts');
     expect(closure.sources).toContain('src/cli/os-pipes.ts');
@@ -76,11 +100,9 @@ describe('the start path of the bundled CLI', () => {
     expect([...closure.builtins].sort()).toEqual(['node:child_process', 'node:fs', 'node:module', 'node:net', 'node:os', 'node:path', 'node:util', 'node:v8']);
   });
 
-  /** The observation's chunk: imported by the loader that the entry imports after the spawn (decision 0040). */
+  /** The observation's chunk: imported by the proxy command after the spawn (decision 0039). */
   function observationChunk(): string | undefined {
-    const loader = [...closure.dynamic].find((file) => /^dist\/cli\/chunks\/observation-loader-[\w-]+\.js$/.test(file));
-    if (loader === undefined) return undefined;
-    return [...staticClosure(join(ROOT, loader)).dynamic].find((file) => /^dist\/cli\/chunks\/proxy-observation-[\w-]+\.js$/.test(file));
+    return [...closure.dynamic].find((file) => /^dist\/cli\/chunks\/proxy-observation-[\w-]+\.js$/.test(file));
   }
 
   it('reaches the observation by a dynamic import, which brings the telemetry SDK with it', () => {
@@ -88,7 +110,7 @@ describe('the start path of the bundled CLI', () => {
     expect(observation).toBeDefined();
     const loaded = staticClosure(join(ROOT, observation as string));
     expect(loaded.sources).toContain('src/telemetry/setup.ts');
-    expect(loaded.sources.some((source) => source.includes('node_modules/@opentelemetry/sdk-trace-base/'))).toBe(true);
+    expect(loaded.sources.some((source) => source.includes('node_modules/@opentelemetry/sdk-trace/'))).toBe(true);
   });
 
   it('loads, with the observation, no exporter that is not configured: no OTLP exporter, no Prometheus package, no node:http', () => {

@@ -1,7 +1,9 @@
 /**
  * One OpenTelemetry release line: every `@opentelemetry/*` package the
  * install resolves has exactly one version, and the stable packages and the
- * experimental ones sit on the matching pair of the line the project pins
+ * experimental ones sit on the matching pair of the 3.x line (3.1.0 and
+ * 0.301.0, the set `@opentelemetry/sdk-node` 0.301.0 pins); the API is a peer
+ * dependency with a range, plus a pinned dev dependency for the tests
  * (docs/decisions/0030-one-opentelemetry-release-line.md).
  */
 import { execFileSync } from 'node:child_process';
@@ -43,7 +45,7 @@ describe('the OpenTelemetry release line', () => {
     expect(multiple).toEqual([]);
   });
 
-  it('stable packages are on 2.12.0 and experimental ones on 0.223.0', () => {
+  it('stable packages are on 3.1.0 and experimental ones on 0.301.0', () => {
     const versions = resolvedVersions();
     const offLine: string[] = [];
     for (const [name, set] of versions) {
@@ -51,22 +53,28 @@ describe('the OpenTelemetry release line', () => {
       // The API and the semantic-conventions package have their own release trains.
       if (name === '@opentelemetry/api' || name === '@opentelemetry/semantic-conventions') continue;
       for (const version of set) {
-        if (version !== '2.12.0' && version !== '0.223.0') offLine.push(`${name}@${version}`);
+        if (version !== '3.1.0' && version !== '0.301.0') offLine.push(`${name}@${version}`);
       }
     }
     expect(offLine).toEqual([]);
-    expect([...(versions.get('@opentelemetry/api') ?? [])]).toEqual(['1.9.1']);
+    expect([...(versions.get('@opentelemetry/api') ?? [])]).toEqual(['1.10.0']);
   });
 
-  it('package.json pins every @opentelemetry dependency exactly on that line', () => {
+  it('package.json takes the line as ranges a host can share, the API as a peer, and pins the test-only packages', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    const pinned = Object.entries({ ...manifest.dependencies, ...manifest.devDependencies }).filter(([name]) => name.startsWith('@opentelemetry/'));
-    for (const [name, range] of pinned) {
-      if (name === '@opentelemetry/api') expect(range, name).toBe('1.9.1');
-      else expect(['2.12.0', '0.223.0'], name).toContain(range);
-    }
+    const otel = (deps: Record<string, string>): Array<[string, string]> => Object.entries(deps).filter(([name]) => name.startsWith('@opentelemetry/'));
+    expect(otel(manifest.dependencies).length).toBeGreaterThan(10);
+    for (const [name, range] of otel(manifest.dependencies)) expect(['^3.1.0', '^0.301.0'], name).toContain(range);
+    expect(manifest.dependencies['@opentelemetry/api']).toBeUndefined();
+    expect(manifest.peerDependencies).toEqual({ '@opentelemetry/api': '^1.10.0' });
+    expect(otel(manifest.devDependencies)).toEqual([
+      ['@opentelemetry/api', '1.10.0'],
+      ['@opentelemetry/sdk-node', '0.301.0'],
+    ]);
+    expect(manifest.dependencies['fzstd']).toBeUndefined();
   });
 });

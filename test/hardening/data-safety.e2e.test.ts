@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runSdkSubagent } from '../../src/backend/sdk-backend.js';
 import { createTraceFileExporter } from '../../src/telemetry/otlp-json-file-exporter.js';
@@ -175,7 +175,7 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
 describe('file exports are complete lines', () => {
   it('never interleaves the lines of two writers appending large spans to the same file at once', async () => {
     const dir = tmp();
-    const providers = [0, 1].map(() => new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(createTraceFileExporter(dir))] }));
+    const providers = [0, 1].map(() => new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: createTraceFileExporter(dir) })] }));
     const big = (writer: number, n: number): string => `${writer}:${n}:`.padEnd(700 * 1024, writer === 0 ? 'a' : 'b');
     for (let n = 0; n < 4; n += 1) {
       providers.forEach((provider, writer) => provider.getTracer('t').startSpan(`span ${writer}-${n}`, { attributes: { payload: big(writer, n) } }).end());

@@ -1,9 +1,10 @@
 /**
- * A 208-byte corrupted zstd frame on which fzstd 0.1.1 loops forever: the
+ * A 208-byte corrupted zstd frame on which fzstd 0.1.1 (the decoder before
+ * libzstd, decision 0062) looped forever: the
  * FSE table of its Huffman weights leaves both decoding states on zero-bit
  * transitions, so the weight loop never reaches the end of its bit stream.
- * Found by the fuzz suite (a mutated real frame). Decoding it must end in a
- * `stalled` failure, never in a hang.
+ * Found by the fuzz suite (a mutated real frame). Decoding it must end in
+ * `corrupt-zstd`, never in a hang.
  */
 export const LOOPING_ZSTD_BASE64 =
   'KLUv/WRsABUGAFKMIxnxdw6D6vRAtY12OioAohT8xc8DIgAKTgRArcqZuy93h0/2VCHckOw7vkfsHwVqredKir53b59xnPLusCGOQWfcO3HTu7efldXf9rBhwZHsu2JPMb37My2HEXrCppJSCNS3d3piZEqyYcMQx7tnDPs+Ioo35AoTvo8Yc/chiPJu2Iqvu09JUsr0e55I/hYTAHmMc2ODhd1wNXkVhhVhw0i47FQy0RHNYTkBT8ByDNb1ieOkoTS4/Vzs95lF29IEs97DYA==';
@@ -18,7 +19,7 @@ export const LOOPING_BLOCK_OFFSET = 7;
 
 /**
  * Mutated zstd samples of the fuzz suite (`test/hardening/fuzz.prop.test.ts`,
- * seeds 1, 2 and 5) on which fzstd loops whatever the chunking, base64:
+ * seeds 1, 2 and 5) on which fzstd looped whatever the chunking, base64:
  * inputs that used to hang the suite, kept so that every run meets some,
  * whatever its seed.
  */

@@ -3,14 +3,14 @@
  * `SimpleSpanProcessor` into an `InMemorySpanExporter`, metrics into an
  * `InMemoryMetricExporter` collected on demand, and a `RunTelemetry` on top.
  */
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { ContentPolicy } from '../../src/telemetry/content-policy.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
 
 export function telemetryHarness(content: ContentPolicy = { capture: true }) {
   const spans = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const reader = new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });

@@ -5,7 +5,7 @@
  */
 import { TraceFlags, trace, type Tracer } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { BasicTracerProvider, AlwaysOffSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, AlwaysOffSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import { EndedTogetherSpanProcessor, MAX_SPANS_PER_EXPORT } from '../../src/telemetry/ended-together-span-processor.js';
 
@@ -31,7 +31,7 @@ class RecordingExporter implements SpanExporter {
 function setup(sampled = true) {
   const exporter = new RecordingExporter();
   const processor = new EndedTogetherSpanProcessor(exporter);
-  const provider = new BasicTracerProvider({ spanProcessors: [processor], ...(sampled ? {} : { sampler: new AlwaysOffSampler() }) });
+  const provider = new TracerProvider({ spanProcessors: [processor], ...(sampled ? {} : { sampler: new AlwaysOffSampler() }) });
   const tracer: Tracer = provider.getTracer('test');
   return { exporter, processor, provider, tracer };
 }

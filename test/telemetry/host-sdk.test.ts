@@ -6,7 +6,7 @@
  */
 import { context, trace } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SdkTracker } from '../../src/observe/sdk-tracker.js';
@@ -44,7 +44,7 @@ describe('RunTelemetry in a host running NodeSDK', () => {
   beforeAll(() => {
     sdk = new NodeSDK({
       serviceName: 'host-app',
-      spanProcessors: [new SimpleSpanProcessor(spans)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
       metricReaders: [reader],
       logRecordProcessors: [],
       instrumentations: [],

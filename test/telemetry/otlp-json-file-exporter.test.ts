@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValueType } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -40,7 +40,7 @@ describe('OTLP-JSON-lines file exporters', () => {
   it('appends one OTLP trace export request per export, creating the directory', async () => {
     const dir = join(tempDir(), 'nested', 'out');
     const exporter = createTraceFileExporter(dir);
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     const tracer = provider.getTracer('file-test');
     tracer.startSpan('invoke_agent reviewer', { attributes: { 'subagent.stop_reason': 'max-tokens' } }).end();
     tracer.startSpan('execute_tool bash', { attributes: { 'gen_ai.tool.name': 'bash', 'gen_ai.usage.output_tokens': 7 } }).end();

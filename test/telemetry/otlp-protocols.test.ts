@@ -143,13 +143,15 @@ describe('OTLP protocols', () => {
 describe('exporter loading', () => {
   /** Loads the built package in a fresh process, builds a pipeline with `env`, and lists the OTLP exporter packages it loaded. */
   function loadedExporters(env: Record<string, string>): string[] {
+    // Every module resolved, ES modules (the OpenTelemetry 3.x packages ship them) and CommonJS alike.
     const script = `
-      import { createRequire } from 'node:module';
+      import { registerHooks } from 'node:module';
+      const loaded = [];
+      registerHooks({ resolve: (specifier, context, next) => { const result = next(specifier, context); loaded.push(result.url); return result; } });
       const { createTelemetry } = await import(${JSON.stringify(join(ROOT, 'dist', 'index.js'))});
       const telemetry = createTelemetry({ env: ${JSON.stringify(env)} });
       await telemetry.shutdown(3000);
-      const cache = Object.keys(createRequire(import.meta.url).cache);
-      const names = new Set(cache.map((p) => /@opentelemetry\\/(exporter-(?:trace|metrics)-otlp-[a-z]+)\\//.exec(p)?.[1]).filter(Boolean));
+      const names = new Set(loaded.map((p) => /@opentelemetry\\/(exporter-(?:trace|metrics)-otlp-[a-z]+)\\//.exec(p)?.[1]).filter(Boolean));
       process.stdout.write(JSON.stringify([...names].sort()));
     `;
     return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];

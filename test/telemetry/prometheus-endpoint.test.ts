@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { startPrometheusEndpoint } from '../../src/telemetry/prometheus-endpoint.js';
@@ -48,7 +48,7 @@ describe('Prometheus endpoint', () => {
     const endpoint = startPrometheusEndpoint({ port: 0 }, (message) => errors.push(message));
     const meterProvider = new MeterProvider({ readers: [endpoint.reader] });
     const runs = new RunTelemetry({
-      tracer: new BasicTracerProvider().getTracer('test'),
+      tracer: new TracerProvider().getTracer('test'),
       meter: meterProvider.getMeter('test'),
       content: { capture: true },
     });

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DiagLogLevel, SpanKind, SpanStatusCode, diag, type Attributes } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord, RunStart } from '../../src/observe/run-record.js';

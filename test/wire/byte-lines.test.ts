@@ -21,11 +21,11 @@ const text = (items: readonly ByteLineItem[]): unknown[] =>
     }
   });
 
-function readAll(bytes: Uint8Array, chunk: number): unknown[] {
+async function readAll(bytes: Uint8Array, chunk: number): Promise<unknown[]> {
   const reader = new ByteLineReader();
   const items: ByteLineItem[] = [];
-  for (let offset = 0; offset < bytes.length; offset += chunk) items.push(...reader.push(bytes.subarray(offset, offset + chunk)));
-  items.push(...reader.end());
+  for (let offset = 0; offset < bytes.length; offset += chunk) items.push(...(await reader.push(bytes.subarray(offset, offset + chunk))));
+  items.push(...(await reader.end()));
   return text(items);
 }
 
@@ -35,28 +35,28 @@ describe('ByteLineReader', () => {
     const zstd = Buffer.concat([await compressZstdFrame('one\r\ntwo\n'), await compressZstdFrame('three')]);
     const expected = [['line', 'one'], ['line', 'two'], ['tail', 'three', false]];
     for (const chunk of [1, 2, 3, 7, 4096]) {
-      expect(readAll(plain, chunk)).toEqual(expected);
-      expect(readAll(zstd, chunk)).toEqual(expected);
+      expect(await readAll(plain, chunk)).toEqual(expected);
+      expect(await readAll(zstd, chunk)).toEqual(expected);
     }
   });
 
   it('tells how the input ended', async () => {
     const frame = await compressZstdFrame('a\nb\n');
-    expect(readAll(new Uint8Array(0), 1)).toEqual([['empty']]);
-    expect(readAll(await compressZstdFrame(''), 3)).toEqual([['empty']]);
-    expect(readAll(frame.subarray(0, frame.length - 2), 5)).toEqual([['line', 'a'], ['line', 'b'], ['torn-frame']]);
-    expect(readAll(Buffer.concat([frame, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff])]), 64)).toEqual([['line', 'a'], ['line', 'b'], ['corrupt-zstd']]);
+    expect(await readAll(new Uint8Array(0), 1)).toEqual([['empty']]);
+    expect(await readAll(await compressZstdFrame(''), 3)).toEqual([['empty']]);
+    expect(await readAll(frame.subarray(0, frame.length - 2), 5)).toEqual([['line', 'a'], ['line', 'b'], ['torn-frame']]);
+    expect(await readAll(Buffer.concat([frame, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff])]), 64)).toEqual([['line', 'a'], ['line', 'b'], ['corrupt-zstd']]);
   });
 
-  it('shows the unfinished first line for sniffing, and ignores everything once stopped', () => {
+  it('shows the unfinished first line for sniffing, and ignores everything once stopped', async () => {
     const reader = new ByteLineReader();
-    expect(reader.push(Buffer.from('{"type":"sess'))).toEqual([]);
+    expect(await reader.push(Buffer.from('{"type":"sess'))).toEqual([]);
     expect(reader.compression).toBe('plain');
     expect(Buffer.from(reader.pendingBytes()).toString()).toBe('{"type":"sess');
     expect(reader.bufferedBytes).toBe(13);
     reader.stop();
     expect(reader.isStopped).toBe(true);
-    expect(reader.push(Buffer.from('ion"}\n'))).toEqual([]);
-    expect(reader.end()).toEqual([]);
+    expect(await reader.push(Buffer.from('ion"}\n'))).toEqual([]);
+    expect(await reader.end()).toEqual([]);
   });
 });

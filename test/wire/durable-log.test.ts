@@ -398,7 +398,7 @@ describe('damaged and foreign files', () => {
         kind: 'problem',
         line: 3,
         code: 'corrupt-zstd',
-        message: `undecodable zstd data after line 2 (invalid zstd data, at compressed byte ${garbageAt}); the rest of the file is not read`,
+        message: `undecodable zstd data after line 2 (data that is not a zstd frame (no frame magic number), at compressed byte ${garbageAt}); the rest of the file is not read`,
       },
     ]);
   });
@@ -508,8 +508,8 @@ describe('streaming', () => {
     const bytes = new Uint8Array(await import('node:fs/promises').then((fs) => fs.readFile(path)));
     const decoder = new DurableLogDecoder();
     const bytewise: DurableLogRecord[] = [];
-    for (let i = 0; i < bytes.length; i += 1) bytewise.push(...decoder.push(bytes.subarray(i, i + 1)));
-    bytewise.push(...decoder.end());
+    for (let i = 0; i < bytes.length; i += 1) bytewise.push(...(await decoder.push(bytes.subarray(i, i + 1))));
+    bytewise.push(...(await decoder.end()));
     expect(bytewise).toEqual(whole);
     expect(values(whole)).toEqual(embeddedEvents);
   });

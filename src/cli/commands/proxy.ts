@@ -10,8 +10,8 @@
  * Everything this module imports statically is what the path to `spawn`
  * needs (the bridge, the pipes, the parent-death wrapper): no OpenTelemetry,
  * zod, telemetry configuration, `node:crypto` or `node:http`. The rest is one
- * dynamic `import()` after the spawn (decision 0039), of the loader that
- * runs the observation from V8's code cache when it can (decision 0040), and
+ * dynamic `import()` after the spawn (decision 0039), compiled from Node's
+ * compile cache when the bin enabled it (decision 0061), and
  * `test/cli/start-path.test.ts` checks the bundle keeps it so.
  *
  * @module subagent-otel/cli/commands/proxy
@@ -20,21 +20,13 @@ import type { Direction } from '../../observe/frame-observer.js';
 import { SETTINGS } from '../../telemetry/config.js';
 import type { TelemetryShutdownReport } from '../../telemetry/setup.js';
 import { closeProcessStdout } from '../close-stdout.js';
+import { compileCacheNote } from '../compile-cache.js';
 import type { ChildPipes } from '../os-pipes.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
-
-/**
- * Longest wait, after the observation loaded, before a code cache that was
- * missing or refused is written (and the heap settings, which would make V8
- * refuse it, are applied). Short sessions end first and write it at exit,
- * with everything they compiled; a long one writes what its first seconds
- * compiled.
- */
-export const CODE_CACHE_WRITE_DELAY_MS = 2000;
 
 /** Environment variable naming the proxy's diagnostics file (`SUBAGENT_OTEL_LOG_FILE`). */
 const ENV_LOG_FILE = SETTINGS.logFile.env;
@@ -113,11 +105,7 @@ export class StartupQueue {
  * Runs the proxy until the child exits and telemetry is flushed.
  * @param io.pipes the child's pipes when `prepareChildPipes` was started
  *   earlier (awaited just before spawning); default: made at spawn.
- * @param io.beforeCodeCacheLoad called after the spawn, just before the
- *   observation loads from V8's code cache (not when it loads without).
- * @param io.onObserving called once the observation is loaded and built and
- *   its code cache, when one was to be written, was written (at the latest
- *   `CODE_CACHE_WRITE_DELAY_MS` later, or at exit).
+ * @param io.onObserving called once the observation is loaded and built.
  * @returns the child's exit. Prints nothing on stdout. On stderr (and in the
  *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
  *   at start when the configuration is unusable (an output directory or
@@ -133,7 +121,6 @@ export async function runProxy(
     env: NodeJS.ProcessEnv;
     stderr: NodeJS.WritableStream;
     pipes?: Promise<ChildPipes | undefined>;
-    beforeCodeCacheLoad?: () => void;
     onObserving?: () => void;
   },
 ): Promise<ProxyExit> {
@@ -153,23 +140,11 @@ export async function runProxy(
     onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
-  // The agent runs: now load the observation beside it (from V8's code cache when there is one, decision 0040).
-  const { loadObservation } = await import('./observation-loader.js');
-  const loaded = await loadObservation(io.env, io.beforeCodeCacheLoad);
-  const ready = loaded.module.startProxyObservation(cmd, io);
-  ready.log('info', `subagent-otel: ${loaded.note}`);
-  // A code cache is stamped with V8's flags, and `onObserving` sets some: a cache still to be written is
-  // written first, at exit or after CODE_CACHE_WRITE_DELAY_MS, whichever comes first (decision 0040).
-  let observing = false;
-  const startObserving = (): void => {
-    if (observing) return;
-    observing = true;
-    const persisted = loaded.persist();
-    if (persisted !== undefined) ready.log('info', `subagent-otel: ${persisted}`);
-    io.onObserving?.();
-  };
-  const cacheTimer = loaded.pending ? setTimeout(startObserving, CODE_CACHE_WRITE_DELAY_MS).unref() : undefined;
-  if (cacheTimer === undefined) startObserving();
+  // The agent runs: now load the observation beside it.
+  const { startProxyObservation } = await import('./proxy-observation.js');
+  const ready = startProxyObservation(cmd, io);
+  ready.log('info', `subagent-otel: ${compileCacheNote()}`);
+  io.onObserving?.();
   let warned = false;
   const warnOnce = (what: string): void => {
     if (warned) return;
@@ -194,8 +169,5 @@ export async function runProxy(
   const [finished] = await Promise.all([ready.finish(describeExit(exit)), checked]);
   const problem = deliveryProblem(finished.telemetry, finished.captureError);
   if (problem !== undefined) warnOnce(problem);
-  // After the flush, so a cache still to be written holds what the whole run compiled.
-  clearTimeout(cacheTimer);
-  startObserving();
   return exit;
 }
