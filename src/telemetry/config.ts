@@ -10,14 +10,18 @@
  * limits, resource attributes) is not in this table: they read it, from the
  * environment `createTelemetry` was given.
  *
- * The module imports nothing at run time (types only): the command line
- * parses its flags with it before anything else is loaded, and the proxy
- * spawns its agent right after that (decision 0039).
+ * The module imports only `semconv.ts` at run time (constants and pure
+ * functions, importing nothing itself): the command line parses its flags
+ * with it before anything else is loaded, and the proxy spawns its agent
+ * right after that (decision 0039).
  *
  * @module subagent-otel/telemetry/config
  */
-import type { Environment } from './content-policy.js';
 import type { OnceReporter } from './report-once.js';
+import { parseSemconvStability, type SemconvStability } from './semconv.js';
+
+/** An environment as `process.env` shapes it. */
+export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Metric temporality preference (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`). */
 export type TemporalityPreference = 'delta' | 'cumulative' | 'lowmemory';
@@ -140,6 +144,7 @@ export interface SettingsTable {
   readonly metricExportTimeoutMs: Setting<number>;
   readonly otlpProtocol: Setting<OtlpProtocol>;
   readonly codeCache: Setting<string | false | undefined>;
+  readonly semconvStability: Setting<SemconvStability>;
 }
 
 /** The table. Keys are the settings' names in code. */
@@ -239,6 +244,13 @@ export const SETTINGS: SettingsTable = {
     defaultText: 'on, in `$XDG_CACHE_HOME/subagent-otel` (else `~/.cache/subagent-otel`)',
     range: '`off`, or a directory path',
     parse: codeCacheSetting,
+  },
+  semconvStability: {
+    env: 'OTEL_SEMCONV_STABILITY_OPT_IN',
+    default: 'previous',
+    defaultText: 'the previous GenAI names',
+    range: 'a comma-separated list; `gen_ai_latest_experimental` selects the latest GenAI names',
+    parse: parseSemconvStability,
   },
 };
 

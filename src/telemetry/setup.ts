@@ -621,6 +621,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     tracer: tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME),
     meter: meterProvider.getMeter(INSTRUMENTATION_SCOPE_NAME),
     content: plan.content,
+    semconv: readSetting(SETTINGS.semconvStability, env, reports),
   });
 
   let shuttingDown: Promise<TelemetryShutdownReport> | undefined;
