@@ -30,7 +30,7 @@ import {
   GEN_AI_ROLE_VALUE_ASSISTANT,
 } from './semconv.js';
 import { describeError, OnceReporter } from './report-once.js';
-import { parseCaptureSetting, parseLengthLimit } from './config.js';
+import { parseCaptureSetting, parseLengthLimit, type Environment } from './config.js';
 
 // The parsers live in the configuration table's module (no dependencies, so the command line can load it
 // before anything else); they stay importable from here, where the policy they serve is.
@@ -70,8 +70,8 @@ export interface ContentPolicy {
   readonly redact?: (json: string) => string;
 }
 
-/** An environment as `process.env` shapes it. */
-export type Environment = Readonly<Record<string, string | undefined>>;
+/** An environment as `process.env` shapes it (defined with the configuration table). */
+export type { Environment };
 
 const reports = new OnceReporter();
 

@@ -59,6 +59,7 @@ import {
 } from './otlp-json-file-exporter.js';
 import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector, withEnvironment } from './otlp-exporters.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
+import { isOtlpEndpoint } from './otlp-endpoint.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   DEFAULT_SERVICE_NAME,
@@ -207,16 +208,6 @@ function parseExporterList(variable: string, raw: string | undefined, reports: O
   return known;
 }
 
-function isUrl(text: string): boolean {
-  try {
-    new URL(text);
-    return true;
-  } catch {
-    // URL constructor throws TypeError for anything that is not an absolute URL.
-    return false;
-  }
-}
-
 /**
  * Whether OTLP is configured for a signal, and with which protocol: the
  * per-signal endpoint or the general one must be set (else the signal goes
@@ -233,10 +224,14 @@ function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports
   const specific = env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim();
   const general = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
   let url: string | undefined;
-  if (specific !== undefined && specific !== '') url = specific;
-  else if (general !== undefined && general !== '') url = protocol === 'grpc' ? general : `${general.replace(/\/+$/, '')}/${path}`;
-  if (url === undefined) return undefined;
-  if (!isUrl(url)) {
+  let raw: string | undefined;
+  if (specific !== undefined && specific !== '') url = raw = specific;
+  else if (general !== undefined && general !== '') {
+    raw = general;
+    url = protocol === 'grpc' ? general : `${general.replace(/\/+$/, '')}/${path}`;
+  }
+  if (url === undefined || raw === undefined) return undefined;
+  if (!isOtlpEndpoint(raw, protocol)) {
     reports.report('warn', `endpoint:${signal}`, `OTLP ${signal.toLowerCase()} endpoint is not a valid URL; ${signal.toLowerCase()} go to the OTLP-JSON-lines files instead`);
     return undefined;
   }
