@@ -37,6 +37,8 @@ export interface Setting<T> {
   readonly flag?: string;
   /** Environment variable. */
   readonly env: string;
+  /** A more specific variable read first with the same parser, when set (as the SDK reads span limits). */
+  readonly precededBy?: string;
   /** Value when the variable is unset, blank or invalid. */
   readonly default: T;
   /** The default as README's option table states it. */
@@ -182,13 +184,14 @@ export const SETTINGS: SettingsTable = {
     env: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
     default: true,
     defaultText: 'capture on',
-    range: 'true, false, 1, 0, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT',
+    range: 'true, false, 1, 0, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT',
     parse: (raw: string) => parseCaptureSetting(raw),
   },
   maxContentLength: {
     option: 'content.maxLength',
     flag: '--max-content-length',
     env: 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+    precededBy: 'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
     default: undefined,
     defaultText: 'no cap',
     range: 'an integer 0..2^53-1 (0: no content)',
