@@ -1,6 +1,6 @@
 /**
  * Every telemetry name this project emits: span names, attribute keys,
- * attribute values, metric names and units. Source, tests, the README tables,
+ * attribute values, metric names and units. Source, tests, the tables of docs/TELEMETRY.md,
  * the Prometheus rules and the Grafana dashboard all refer to these constants;
  * no key is spelled anywhere else in `src/`.
  *
@@ -17,7 +17,7 @@
  * Which GenAI conventions these names were checked against: the model files
  * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `token-metrics.yaml`,
  * `gen-ai-output-messages.json`) and the migration guide
- * (`docs/gen-ai/non-normative/migration.md`) of the `semantic-conventions-genai`
+ * (`gen-ai/non-normative/migration.md` of its documentation) of the `semantic-conventions-genai`
  * repository's main branch, status Development. No release of that
  * repository is pinned yet.
  */
