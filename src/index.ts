@@ -5,7 +5,7 @@
  * trackers that turn streams and durable logs into runs, the telemetry that
  * reports runs (as an instrumentation inside a host SDK, or standalone), the
  * backends that delegate and observe, and the telemetry names. Public types
- * are in `types.ts`. README.md has the table.
+ * are in `types.ts`. docs/API.md has the table.
  *
  * @module subagent-otel
  */

@@ -400,7 +400,7 @@ interface OpenRun {
 const CLOSED_RUN_MEMORY = 1024;
 
 /**
- * The telemetry sink for runs. Spans and metrics as the README's telemetry
+ * The telemetry sink for runs. Spans and metrics as docs/TELEMETRY.md's
  * tables specify; every method returns normally whatever happens inside.
  *
  * With no options it is an instrumentation: spans go to the global tracer
