@@ -5,11 +5,12 @@
  * set (the OTLP-JSON-lines files), which OTLP protocol (default
  * `http/protobuf`, per signal), delta temporality, the metric export
  * interval, the Prometheus endpoint, the content policy and the shutdown
- * bound. Everything else the OpenTelemetry packages read themselves — the
- * OTLP exporters their endpoint, headers, compression, timeout and
- * certificates, the batch span processor its `OTEL_BSP_*` limits, the resource
- * `envDetector` `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` — from the
- * environment `createTelemetry` was given (so an `env` option isolates).
+ * bound. The resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) and
+ * the batch span processor's `OTEL_BSP_*` limits are read from the
+ * environment `createTelemetry` was given and handed to the constructors
+ * (`sdk-environment.ts`); the OTLP exporters read their endpoint, headers,
+ * compression, timeout and certificates from that environment themselves
+ * (`otlp-exporters.ts`). So an `env` option isolates.
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
  *
  * Never throws into the host after construction: export failures are counted
@@ -24,7 +25,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { defaultResource, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -57,7 +58,8 @@ import {
   METRICS_FILE_NAME,
   TRACES_FILE_NAME,
 } from './otlp-json-file-exporter.js';
-import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector, withEnvironment } from './otlp-exporters.js';
+import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector } from './otlp-exporters.js';
+import { batchSpanProcessorConfig, resourceAttributesOf } from './sdk-environment.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
 import { isOtlpEndpoint } from './otlp-endpoint.js';
 import { describeError, OnceReporter } from './report-once.js';
@@ -502,10 +504,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   };
 
   // OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel.
-  const detected = withEnvironment(env, () => envDetector.detect());
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': plan.serviceName }))
-    .merge(resourceFromAttributes(detected.attributes ?? {}));
+    .merge(resourceFromAttributes(resourceAttributesOf(env, reports)));
   let outDir: string | undefined;
 
   // ---- traces
@@ -524,8 +525,8 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       });
       const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
-      // The processor reads its own OTEL_BSP_* limits from the given environment.
-      spanProcessors.push(withEnvironment(env, () => new BatchSpanProcessor(exporter)));
+      // Every limit handed in, read from the given environment: the processor reads no variable itself.
+      spanProcessors.push(new BatchSpanProcessor(exporter, batchSpanProcessorConfig(env, reports)));
       destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
