@@ -10,15 +10,13 @@
  * limits, resource attributes) is not in this table: they read it, from the
  * environment `createTelemetry` was given.
  *
- * The module imports only `semconv.ts` at run time (constants and pure
- * functions, importing nothing itself): the command line parses its flags
- * with it before anything else is loaded, and the proxy spawns its agent
- * right after that (decision 0039).
+ * The module imports nothing at run time (types only): the command line
+ * parses its flags with it before anything else is loaded, and the proxy
+ * spawns its agent right after that (decision 0039).
  *
  * @module subagent-otel/telemetry/config
  */
 import type { OnceReporter } from './report-once.js';
-import { parseSemconvStability, type SemconvStability } from './semconv.js';
 
 /** An environment as `process.env` shapes it. */
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -107,6 +105,29 @@ export function integerIn(min: number, max: number): (raw: string) => number | u
 function text(raw: string): string | undefined {
   const value = raw.trim();
   return value === '' ? undefined : value;
+}
+
+/**
+ * Which GenAI names are emitted. `previous`: the names this project emitted
+ * before the conventions moved (the default, as the conventions' transition
+ * plan asks of existing instrumentations). `latest`: the current
+ * experimental names only (decision 0070).
+ */
+export type SemconvStability = 'previous' | 'latest';
+
+/** The `OTEL_SEMCONV_STABILITY_OPT_IN` entry that selects the latest GenAI names. */
+export const SEMCONV_OPT_IN_GEN_AI_LATEST = 'gen_ai_latest_experimental' as const;
+
+/**
+ * Reads `OTEL_SEMCONV_STABILITY_OPT_IN`, a comma-separated list of
+ * category values (blanks around entries ignored, case-sensitive as the
+ * conventions spell it). Pure, never throws.
+ * @returns `latest` when the list contains `gen_ai_latest_experimental`,
+ *   else `previous` (entries of other categories, such as `http`, are not ours).
+ */
+export function parseSemconvStability(raw: string | undefined): SemconvStability {
+  const entries = (raw ?? '').split(',').map((entry) => entry.trim());
+  return entries.includes(SEMCONV_OPT_IN_GEN_AI_LATEST) ? 'latest' : 'previous';
 }
 
 /** Parses a metric temporality preference, case-insensitively. */

@@ -12,6 +12,7 @@
  *
  * @module subagent-otel/telemetry/semconv
  */
+import type { SemconvStability } from './config.js';
 
 /**
  * Which GenAI conventions these names were checked against: the model files
@@ -296,29 +297,8 @@ export const DURATION_BUCKETS: readonly number[] = [
 
 // ---------------------------------------------------------------- which conventions
 
-/**
- * Which GenAI names are emitted. `previous`: the names this project emitted
- * before the conventions moved (the default, as the conventions' transition
- * plan asks of existing instrumentations). `latest`: the current
- * experimental names only, chosen with `OTEL_SEMCONV_STABILITY_OPT_IN`
- * containing `gen_ai_latest_experimental` (decision 0070).
- */
-export type SemconvStability = 'previous' | 'latest';
-
-/** The `OTEL_SEMCONV_STABILITY_OPT_IN` entry that selects the latest GenAI names. */
-export const SEMCONV_OPT_IN_GEN_AI_LATEST = 'gen_ai_latest_experimental' as const;
-
-/**
- * Reads `OTEL_SEMCONV_STABILITY_OPT_IN`, a comma-separated list of
- * category values (blanks around entries ignored, case-sensitive as the
- * conventions spell it). Pure, never throws.
- * @returns `latest` when the list contains `gen_ai_latest_experimental`,
- *   else `previous` (entries of other categories, such as `http`, are not ours).
- */
-export function parseSemconvStability(raw: string | undefined): SemconvStability {
-  const entries = (raw ?? '').split(',').map((entry) => entry.trim());
-  return entries.includes(SEMCONV_OPT_IN_GEN_AI_LATEST) ? 'latest' : 'previous';
-}
+/** Which GenAI names are emitted (`OTEL_SEMCONV_STABILITY_OPT_IN`, read with the configuration table: decision 0070). */
+export type { SemconvStability };
 
 /** The usage attribute names of one `SemconvStability`. */
 export interface UsageAttributeNames {

@@ -9,7 +9,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { telemetryHarness } from '../helpers/telemetry-harness.js';
-import { parseSemconvStability, type SemconvStability } from '../../src/telemetry/semconv.js';
+import { parseSemconvStability, type SemconvStability } from '../../src/telemetry/config.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
 import type { RunRecord } from '../../src/observe/run-record.js';
 
