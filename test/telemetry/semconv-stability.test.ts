@@ -12,6 +12,11 @@ import { telemetryHarness } from '../helpers/telemetry-harness.js';
 import { parseSemconvStability, type SemconvStability } from '../../src/telemetry/config.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
 import type { RunRecord } from '../../src/observe/run-record.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTelemetry } from '../../src/telemetry/setup.js';
+import { attributes, readSpans } from '../helpers/cli.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -97,6 +102,28 @@ describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
       if (saved === undefined) delete process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
       else process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = saved;
       await provider.shutdown();
+    }
+  });
+});
+
+describe('createTelemetry', () => {
+  it('takes the choice from the environment it was given', async () => {
+    for (const [value, present, absent] of [
+      ['http,gen_ai_latest_experimental', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
+      ['', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_write.input_tokens'],
+    ] as const) {
+      const out = mkdtempSync(join(tmpdir(), 'semconv-'));
+      try {
+        const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, OTEL_SEMCONV_STABILITY_OPT_IN: value } });
+        telemetry.runs.onRunEnd(record({ steps: [], toolCalls: [] }));
+        await telemetry.shutdown(5000);
+        const run = readSpans(out).find((s) => s.name === 'invoke_agent reviewer');
+        expect(run, value).toBeDefined();
+        expect(attributes(run!)[present]).toBe(4);
+        expect(attributes(run!)[absent]).toBeUndefined();
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
     }
   });
 });
