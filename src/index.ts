@@ -5,7 +5,7 @@
  * trackers that turn streams and durable logs into runs, the telemetry that
  * reports runs (as an instrumentation inside a host SDK, or standalone), the
  * backends that delegate and observe, and the telemetry names. Public types
- * are in `types.ts`. README.md has the table.
+ * are in `types.ts`. docs/API.md has the table.
  *
  * @module subagent-otel
  */
@@ -13,7 +13,7 @@
 // The one rule and the result contract.
 export { AssistantOutputFold, finalAssistantOutput } from './output/assistant-output.js';
 export { readResult, splitEpochs, subagentResult, subagentRunEndInfo, foregroundToolResult, reportedOutputMatches } from './output/result.js';
-export { sdkStopReason, inProcessStopReason, epochStopReason, stopReasonOfEvents, stopReasonFromTurnEnd, stopReasonFromAcp } from './output/stop-reason.js';
+export { sdkStopReason, inProcessStopReason, epochStopReason, stopReasonOfEvents, stopReasonFromAcp } from './output/stop-reason.js';
 
 // Validating what a caller hands in.
 export { parseFrame } from './wire/jsonrpc.js';
@@ -40,77 +40,5 @@ export { runSdkSubagent } from './backend/sdk-backend.js';
 export { runAcpSubagent } from './backend/acp-backend.js';
 export { outcomeOf } from './backend/outcome.js';
 
-// Public types, listed in types.ts.
-export type {
-  ContentBlock,
-  TextBlock,
-  ReasoningBlock,
-  ImageBlock,
-  ToolCallBlock,
-  ToolResultBlock,
-  UnknownBlock,
-  StreamChunk,
-  TokenUsage,
-  SessionEvent,
-  KnownSessionEvent,
-  TurnEndReason,
-  EventParseResult,
-  JsonRpcFrame,
-  JsonRpcRequest,
-  JsonRpcNotification,
-  JsonRpcResponse,
-  FrameResult,
-  SdkNotification,
-  SdkNotificationResult,
-  WireError,
-  WireErrorCode,
-  DurableLogRecord,
-  ReadDurableLogOptions,
-  OutputSource,
-  SubagentStopReason,
-  StopReasonRule,
-  SubagentResult,
-  SubagentRunEndInfo,
-  ForegroundToolResult,
-  RunSource,
-  RunStart,
-  RunRecord,
-  RunListener,
-  StepRecord,
-  ToolCallRecord,
-  UsageTotals,
-  RunRpcError,
-  ToolPermission,
-  UsageOrigin,
-  AcpTruncationSignature,
-  AcpErrorTruncationSignature,
-  AcpResultTruncationSignature,
-  AcpTurnAnswer,
-  AcpUsageScope,
-  AcpUsageScopeEntry,
-  Direction,
-  FrameObserver,
-  DeltaLine,
-  DeltaChunkType,
-  FrameTapOptions,
-  TapCounts,
-  TapRejection,
-  SdkTrackerOptions,
-  AcpTrackerOptions,
-  LogTrackerOptions,
-  LogFileResult,
-  LogProblem,
-  LogProblemCode,
-  ReadLogHooks,
-  Telemetry,
-  TelemetryOptions,
-  TelemetryShutdownReport,
-  RunTelemetryOptions,
-  TelemetrySignal,
-  ContentPolicy,
-  Environment,
-  SdkSubagentOptions,
-  AcpSubagentOptions,
-  PermissionPolicy,
-  SubagentOutcome,
-} from './types.js';
+// Public types: the one list is types.ts.
+export type * from './types.js';

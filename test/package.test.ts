@@ -13,7 +13,6 @@ describe('the npm package', () => {
       'subagentResult',
       'subagentRunEndInfo',
       'foregroundToolResult',
-      'stopReasonFromTurnEnd',
       'stopReasonFromAcp',
       'parseFrame',
       'parseSessionEvent',

@@ -1,7 +1,7 @@
 /**
- * Facts the README states that code decides: the finish reasons it lists, no
- * example that runs an unpublished name through npx, and what the proxy
- * section says about stderr and `check`.
+ * Facts the README and the telemetry reference state that code decides: the
+ * finish reasons listed, no example that runs an unpublished name through
+ * npx, and what the proxy section says about stderr and `check`.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import * as semconv from '../src/telemetry/semconv.js';
 import { ROOT } from './helpers/paths.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const telemetryReference = readFileSync(join(ROOT, 'docs', 'TELEMETRY.md'), 'utf8');
 
 /** Fenced code of every Markdown file in the repository (not node_modules, dist). */
 function codeBlocks(): Array<{ file: string; code: string }> {
@@ -30,7 +31,7 @@ function codeBlocks(): Array<{ file: string; code: string }> {
 
 describe('README facts', () => {
   it('lists every finish reason the spans can carry', () => {
-    const row = readme.split('\n').find((l) => l.startsWith('| `gen_ai.response.finish_reasons`'));
+    const row = telemetryReference.split('\n').find((l) => l.startsWith('| `gen_ai.response.finish_reasons`'));
     const values = Object.entries(semconv)
       .filter(([key]) => key.startsWith('FINISH_REASON_VALUE_'))
       .map(([, value]) => String(value));

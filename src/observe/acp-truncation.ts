@@ -69,7 +69,7 @@ export type AcpTurnAnswer =
  * The table. gemini-cli 0.61 has no entry: when Gemini stops at
  * `MAX_TOKENS` it answers `end_turn` and its `_meta.quota` carries only
  * token counts, so nothing on the wire tells a truncated turn from a
- * finished one (see the README's per-agent table).
+ * finished one (see the per-agent table of docs/REAL-AGENTS.md).
  */
 export const ACP_TRUNCATION_SIGNATURES: readonly AcpTruncationSignature[] = [
   {

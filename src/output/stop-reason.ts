@@ -49,12 +49,6 @@ export function sdkStopReason(reason: TurnEndReason | undefined): SubagentStopRe
 }
 
 /**
- * The SDK backend's rule under its older name.
- * @deprecated use {@link sdkStopReason}, or the rule of the run's source.
- */
-export const stopReasonFromTurnEnd = sdkStopReason;
-
-/**
  * The in-process result's rule (`toStopReason` upstream), applied to the
  * reason of the last turn that accounted for work.
  * @returns `completed`, `max-tokens`, `aborted` for those kinds; `refusal`

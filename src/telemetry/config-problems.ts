@@ -11,7 +11,8 @@
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Environment } from './content-policy.js';
+import { SETTINGS, type Environment } from './config.js';
+import { exampleEndpoint, isOtlpEndpoint, OTLP_ENDPOINT_VARIABLES } from './otlp-endpoint.js';
 import { METRICS_FILE_NAME, TRACES_FILE_NAME } from './otlp-json-file-exporter.js';
 import { planTelemetry, type TelemetryOptions } from './setup.js';
 
@@ -23,18 +24,6 @@ function errorCode(error: unknown): string {
   return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }
 
-/** An absolute http(s) URL: `localhost:4318` parses as a URL of scheme `localhost:`, and is not one. */
-function isHttpUrl(text: string): boolean {
-  try {
-    const { protocol } = new URL(text);
-    return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    // The URL constructor throws TypeError for anything that is not an absolute URL.
-    return false;
-  }
-}
-
-/** Why `dir/name` cannot be appended to, or `undefined` when it can (creates `dir`). */
 async function unwritableFile(dir: string, name: string): Promise<string | undefined> {
   try {
     await mkdir(dir, { recursive: true });
@@ -74,9 +63,12 @@ export async function configurationProblems(options: TelemetryOptions, capture?:
     const unknown = names.filter((n) => n !== '' && !SUPPORTED_EXPORTERS.includes(n));
     if (unknown.length > 0) problems.push(`${variable} names ${unknown.map((n) => JSON.stringify(n)).join(', ')}, which is not supported (use ${SUPPORTED_EXPORTERS.join(', ')})`);
   }
-  for (const variable of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']) {
-    const value = env[variable]?.trim();
-    if (value !== undefined && value !== '' && !isHttpUrl(value)) problems.push(`${variable} is not a URL such as http://localhost:4318`);
+  const general = SETTINGS.otlpProtocol.parse(env[SETTINGS.otlpProtocol.env] ?? '') ?? SETTINGS.otlpProtocol.default;
+  for (const variable of OTLP_ENDPOINT_VARIABLES) {
+    const value = env[variable.endpoint]?.trim();
+    if (value === undefined || value === '') continue;
+    const protocol = (variable.protocol === undefined ? undefined : SETTINGS.otlpProtocol.parse(env[variable.protocol] ?? '')) ?? general;
+    if (!isOtlpEndpoint(value, protocol)) problems.push(`${variable.endpoint} is not a URL such as ${exampleEndpoint(protocol)}`);
   }
   const plan = planTelemetry(options);
   const files: Array<[string, string]> = [];

@@ -16,8 +16,10 @@
  *
  * @module subagent-otel/telemetry/config
  */
-import type { Environment } from './content-policy.js';
 import type { OnceReporter } from './report-once.js';
+
+/** An environment as `process.env` shapes it. */
+export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** Metric temporality preference (`OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`). */
 export type TemporalityPreference = 'delta' | 'cumulative' | 'lowmemory';
@@ -33,6 +35,8 @@ export interface Setting<T> {
   readonly flag?: string;
   /** Environment variable. */
   readonly env: string;
+  /** A more specific variable read first with the same parser, when set (as the SDK reads span limits). */
+  readonly precededBy?: string;
   /** Value when the variable is unset, blank or invalid. */
   readonly default: T;
   /** The default as README's option table states it. */
@@ -103,6 +107,29 @@ function text(raw: string): string | undefined {
   return value === '' ? undefined : value;
 }
 
+/**
+ * Which GenAI names are emitted. `previous`: the names this project emitted
+ * before the conventions moved (the default, as the conventions' transition
+ * plan asks of existing instrumentations). `latest`: the current
+ * experimental names only (decision 0070).
+ */
+export type SemconvStability = 'previous' | 'latest';
+
+/** The `OTEL_SEMCONV_STABILITY_OPT_IN` entry that selects the latest GenAI names. */
+export const SEMCONV_OPT_IN_GEN_AI_LATEST = 'gen_ai_latest_experimental' as const;
+
+/**
+ * Reads `OTEL_SEMCONV_STABILITY_OPT_IN`, a comma-separated list of
+ * category values (blanks around entries ignored, case-sensitive as the
+ * conventions spell it). Pure, never throws.
+ * @returns `latest` when the list contains `gen_ai_latest_experimental`,
+ *   else `previous` (entries of other categories, such as `http`, are not ours).
+ */
+export function parseSemconvStability(raw: string | undefined): SemconvStability {
+  const entries = (raw ?? '').split(',').map((entry) => entry.trim());
+  return entries.includes(SEMCONV_OPT_IN_GEN_AI_LATEST) ? 'latest' : 'previous';
+}
+
 /** Parses a metric temporality preference, case-insensitively. */
 function temporality(raw: string): TemporalityPreference | undefined {
   const value = raw.trim().toLowerCase();
@@ -140,6 +167,7 @@ export interface SettingsTable {
   readonly metricExportTimeoutMs: Setting<number>;
   readonly otlpProtocol: Setting<OtlpProtocol>;
   readonly codeCache: Setting<string | false | undefined>;
+  readonly semconvStability: Setting<SemconvStability>;
 }
 
 /** The table. Keys are the settings' names in code. */
@@ -177,13 +205,14 @@ export const SETTINGS: SettingsTable = {
     env: 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
     default: true,
     defaultText: 'capture on',
-    range: 'true, false, 1, 0, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT',
+    range: 'true, false, 1, 0, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT',
     parse: (raw: string) => parseCaptureSetting(raw),
   },
   maxContentLength: {
     option: 'content.maxLength',
     flag: '--max-content-length',
     env: 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT',
+    precededBy: 'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT',
     default: undefined,
     defaultText: 'no cap',
     range: 'an integer 0..2^53-1 (0: no content)',
@@ -239,6 +268,13 @@ export const SETTINGS: SettingsTable = {
     defaultText: 'on, in `$XDG_CACHE_HOME/subagent-otel` (else `~/.cache/subagent-otel`)',
     range: '`off`, or a directory path',
     parse: codeCacheSetting,
+  },
+  semconvStability: {
+    env: 'OTEL_SEMCONV_STABILITY_OPT_IN',
+    default: 'previous',
+    defaultText: 'the previous GenAI names',
+    range: 'a comma-separated list; `gen_ai_latest_experimental` selects the latest GenAI names',
+    parse: parseSemconvStability,
   },
 };
 

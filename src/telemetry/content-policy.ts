@@ -30,18 +30,7 @@ import {
   GEN_AI_ROLE_VALUE_ASSISTANT,
 } from './semconv.js';
 import { describeError, OnceReporter } from './report-once.js';
-import { parseCaptureSetting, parseLengthLimit } from './config.js';
-
-// The parsers live in the configuration table's module (no dependencies, so the command line can load it
-// before anything else); they stay importable from here, where the policy they serve is.
-export { parseCaptureSetting, parseLengthLimit };
-
-/** Environment variable that turns content capture off (`false`, `0`, `off`, `no`, `none`, `NO_CONTENT`, `EVENT_ONLY`, anything unrecognised) or on (`true`, `1`, `on`, `yes`, `SPAN_ONLY`, `SPAN_AND_EVENT`). */
-export const ENV_CAPTURE_MESSAGE_CONTENT = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT' as const;
-/** General attribute value length limit of the OpenTelemetry SDK configuration. */
-export const ENV_ATTRIBUTE_VALUE_LENGTH_LIMIT = 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT' as const;
-/** Span-specific attribute value length limit; takes precedence over the general one, as in the SDK. */
-export const ENV_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT = 'OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT' as const;
+import { SETTINGS, type Environment } from './config.js';
 
 /** Appended to every text field the length cap shortened. */
 export const TRUNCATION_MARKER = '...[truncated]';
@@ -70,8 +59,8 @@ export interface ContentPolicy {
   readonly redact?: (json: string) => string;
 }
 
-/** An environment as `process.env` shapes it. */
-export type Environment = Readonly<Record<string, string | undefined>>;
+/** An environment as `process.env` shapes it (defined with the configuration table). */
+export type { Environment };
 
 const reports = new OnceReporter();
 
@@ -93,12 +82,11 @@ export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy>
   const warnings: string[] = [];
   let capture = options?.capture;
   if (capture === undefined) {
-    const raw = env[ENV_CAPTURE_MESSAGE_CONTENT];
-    capture = parseCaptureSetting(raw);
+    const setting = SETTINGS.captureContent;
+    const raw = env[setting.env];
+    capture = setting.parse(raw ?? '');
     if (capture === undefined) {
-      warnings.push(
-        `${ENV_CAPTURE_MESSAGE_CONTENT}=${JSON.stringify(raw)} is not one of true, false, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded`,
-      );
+      warnings.push(`${setting.env}=${JSON.stringify(raw)} is not one of ${setting.range}; no output content is recorded`);
       capture = false;
     }
   }
@@ -113,12 +101,13 @@ export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy>
     }
   } else {
     // The span-specific variable wins when set, as in the SDK; a set but unusable one fails closed.
-    for (const name of [ENV_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, ENV_ATTRIBUTE_VALUE_LENGTH_LIMIT]) {
-      const raw = env[name];
-      if (raw === undefined || raw.trim() === '') continue;
-      const limit = parseLengthLimit(raw);
-      if (limit !== undefined) maxLength = limit;
-      else if (raw.trim() === '0') capture = false;
+    const setting = SETTINGS.maxContentLength;
+    for (const name of [setting.precededBy, setting.env]) {
+      const raw = name === undefined ? undefined : env[name];
+      if (name === undefined || raw === undefined || raw.trim() === '') continue;
+      const limit = setting.parse(raw);
+      if (limit === 0) capture = false;
+      else if (limit !== undefined) maxLength = limit;
       else {
         warnings.push(`${name}=${JSON.stringify(raw)} is not a whole number; no output content is recorded`);
         capture = false;

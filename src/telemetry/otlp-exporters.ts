@@ -6,8 +6,11 @@
  *
  * The exporters read their own settings (endpoint, headers, compression,
  * timeout, certificates) from the environment, as the OpenTelemetry packages
- * do; `withEnvironment` makes that environment the one `createTelemetry` was
- * given, so an `env` option isolates completely.
+ * do, and merge whatever is passed in with it (headers from both), so passing
+ * configuration cannot keep `process.env` out; `withEnvironment` makes the
+ * environment `createTelemetry` was given the one they read, for the length
+ * of their synchronous constructors only (decision 0072). Nothing else in the
+ * project swaps it.
  *
  * @module subagent-otel/telemetry/otlp-exporters
  */

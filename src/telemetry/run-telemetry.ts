@@ -43,6 +43,7 @@ import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './co
 import { acpRunAttributes, acpToolAttributes } from './acp-attributes.js';
 import { inputAttributes } from './input-messages.js';
 import { describeError, OnceReporter } from './report-once.js';
+import { readSetting, SETTINGS } from './config.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,
@@ -55,11 +56,7 @@ import {
   ATTR_GEN_AI_TOKEN_TYPE,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+  ATTR_GEN_AI_TOKEN_MODALITY,
   ATTR_SUBAGENT_EMPTY_MESSAGES,
   ATTR_SUBAGENT_FRAME_ERROR,
   ATTR_SUBAGENT_FRAME_ORIGIN,
@@ -72,6 +69,8 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   ATTR_SUBAGENT_TELEMETRY_EXPORTER,
   ATTR_SUBAGENT_TELEMETRY_SIGNAL,
+  AGENT_DURATION_BUCKETS,
+  CALL_COUNT_BUCKETS,
   DURATION_BUCKETS,
   ERROR_TYPE_VALUE_TOOL_ERROR,
   FINISH_REASON_VALUE_CANCELLED,
@@ -83,12 +82,23 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_TOKEN_MODALITY_VALUE_UNKNOWN,
   GEN_AI_TOKEN_TYPE_VALUE_INPUT,
   GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
   INSTRUMENTATION_SCOPE_NAME,
+  METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
   METRIC_GEN_AI_INVOKE_AGENT_DURATION,
+  METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS,
+  METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS,
   METRIC_SUBAGENT_FRAMES_MALFORMED,
   METRIC_SUBAGENT_OUTPUT_MISMATCHES,
   METRIC_SUBAGENT_RUNS,
@@ -103,10 +113,15 @@ import {
   STOP_REASON_VALUE_REFUSAL,
   TOKEN_USAGE_BUCKETS,
   UNIT_FRAMES,
+  UNIT_INFERENCE_CALLS,
   UNIT_ITEMS,
   UNIT_RUNS,
   UNIT_SECONDS,
   UNIT_TOKENS,
+  UNIT_TOOL_CALLS,
+  usageAttributeNames,
+  type SemconvStability,
+  type UsageAttributeNames,
 } from './semconv.js';
 
 /**
@@ -121,37 +136,86 @@ export interface RunTelemetryOptions {
   readonly meter?: Meter;
   /** Content policy. Default: `resolveContentPolicy(undefined, process.env)`, read once at construction. */
   readonly content?: ContentPolicy;
+  /**
+   * Which GenAI names to emit (decision 0070). Default: `OTEL_SEMCONV_STABILITY_OPT_IN`
+   * of `process.env`, read once at construction (`latest` when it lists
+   * `gen_ai_latest_experimental`, else `previous`).
+   */
+  readonly semconv?: SemconvStability;
 }
 
-/** The run instruments, created together from one meter. */
+/** The run instruments, created together from one meter for one `SemconvStability`. */
 interface Instruments {
   readonly runs: Counter;
-  readonly tokenUsage: Histogram;
   readonly agentDuration: Histogram;
   readonly toolDuration: Histogram;
   readonly mismatches: Counter;
   readonly malformed: Counter;
   readonly dropped: Counter;
+  /** Previous names only: `gen_ai.client.token.usage`, one point per token type per run. */
+  readonly tokenUsage?: Histogram;
+  /** Latest names only. */
+  readonly latest?: LatestInstruments;
 }
 
-function createInstruments(meter: Meter): Instruments {
+/** The instruments only the latest conventions define. */
+interface LatestInstruments {
+  readonly clientDuration: Histogram;
+  readonly usageInput: Counter;
+  readonly usageOutput: Counter;
+  readonly usageCacheRead: Counter;
+  readonly usageCacheWrite: Counter;
+  readonly usageReasoning: Counter;
+  readonly operationInput: Histogram;
+  readonly operationOutput: Histogram;
+  readonly inferenceCalls: Histogram;
+  readonly toolCalls: Histogram;
+}
+
+function tokenCounter(meter: Meter, name: string, description: string): Counter {
+  return meter.createCounter(name, { unit: UNIT_TOKENS, description, valueType: ValueType.INT });
+}
+
+function tokenHistogram(meter: Meter, name: string, description: string): Histogram {
+  return meter.createHistogram(name, { unit: UNIT_TOKENS, description, valueType: ValueType.INT, advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] } });
+}
+
+function createLatestInstruments(meter: Meter): LatestInstruments {
+  const calls = (name: string, unit: string, description: string): Histogram =>
+    meter.createHistogram(name, { unit, description, valueType: ValueType.INT, advice: { explicitBucketBoundaries: [...CALL_COUNT_BUCKETS] } });
+  return {
+    clientDuration: meter.createHistogram(METRIC_GEN_AI_CLIENT_OPERATION_DURATION, {
+      unit: UNIT_SECONDS,
+      description: 'Client-side duration of a delegated run in another process (equal to its invoke_agent span).',
+      valueType: ValueType.DOUBLE,
+      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+    }),
+    usageInput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS, 'Input tokens used, cached input included.'),
+    usageOutput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS, 'Output tokens used, reasoning included.'),
+    usageCacheRead: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS, 'Input tokens served from the provider cache.'),
+    usageCacheWrite: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS, 'Input tokens written to the provider cache.'),
+    usageReasoning: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS, 'Output tokens spent on reasoning.'),
+    operationInput: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS, 'Input tokens per model call.'),
+    operationOutput: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS, 'Output tokens per model call.'),
+    inferenceCalls: calls(METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS, UNIT_INFERENCE_CALLS, 'Model calls made during one delegated run.'),
+    toolCalls: calls(METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS, UNIT_TOOL_CALLS, 'Tool calls made during one delegated run.'),
+  };
+}
+
+function createInstruments(meter: Meter, stability: SemconvStability): Instruments {
+  const latest = stability === 'latest';
   return {
     runs: meter.createCounter(METRIC_SUBAGENT_RUNS, {
       unit: UNIT_RUNS,
       description: 'Finished delegated runs by stop reason, agent name, provider and output source.',
       valueType: ValueType.INT,
     }),
-    tokenUsage: meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
-      unit: UNIT_TOKENS,
-      description: 'Number of input and output tokens used per run.',
-      valueType: ValueType.INT,
-      advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
-    }),
+    ...(latest ? { latest: createLatestInstruments(meter) } : { tokenUsage: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_TOKEN_USAGE, 'Number of input and output tokens used per run.') }),
     agentDuration: meter.createHistogram(METRIC_GEN_AI_INVOKE_AGENT_DURATION, {
       unit: UNIT_SECONDS,
       description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
       valueType: ValueType.DOUBLE,
-      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+      advice: { explicitBucketBoundaries: [...(latest ? AGENT_DURATION_BUCKETS : DURATION_BUCKETS)] },
     }),
     toolDuration: meter.createHistogram(METRIC_GEN_AI_EXECUTE_TOOL_DURATION, {
       unit: UNIT_SECONDS,
@@ -228,23 +292,30 @@ export function finishReasonOfStepFinish(kind: string): string {
   }
 }
 
-/** JSON with object keys sorted, so two equal outputs compare equal whatever their key order. */
 /**
  * Token attributes in the conventions' accounting (`conventionTokenCounts`,
- * docs/PROTOCOLS.md section 1): input is the sum of the disjoint input
- * buckets, output is `outputTokens` (reasoning inside it); the cache and
- * reasoning attributes give their parts, when non-zero.
+ * docs/PROTOCOLS.md section 1) under `names`: input is the sum of the
+ * disjoint input buckets, output is `outputTokens` (reasoning inside it);
+ * the cache and reasoning attributes give their parts, when non-zero.
  */
-function usageAttributes(usage: RunTokenCounts): Attributes {
+function usageAttributes(usage: RunTokenCounts, names: UsageAttributeNames): Attributes {
   const tokens = conventionTokenCounts(usage);
-  const attributes: Attributes = {
-    [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: tokens.input,
-    [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: tokens.output,
-  };
-  if (tokens.cacheRead > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = tokens.cacheRead;
-  if (tokens.cacheWrite > 0) attributes[ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = tokens.cacheWrite;
-  if (tokens.reasoning > 0) attributes[ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = tokens.reasoning;
+  const attributes: Attributes = { [names.input]: tokens.input, [names.output]: tokens.output };
+  if (tokens.cacheRead > 0) attributes[names.cacheRead] = tokens.cacheRead;
+  if (tokens.cacheWrite > 0) attributes[names.cacheWrite] = tokens.cacheWrite;
+  if (tokens.reasoning > 0) attributes[names.reasoning] = tokens.reasoning;
   return attributes;
+}
+
+/**
+ * Which span of a run carries its token usage, so that a backend summing
+ * usage over every span of a trace counts it once (decision 0071): the
+ * `chat` spans when any step reported usage, else the `invoke_agent` span
+ * (runs whose usage is known only per run: ACP, session logs without steps).
+ */
+export function usageCarrier(record: Pick<RunRecord, 'usage' | 'steps'>): 'chat' | 'invoke_agent' | 'none' {
+  if (record.steps.some((step) => step.usage !== undefined)) return 'chat';
+  return record.usage.reported ? 'invoke_agent' : 'none';
 }
 
 /** Sets `key` only when `value` is a non-empty string. */
@@ -320,7 +391,7 @@ interface OpenRun {
 const CLOSED_RUN_MEMORY = 1024;
 
 /**
- * The telemetry sink for runs. Spans and metrics as the README's telemetry
+ * The telemetry sink for runs. Spans and metrics as docs/TELEMETRY.md's
  * tables specify; every method returns normally whatever happens inside.
  *
  * With no options it is an instrumentation: spans go to the global tracer
@@ -336,6 +407,8 @@ export class RunTelemetry implements RunListener {
   readonly #fixedTracer: Tracer | undefined;
   #tracerProvider: TracerProvider | undefined;
   readonly #content: ContentPolicy;
+  readonly #semconv: SemconvStability;
+  readonly #usageNames: UsageAttributeNames;
   readonly #open = new Map<string, OpenRun>();
   readonly #closed = new Map<string, SpanContext>();
   readonly #propagator = new W3CTraceContextPropagator();
@@ -353,7 +426,9 @@ export class RunTelemetry implements RunListener {
   constructor(options: RunTelemetryOptions = {}) {
     this.#fixedTracer = options.tracer;
     this.#content = options.content ?? resolveContentPolicy(undefined, process.env);
-    if (options.meter !== undefined) this.#fixedInstruments = createInstruments(options.meter);
+    this.#semconv = options.semconv ?? readSetting(SETTINGS.semconvStability, process.env, this.#reports);
+    this.#usageNames = usageAttributeNames(this.#semconv);
+    if (options.meter !== undefined) this.#fixedInstruments = createInstruments(options.meter, this.#semconv);
   }
 
   /**
@@ -403,7 +478,7 @@ export class RunTelemetry implements RunListener {
   #instruments(): Instruments {
     if (this.#fixedInstruments !== undefined) return this.#fixedInstruments;
     const provider = this.#meterProvider ?? metricsApi.getMeterProvider();
-    if (this.#bound?.provider !== provider) this.#bound = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME)) };
+    if (this.#bound?.provider !== provider) this.#bound = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME), this.#semconv) };
     return this.#bound.instruments;
   }
 
@@ -520,7 +595,8 @@ export class RunTelemetry implements RunListener {
       [ATTR_SUBAGENT_STOP_REASON]: record.stopReason,
       [ATTR_SUBAGENT_EMPTY_MESSAGES]: record.emptyMessages,
     };
-    if (record.usage.reported) Object.assign(attributes, usageAttributes(record.usage));
+    const carrier = usageCarrier(record);
+    if (carrier === 'invoke_agent') Object.assign(attributes, usageAttributes(record.usage, this.#usageNames));
     const acp = acpRunAttributes(record, this.#content);
     Object.assign(attributes, acp.attributes);
     let mismatch = false;
@@ -548,20 +624,20 @@ export class RunTelemetry implements RunListener {
 
     const window = runWindow(open.startTime, record.endTime);
     const runContext = trace.setSpan(ROOT_CONTEXT, span);
-    for (const step of record.steps) this.#stepSpan(step, record, window, runContext);
+    for (const step of record.steps) this.#stepSpan(step, record, window, runContext, carrier === 'chat');
     for (const call of record.toolCalls) this.#toolSpan(call, record, window, runContext);
     span.end(hrTimeOf(window.end));
 
     this.#recordRunMetrics(record, window, mismatch);
   }
 
-  #stepSpan(step: StepRecord, record: RunRecord, run: TimeWindow, parent: Context): void {
+  #stepSpan(step: StepRecord, record: RunRecord, run: TimeWindow, parent: Context, carriesUsage: boolean): void {
     const times = childWindow(run, step.startTime, step.endTime);
     const model = step.model ?? record.model;
     const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT };
     putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
     putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, model);
-    if (step.usage !== undefined) Object.assign(attributes, usageAttributes(step.usage));
+    if (carriesUsage && step.usage !== undefined) Object.assign(attributes, usageAttributes(step.usage, this.#usageNames));
     if (step.finishReason !== undefined) attributes[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] = [finishReasonOfStepFinish(step.finishReason)];
     const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
     if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
@@ -580,6 +656,11 @@ export class RunTelemetry implements RunListener {
     Object.assign(attributes, acpToolAttributes(call, this.#content));
     const metricAttributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
     putString(metricAttributes, ATTR_GEN_AI_TOOL_NAME, call.name);
+    if (this.#semconv === 'latest') {
+      // The latest conventions name the agent that ran the tool on its span and its duration.
+      putString(attributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
+      putString(metricAttributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
+    }
     const errorType = call.isError ? (call.errorType !== undefined && call.errorType !== '' ? call.errorType : ERROR_TYPE_VALUE_TOOL_ERROR) : undefined;
     if (errorType !== undefined) {
       attributes[ATTR_ERROR_TYPE] = errorType;
@@ -605,13 +686,59 @@ export class RunTelemetry implements RunListener {
 
     const duration: Attributes = { ...operation, [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
     if (!completed) duration[ATTR_ERROR_TYPE] = record.stopReason;
-    instruments.agentDuration.record((window.end - window.start) / 1000, duration);
+    const seconds = (window.end - window.start) / 1000;
+    const latest = instruments.latest;
+    // Latest names: gen_ai.invoke_agent.duration is the in-process measure; a run in another process gets the client-side one.
+    if (latest !== undefined && spanKindOf(record) === SpanKind.CLIENT) latest.clientDuration.record(seconds, duration);
+    else instruments.agentDuration.record(seconds, duration);
 
-    if (record.usage.reported) {
-      const usage = usageAttributes(record.usage);
-      instruments.tokenUsage.record(usage[ATTR_GEN_AI_USAGE_INPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
-      instruments.tokenUsage.record(usage[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS] as number, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
+    if (instruments.tokenUsage !== undefined && record.usage.reported) {
+      const tokens = conventionTokenCounts(record.usage);
+      instruments.tokenUsage.record(tokens.input, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
+      instruments.tokenUsage.record(tokens.output, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
     }
+    if (latest !== undefined) this.#recordLatestUsage(latest, record);
     if (mismatch) instruments.mismatches.add(1, agent);
+  }
+
+  /**
+   * Latest names: the usage counters and per-call histograms once per model
+   * call (`chat` step) that reported usage, or once for the run when only the
+   * run's usage is known (its counters, no per-call histogram: the total of
+   * several calls is no call's size); the run's call counts.
+   */
+  #recordLatestUsage(latest: LatestInstruments, record: RunRecord): void {
+    const carrier = usageCarrier(record);
+    const base = (model: string | undefined, operationName: string): Attributes => {
+      const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: operationName };
+      putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
+      putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, model);
+      return attributes;
+    };
+    const count = (usage: RunTokenCounts, attributes: Attributes): void => {
+      const tokens = conventionTokenCounts(usage);
+      const withModality = { ...attributes, [ATTR_GEN_AI_TOKEN_MODALITY]: GEN_AI_TOKEN_MODALITY_VALUE_UNKNOWN };
+      latest.usageInput.add(tokens.input, withModality);
+      latest.usageOutput.add(tokens.output, withModality);
+      latest.usageCacheRead.add(tokens.cacheRead, withModality);
+      latest.usageCacheWrite.add(tokens.cacheWrite, withModality);
+      latest.usageReasoning.add(tokens.reasoning, withModality);
+    };
+    if (carrier === 'chat') {
+      for (const step of record.steps) {
+        if (step.usage === undefined) continue;
+        const attributes = base(step.model ?? record.model, GEN_AI_OPERATION_NAME_VALUE_CHAT);
+        count(step.usage, attributes);
+        const tokens = conventionTokenCounts(step.usage);
+        latest.operationInput.record(tokens.input, attributes);
+        latest.operationOutput.record(tokens.output, attributes);
+      }
+    } else if (carrier === 'invoke_agent') {
+      count(record.usage, base(record.model, GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT));
+    }
+    const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
+    // Model calls are known only where the source reports steps (dsh); ACP and bare logs report none.
+    if (record.steps.length > 0) latest.inferenceCalls.record(record.steps.length, agent);
+    latest.toolCalls.record(record.toolCalls.length, agent);
   }
 }

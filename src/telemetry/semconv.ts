@@ -1,6 +1,6 @@
 /**
  * Every telemetry name this project emits: span names, attribute keys,
- * attribute values, metric names and units. Source, tests, the README tables,
+ * attribute values, metric names and units. Source, tests, the tables of docs/TELEMETRY.md,
  * the Prometheus rules and the Grafana dashboard all refer to these constants;
  * no key is spelled anywhere else in `src/`.
  *
@@ -12,14 +12,17 @@
  *
  * @module subagent-otel/telemetry/semconv
  */
+import type { SemconvStability } from './config.js';
 
 /**
  * Which GenAI conventions these names were checked against: the model files
- * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `gen-ai-output-messages.json`)
- * of the `semantic-conventions-genai` repository's main branch, status
- * Development. No release of that repository is pinned yet.
+ * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `token-metrics.yaml`,
+ * `gen-ai-output-messages.json`) and the migration guide
+ * (`gen-ai/non-normative/migration.md` of its documentation) of the `semantic-conventions-genai`
+ * repository's main branch, status Development. No release of that
+ * repository is pinned yet.
  */
-export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai main, 2026-11 (Development)' as const;
+export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai main, 2026-12 (Development)' as const;
 
 /** Instrumentation scope name of every tracer and meter this project creates. */
 export const INSTRUMENTATION_SCOPE_NAME = 'subagent-otel' as const;
@@ -46,7 +49,12 @@ export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens' as con
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens' as const;
 /** Input tokens served from the provider cache (counted inside `gen_ai.usage.input_tokens` too). */
 export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens' as const;
-/** Input tokens written to the provider cache (counted inside `gen_ai.usage.input_tokens` too). */
+/**
+ * Input tokens written to the provider cache (counted inside `gen_ai.usage.input_tokens` too),
+ * under the latest conventions (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`).
+ */
+export const ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.usage.cache_write.input_tokens' as const;
+/** The same count under the previous conventions' name (the default). */
 export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens' as const;
 /** Output tokens spent on reasoning. */
 export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens' as const;
@@ -75,8 +83,10 @@ export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' as const;
 /** Tool type on `execute_tool` spans: for ACP agents the tool call's `kind` verbatim. @example `execute` */
 export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type' as const;
-/** Token type on `gen_ai.client.token.usage`. */
+/** Token type on `gen_ai.client.token.usage` (previous conventions). */
 export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type' as const;
+/** Token modality on the `gen_ai.client.inference.usage.*` counters (latest conventions, required). */
+export const ATTR_GEN_AI_TOKEN_MODALITY = 'gen_ai.token.modality' as const;
 /** Low-cardinality error class on failed runs and tools. */
 export const ATTR_ERROR_TYPE = 'error.type' as const;
 
@@ -85,6 +95,8 @@ export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat' as const;
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
 export const GEN_AI_TOKEN_TYPE_VALUE_INPUT = 'input' as const;
 export const GEN_AI_TOKEN_TYPE_VALUE_OUTPUT = 'output' as const;
+/** `gen_ai.token.modality` of every count: neither dsh nor ACP says which modality its tokens were. */
+export const GEN_AI_TOKEN_MODALITY_VALUE_UNKNOWN = 'unknown' as const;
 
 /** `role` of the one message in `gen_ai.output.messages`. */
 export const GEN_AI_ROLE_VALUE_ASSISTANT = 'assistant' as const;
@@ -219,10 +231,36 @@ export const SPAN_NAME_CHECK = 'subagent-otel check' as const;
 
 /** Counter of finished runs by stop reason, agent name, provider and output source. Prometheus: `subagent_runs_total`. */
 export const METRIC_SUBAGENT_RUNS = 'subagent.runs' as const;
-/** Histogram of tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
+/** Previous conventions: histogram of a run's tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage' as const;
-/** Histogram of run durations in seconds (equal to the run span's duration). Prometheus: `gen_ai_invoke_agent_duration`. */
+/**
+ * Histogram of run durations in seconds (equal to the run span's duration). Prometheus:
+ * `gen_ai_invoke_agent_duration`. Previous conventions: every run; latest: in-process runs only.
+ */
 export const METRIC_GEN_AI_INVOKE_AGENT_DURATION = 'gen_ai.invoke_agent.duration' as const;
+/**
+ * Latest conventions: client-side duration of a run in another process (`gen_ai.operation.name`
+ * `invoke_agent`), equal to its CLIENT run span. Prometheus: `gen_ai_client_operation_duration`.
+ */
+export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.duration' as const;
+/** Latest conventions: counter of input tokens (cached included) per model call. Prometheus: `gen_ai_client_inference_usage_input_tokens_total`. */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS = 'gen_ai.client.inference.usage.input_tokens' as const;
+/** Latest conventions: counter of output tokens (reasoning included) per model call. */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.output_tokens' as const;
+/** Latest conventions: counter of input tokens read from the provider cache (a subset of input). */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_read.input_tokens' as const;
+/** Latest conventions: counter of input tokens written to the provider cache (a subset of input). */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_write.input_tokens' as const;
+/** Latest conventions: counter of output tokens spent on reasoning (a subset of output). */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.reasoning.output_tokens' as const;
+/** Latest conventions: histogram of input tokens per model call (percentiles, not totals). */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS = 'gen_ai.client.inference.operation.input_tokens' as const;
+/** Latest conventions: histogram of output tokens per model call (percentiles, not totals). */
+export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS = 'gen_ai.client.inference.operation.output_tokens' as const;
+/** Latest conventions: histogram of model calls per run, recorded once per run whose steps are known. */
+export const METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS = 'gen_ai.invoke_agent.inference_calls' as const;
+/** Latest conventions: histogram of tool calls per run, recorded once per run. */
+export const METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS = 'gen_ai.invoke_agent.tool_calls' as const;
 /** Histogram of tool call durations in seconds (equal to the tool span's duration). Prometheus: `gen_ai_execute_tool_duration`. */
 export const METRIC_GEN_AI_EXECUTE_TOOL_DURATION = 'gen_ai.execute_tool.duration' as const;
 /** Counter of frames that failed validation and were skipped, by origin and error code. Prometheus: `subagent_frames_malformed_total`. */
@@ -241,12 +279,43 @@ export const UNIT_FRAMES = '{frame}' as const;
 /** Spans or metric batches. */
 export const UNIT_ITEMS = '{item}' as const;
 export const UNIT_CHECKS = '{check}' as const;
+export const UNIT_INFERENCE_CALLS = '{inference_call}' as const;
+export const UNIT_TOOL_CALLS = '{tool_call}' as const;
 
 /** Bucket advice from the GenAI conventions for `gen_ai.client.token.usage`. */
 export const TOKEN_USAGE_BUCKETS: readonly number[] = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ];
+/** Bucket advice of the latest conventions for `gen_ai.invoke_agent.inference_calls` and `.tool_calls`. */
+export const CALL_COUNT_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128];
+/** Bucket advice of the latest conventions for `gen_ai.invoke_agent.duration` (seconds). */
+export const AGENT_DURATION_BUCKETS: readonly number[] = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6];
 /** Bucket advice from the GenAI conventions for duration histograms (seconds). */
 export const DURATION_BUCKETS: readonly number[] = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
+
+// ---------------------------------------------------------------- which conventions
+
+/** Which GenAI names are emitted (`OTEL_SEMCONV_STABILITY_OPT_IN`, read with the configuration table: decision 0070). */
+export type { SemconvStability };
+
+/** The usage attribute names of one `SemconvStability`. */
+export interface UsageAttributeNames {
+  readonly input: string;
+  readonly output: string;
+  readonly cacheRead: string;
+  readonly cacheWrite: string;
+  readonly reasoning: string;
+}
+
+/** The span attribute names for token usage under `stability`. */
+export function usageAttributeNames(stability: SemconvStability): UsageAttributeNames {
+  return {
+    input: ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+    output: ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+    cacheRead: ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+    cacheWrite: stability === 'latest' ? ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS : ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    reasoning: ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+  };
+}

@@ -5,11 +5,12 @@
  * set (the OTLP-JSON-lines files), which OTLP protocol (default
  * `http/protobuf`, per signal), delta temporality, the metric export
  * interval, the Prometheus endpoint, the content policy and the shutdown
- * bound. Everything else the OpenTelemetry packages read themselves — the
- * OTLP exporters their endpoint, headers, compression, timeout and
- * certificates, the resource
- * `envDetector` `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` — from the
- * environment `createTelemetry` was given (so an `env` option isolates).
+ * bound. The resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) and
+ * the batch span processor's `OTEL_BSP_*` limits are read from the
+ * environment `createTelemetry` was given and handed to the constructors
+ * (`sdk-environment.ts`); the OTLP exporters read their endpoint, headers,
+ * compression, timeout and certificates from that environment themselves
+ * (`otlp-exporters.ts`). So an `env` option isolates.
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
  *
  * Never throws into the host after construction: export failures are counted
@@ -24,7 +25,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { defaultResource, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
   TracerProvider,
@@ -57,8 +58,10 @@ import {
   METRICS_FILE_NAME,
   TRACES_FILE_NAME,
 } from './otlp-json-file-exporter.js';
-import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector, withEnvironment } from './otlp-exporters.js';
+import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector } from './otlp-exporters.js';
+import { batchSpanProcessorConfig, resourceAttributesOf } from './sdk-environment.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
+import { isOtlpEndpoint } from './otlp-endpoint.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   DEFAULT_SERVICE_NAME,
@@ -207,16 +210,6 @@ function parseExporterList(variable: string, raw: string | undefined, reports: O
   return known;
 }
 
-function isUrl(text: string): boolean {
-  try {
-    new URL(text);
-    return true;
-  } catch {
-    // URL constructor throws TypeError for anything that is not an absolute URL.
-    return false;
-  }
-}
-
 /**
  * Whether OTLP is configured for a signal, and with which protocol: the
  * per-signal endpoint or the general one must be set (else the signal goes
@@ -233,10 +226,14 @@ function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports
   const specific = env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim();
   const general = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
   let url: string | undefined;
-  if (specific !== undefined && specific !== '') url = specific;
-  else if (general !== undefined && general !== '') url = protocol === 'grpc' ? general : `${general.replace(/\/+$/, '')}/${path}`;
-  if (url === undefined) return undefined;
-  if (!isUrl(url)) {
+  let raw: string | undefined;
+  if (specific !== undefined && specific !== '') url = raw = specific;
+  else if (general !== undefined && general !== '') {
+    raw = general;
+    url = protocol === 'grpc' ? general : `${general.replace(/\/+$/, '')}/${path}`;
+  }
+  if (url === undefined || raw === undefined) return undefined;
+  if (!isOtlpEndpoint(raw, protocol)) {
     reports.report('warn', `endpoint:${signal}`, `OTLP ${signal.toLowerCase()} endpoint is not a valid URL; ${signal.toLowerCase()} go to the OTLP-JSON-lines files instead`);
     return undefined;
   }
@@ -460,30 +457,6 @@ async function settleEach(tasks: ReadonlyArray<() => Promise<unknown>>): Promise
 
 const MAX_REPORTED_ERRORS = 32;
 
-/** The `OTEL_BSP_*` variables and the `BatchSpanProcessor` options they set. */
-const BSP_VARIABLES = {
-  OTEL_BSP_SCHEDULE_DELAY: 'scheduledDelayMillis',
-  OTEL_BSP_EXPORT_TIMEOUT: 'exportTimeoutMillis',
-  OTEL_BSP_MAX_QUEUE_SIZE: 'maxQueueSize',
-  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 'maxExportBatchSize',
-} as const;
-
-/**
- * The batch span processor's limits from the `OTEL_BSP_*` variables of
- * `env`: the OpenTelemetry 3.x processor no longer reads them itself. A
- * value that is not a positive number is left out (the SDK's default
- * applies), as the 2.x processor did. Pure.
- */
-export function batchSpanLimits(env: Readonly<Record<string, string | undefined>>): Partial<Record<(typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES], number>> {
-  const limits: Partial<Record<(typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES], number>> = {};
-  for (const [variable, option] of Object.entries(BSP_VARIABLES) as Array<[keyof typeof BSP_VARIABLES, (typeof BSP_VARIABLES)[keyof typeof BSP_VARIABLES]]>) {
-    const raw = env[variable]?.trim();
-    const value = raw === undefined || raw === '' ? Number.NaN : Number(raw);
-    if (Number.isFinite(value) && value > 0) limits[option] = value;
-  }
-  return limits;
-}
-
 /**
  * Builds tracer and meter providers, exporters, the optional Prometheus
  * endpoint, and the `RunTelemetry` listener.
@@ -531,10 +504,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
   };
 
   // OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel.
-  const detected = withEnvironment(env, () => envDetector.detect());
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': plan.serviceName }))
-    .merge(resourceFromAttributes(detected.attributes ?? {}));
+    .merge(resourceFromAttributes(resourceAttributesOf(env, reports)));
   let outDir: string | undefined;
 
   // ---- traces
@@ -553,7 +525,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
       });
       const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
-      spanProcessors.push(new BatchSpanProcessor({ exporter, ...batchSpanLimits(env) }));
+      spanProcessors.push(new BatchSpanProcessor({ exporter, ...batchSpanProcessorConfig(env, reports) }));
       destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`traces: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -644,6 +616,7 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     tracer: tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME),
     meter: meterProvider.getMeter(INSTRUMENTATION_SCOPE_NAME),
     content: plan.content,
+    semconv: readSetting(SETTINGS.semconvStability, env, reports),
   });
 
   let shuttingDown: Promise<TelemetryShutdownReport> | undefined;

@@ -34,11 +34,16 @@ describe('proxy in front of a runtime that answers prompts on queueing', () => {
     child.stdin.end();
     expect((await done).code).toBe(0);
 
-    const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
+    const all = readSpans(out);
+    const spans = all.filter((s) => s.name.startsWith('invoke_agent'));
+    /** A run's usage as a backend summing spans sees it: its own span and its chat spans (decision 0071: one of the two carries it). */
+    const usage = (run: (typeof all)[number], key: string): number =>
+      [run, ...all.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat'))].reduce((sum, s) => sum + Number(attributes(s)[key] ?? 0), 0);
     const row = (sessionId: string) => {
       const span = spans.find((s) => attributes(s)['gen_ai.conversation.id'] === sessionId);
-      const a = attributes(span ?? { attributes: [] } as never);
-      return [a['subagent.stop_reason'], a['subagent.output'], Number(a['gen_ai.usage.input_tokens']), Number(a['gen_ai.usage.output_tokens'])];
+      if (span === undefined) return [];
+      const a = attributes(span);
+      return [a['subagent.stop_reason'], a['subagent.output'], usage(span, 'gen_ai.usage.input_tokens'), usage(span, 'gen_ai.usage.output_tokens')];
     };
     expect(spans).toHaveLength(6);
     expect(row('completed')).toEqual(['completed', '[{"type":"text","text":"The answer is 42."}]', 120, 12]);

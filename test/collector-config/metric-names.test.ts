@@ -34,6 +34,17 @@ const INSTRUMENTS: Readonly<Record<string, 'counter' | 'histogram'>> = {
   [semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE]: 'histogram',
   [semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION]: 'histogram',
   [semconv.METRIC_GEN_AI_EXECUTE_TOOL_DURATION]: 'histogram',
+  // Latest GenAI names (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental, decision 0070).
+  [semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION]: 'histogram',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS]: 'counter',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS]: 'histogram',
+  [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS]: 'histogram',
+  [semconv.METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS]: 'histogram',
+  [semconv.METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS]: 'histogram',
 };
 
 /** OpenTelemetry name -> Prometheus name body (dots, hyphens, ... to `_`). */
@@ -238,6 +249,9 @@ describe('metric names in the rules and the dashboard', () => {
   it('the dashboard uses only metric names the code emits and recording rules that exist', () => {
     const names = collect(dashboardQueries());
     expect(names.metrics).toEqual([
+      'gen_ai_client_inference_usage_input_tokens_total',
+      'gen_ai_client_inference_usage_output_tokens_total',
+      'gen_ai_client_operation_duration_bucket',
       'gen_ai_client_token_usage_sum',
       'gen_ai_invoke_agent_duration_bucket',
       'subagent_frames_malformed_total',

@@ -24,6 +24,7 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
   METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_GEN_AI_INVOKE_AGENT_DURATION,
   DEFAULT_SERVICE_NAME,
   STOP_REASON_VALUE_COMPLETED,
@@ -238,13 +239,14 @@ describe('the single-tier collector (otelcol.yaml)', () => {
     expect(at(cfg, 'exporters.prometheus.resource_to_telemetry_conversion.enabled')).toBe(false);
   });
 
-  it('clears the unit of exactly the two duration histograms, so no _seconds suffix is added', () => {
+  it('clears the unit of exactly the duration histograms, so no _seconds suffix is added', () => {
     const statements = arr(at(cfg, 'processors.transform/prometheus_names.metric_statements'), 'metric_statements').flatMap((s) =>
       strs(rec(s, 'statement group').statements, 'statements'),
     );
     expect(statements).toEqual([
       `set(unit, "") where name == "${METRIC_GEN_AI_INVOKE_AGENT_DURATION}"`,
       `set(unit, "") where name == "${METRIC_GEN_AI_EXECUTE_TOOL_DURATION}"`,
+      `set(unit, "") where name == "${METRIC_GEN_AI_CLIENT_OPERATION_DURATION}"`,
     ]);
     expect(pipe('metrics').processors).toContain('transform/prometheus_names');
   });

@@ -7,14 +7,15 @@ import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Readabl
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { ContentPolicy } from '../../src/telemetry/content-policy.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
+import type { SemconvStability } from '../../src/telemetry/semconv.js';
 
-export function telemetryHarness(content: ContentPolicy = { capture: true }) {
+export function telemetryHarness(content: ContentPolicy = { capture: true }, semconv: SemconvStability = 'previous') {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const reader = new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });
-  const runs = new RunTelemetry({ tracer: tracerProvider.getTracer('test'), meter: meterProvider.getMeter('test'), content });
+  const runs = new RunTelemetry({ tracer: tracerProvider.getTracer('test'), meter: meterProvider.getMeter('test'), content, semconv });
   return {
     runs,
     spanExporter: spans,

@@ -8,7 +8,7 @@ import {
   subagentResult,
   subagentRunEndInfo,
 } from '../../src/output/result.js';
-import { stopReasonFromAcp, stopReasonFromTurnEnd } from '../../src/output/stop-reason.js';
+import { sdkStopReason, stopReasonFromAcp } from '../../src/output/stop-reason.js';
 import { attempt, endSeed, events, finish, step, stepStart, text, textDelta, toolCall, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 const identity = { runId: 'run-1', provider: 'deepseek', id: 'child-1', local: true };
@@ -23,11 +23,11 @@ describe('stop reason mappings', () => {
     ['interrupted', 'error'],
     ['some-future-kind', 'error'],
   ])('maps the turn-end kind %s to %s by the SDK rule (its older name)', (kind, expected) => {
-    expect(stopReasonFromTurnEnd({ kind })).toBe(expected);
+    expect(sdkStopReason({ kind })).toBe(expected);
   });
 
   it('maps a missing turn end to error, never completed', () => {
-    expect(stopReasonFromTurnEnd(undefined)).toBe('error');
+    expect(sdkStopReason(undefined)).toBe('error');
   });
 
   it.each([

@@ -9,10 +9,10 @@ import {
   TRUNCATION_MARKER,
   capJson,
   outputAttributes,
-  parseCaptureSetting,
   resolveContentPolicyWithWarnings,
   resolveContentPolicy,
 } from '../../src/telemetry/content-policy.js';
+import { parseCaptureSetting } from '../../src/telemetry/config.js';
 import {
   ATTR_GEN_AI_OUTPUT_MESSAGES,
   ATTR_SUBAGENT_OUTPUT,
@@ -71,7 +71,7 @@ describe('resolveContentPolicy', () => {
       warnings: ['content maxLength -3 is not a whole number; no output content is recorded'],
     });
     expect(resolveContentPolicyWithWarnings(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'maybe' }).warnings).toEqual([
-      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of true, false, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded',
+      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of true, false, 1, 0, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded',
     ]);
   });
 

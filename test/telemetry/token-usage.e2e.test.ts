@@ -101,9 +101,12 @@ describe('the real runtime\'s plain completed turn: 7 output tokens, 3 of them r
     const run = await runCli(['replay', '--json', '--no-progress', '--protocol', 'sdk', '--out', out, capture], '', QUIET_ENV);
     expect(run.stderr.toString()).toBe('');
     expect(run.code).toBe(0);
-    const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
-    expect(spans).toHaveLength(1);
-    expect(attributes(spans[0]!)).toMatchObject({
+    const spans = readSpans(out);
+    expect(spans.filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(1);
+    // The turn's one model call reported usage, so its chat span carries it and the run span none (decision 0071).
+    const carriers = spans.filter((s) => attributes(s)['gen_ai.usage.output_tokens'] !== undefined);
+    expect(carriers.map((s) => s.name)).toEqual(['chat deepseek-v4-flash']);
+    expect(attributes(carriers[0]!)).toMatchObject({
       'gen_ai.usage.input_tokens': 100,
       'gen_ai.usage.output_tokens': 7,
       'gen_ai.usage.reasoning.output_tokens': 3,

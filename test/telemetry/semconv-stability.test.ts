@@ -1,0 +1,237 @@
+/**
+ * Which GenAI names are emitted under `OTEL_SEMCONV_STABILITY_OPT_IN`
+ * (decision 0070), and which span carries a run's token usage (decision
+ * 0071), through a real SDK pipeline. Names are spelled out here by hand from
+ * the conventions' migration guide, never taken from `semconv.ts`.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Attributes } from '@opentelemetry/api';
+import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { telemetryHarness } from '../helpers/telemetry-harness.js';
+import { parseSemconvStability, type SemconvStability } from '../../src/telemetry/config.js';
+import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
+import type { RunRecord } from '../../src/observe/run-record.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTelemetry } from '../../src/telemetry/setup.js';
+import { attributes, readSpans } from '../helpers/cli.js';
+
+const T0 = 1_700_000_000_000;
+
+function record(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    runId: 'run-1',
+    source: 'sdk-subagent',
+    agentName: 'reviewer',
+    startTime: T0,
+    provider: 'deepseek',
+    model: 'deepseek-chat',
+    endTime: T0 + 2500,
+    stopReason: 'completed',
+    output: [{ type: 'text', text: 'Done.' }],
+    outputSource: 'message',
+    emptyMessages: 0,
+    usage: { inputTokens: 30, outputTokens: 12, cacheReadTokens: 6, cacheWriteTokens: 4, reasoningTokens: 2, reported: true },
+    steps: [
+      { step: 0, startTime: T0 + 10, endTime: T0 + 900, usage: { inputTokens: 10, outputTokens: 4, cacheReadTokens: 6, cacheWriteTokens: 4, reasoningTokens: 2 }, finishReason: 'tool-calls' },
+      { step: 1, startTime: T0 + 1200, endTime: T0 + 2400, usage: { inputTokens: 20, outputTokens: 8 }, finishReason: 'stop' },
+    ],
+    toolCalls: [{ callId: 'call-1', name: 'read', startTime: T0 + 950, endTime: T0 + 1100, isError: false }],
+    ...overrides,
+  };
+}
+
+interface Point {
+  attributes: Attributes;
+  value: number;
+  count?: number;
+}
+
+function harness(semconv: SemconvStability) {
+  const h = telemetryHarness({ capture: false }, semconv);
+  return {
+    ...h,
+    spans: (): ReadableSpan[] => h.spanExporter.getFinishedSpans(),
+    async points(name: string): Promise<Point[]> {
+      await h.reader.forceFlush();
+      const metric = h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+      if (metric === undefined) return [];
+      return (metric.dataPoints as DataPoint<number | Histogram>[]).map((p) =>
+        typeof p.value === 'number' ? { attributes: p.attributes, value: p.value } : { attributes: p.attributes, value: p.value.sum ?? Number.NaN, count: p.value.count },
+      );
+    },
+    async metricNames(): Promise<string[]> {
+      await h.reader.forceFlush();
+      return (h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? []).map((m) => m.descriptor.name).sort();
+    },
+  };
+}
+
+/** Sum of one usage attribute over every span of the trace, as a backend that sums spans computes it. */
+function summed(spans: readonly ReadableSpan[], key: string): number {
+  return spans.reduce((sum, span) => sum + (typeof span.attributes[key] === 'number' ? (span.attributes[key] as number) : 0), 0);
+}
+
+describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
+  it('selects the latest names only when the list holds gen_ai_latest_experimental', () => {
+    expect(parseSemconvStability(undefined)).toBe('previous');
+    expect(parseSemconvStability('')).toBe('previous');
+    expect(parseSemconvStability('http')).toBe('previous');
+    expect(parseSemconvStability('http/dup, database')).toBe('previous');
+    expect(parseSemconvStability('gen_ai_latest_experimental')).toBe('latest');
+    expect(parseSemconvStability(' http , gen_ai_latest_experimental ')).toBe('latest');
+    expect(parseSemconvStability('gen_ai_latest_experimental_not')).toBe('previous');
+  });
+
+  it('is read from the environment at construction when no option is given', async () => {
+    const saved = process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
+    const { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    try {
+      process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = 'gen_ai_latest_experimental';
+      const runs = new RunTelemetry({ tracer: provider.getTracer('test'), content: { capture: false } });
+      delete process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
+      runs.onRunEnd(record({ steps: [], toolCalls: [] }));
+      const span = exporter.getFinishedSpans().find((s) => s.name === 'invoke_agent reviewer');
+      expect(span?.attributes['gen_ai.usage.cache_write.input_tokens']).toBe(4);
+      expect(span?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
+      else process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = saved;
+      await provider.shutdown();
+    }
+  });
+});
+
+describe('createTelemetry', () => {
+  it('takes the choice from the environment it was given', async () => {
+    for (const [value, present, absent] of [
+      ['http,gen_ai_latest_experimental', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
+      ['', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_write.input_tokens'],
+    ] as const) {
+      const out = mkdtempSync(join(tmpdir(), 'semconv-'));
+      try {
+        const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, OTEL_SEMCONV_STABILITY_OPT_IN: value } });
+        telemetry.runs.onRunEnd(record({ steps: [], toolCalls: [] }));
+        await telemetry.shutdown(5000);
+        const run = readSpans(out).find((s) => s.name === 'invoke_agent reviewer');
+        expect(run, value).toBeDefined();
+        expect(attributes(run!)[present]).toBe(4);
+        expect(attributes(run!)[absent]).toBeUndefined();
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    }
+  });
+});
+
+describe('previous names (the default)', () => {
+  it('keeps cache_creation, gen_ai.client.token.usage per run and gen_ai.invoke_agent.duration', async () => {
+    const h = harness('previous');
+    h.runs.onRunEnd(record());
+    const chat = h.spans().filter((s) => s.name === 'chat deepseek-chat');
+    expect(chat.map((s) => s.attributes['gen_ai.usage.cache_creation.input_tokens'])).toEqual([4, undefined]);
+    expect(chat.every((s) => s.attributes['gen_ai.usage.cache_write.input_tokens'] === undefined)).toBe(true);
+    const tool = h.spans().find((s) => s.name === 'execute_tool read');
+    expect(tool?.attributes['gen_ai.agent.name']).toBeUndefined();
+    const run = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat' };
+    // input 30 + 6 + 4 = 40; output 12 (the 2 reasoning tokens are inside it)
+    expect(await h.points('gen_ai.client.token.usage')).toEqual([
+      { attributes: { ...run, 'gen_ai.token.type': 'input' }, value: 40, count: 1 },
+      { attributes: { ...run, 'gen_ai.token.type': 'output' }, value: 12, count: 1 },
+    ]);
+    expect(await h.metricNames()).toEqual(['gen_ai.client.token.usage', 'gen_ai.execute_tool.duration', 'gen_ai.invoke_agent.duration', 'subagent.runs']);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+});
+
+describe('latest names (gen_ai_latest_experimental)', () => {
+  it('renames cache_creation to cache_write and names the agent on execute_tool spans and durations', async () => {
+    const h = harness('latest');
+    h.runs.onRunEnd(record());
+    const chat = h.spans().filter((s) => s.name === 'chat deepseek-chat');
+    expect(chat.map((s) => s.attributes['gen_ai.usage.cache_write.input_tokens'])).toEqual([4, undefined]);
+    expect(chat.every((s) => s.attributes['gen_ai.usage.cache_creation.input_tokens'] === undefined)).toBe(true);
+    const tool = h.spans().find((s) => s.name === 'execute_tool read');
+    expect(tool?.attributes['gen_ai.agent.name']).toBe('reviewer');
+    expect(await h.points('gen_ai.execute_tool.duration')).toEqual([
+      { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.agent.name': 'reviewer' }, value: 0.15, count: 1 },
+    ]);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+
+  it('counts usage per model call with gen_ai.token.modality and records per-call histograms and call counts', async () => {
+    const h = harness('latest');
+    h.runs.onRunEnd(record());
+    const chat = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat' };
+    const counted = { ...chat, 'gen_ai.token.modality': 'unknown' };
+    // step 0: input 10 + 6 + 4 = 20, output 4 (2 reasoning inside); step 1: input 20, output 8
+    expect(await h.points('gen_ai.client.inference.usage.input_tokens')).toEqual([{ attributes: counted, value: 40 }]);
+    expect(await h.points('gen_ai.client.inference.usage.output_tokens')).toEqual([{ attributes: counted, value: 12 }]);
+    expect(await h.points('gen_ai.client.inference.usage.cache_read.input_tokens')).toEqual([{ attributes: counted, value: 6 }]);
+    expect(await h.points('gen_ai.client.inference.usage.cache_write.input_tokens')).toEqual([{ attributes: counted, value: 4 }]);
+    expect(await h.points('gen_ai.client.inference.usage.reasoning.output_tokens')).toEqual([{ attributes: counted, value: 2 }]);
+    expect(await h.points('gen_ai.client.inference.operation.input_tokens')).toEqual([{ attributes: chat, value: 40, count: 2 }]);
+    expect(await h.points('gen_ai.client.inference.operation.output_tokens')).toEqual([{ attributes: chat, value: 12, count: 2 }]);
+    expect(await h.points('gen_ai.invoke_agent.inference_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 2, count: 1 }]);
+    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 1, count: 1 }]);
+    expect(await h.points('gen_ai.client.token.usage')).toEqual([]);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+
+  it('records a run in another process as a client operation and an in-process run as gen_ai.invoke_agent.duration', async () => {
+    const h = harness('latest');
+    h.runs.onRunEnd(record({ runId: 'remote' }));
+    h.runs.onRunEnd(record({ runId: 'local', inProcess: true, agentName: 'local' }));
+    const attributes = (agent: string) => ({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat', 'gen_ai.agent.name': agent });
+    expect(await h.points('gen_ai.client.operation.duration')).toEqual([{ attributes: attributes('reviewer'), value: 2.5, count: 1 }]);
+    expect(await h.points('gen_ai.invoke_agent.duration')).toEqual([{ attributes: attributes('local'), value: 2.5, count: 1 }]);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+
+  it('counts a run whose usage is known only per run once, with no per-call histogram and no inference-call count', async () => {
+    const h = harness('latest');
+    h.runs.onRunEnd(record({ source: 'acp', steps: [], toolCalls: [] }));
+    const run = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat', 'gen_ai.token.modality': 'unknown' };
+    expect(await h.points('gen_ai.client.inference.usage.input_tokens')).toEqual([{ attributes: run, value: 40 }]);
+    expect(await h.points('gen_ai.client.inference.operation.input_tokens')).toEqual([]);
+    expect(await h.points('gen_ai.invoke_agent.inference_calls')).toEqual([]);
+    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 0, count: 1 }]);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+});
+
+describe('usage is carried by one span of a run', () => {
+  for (const semconv of ['previous', 'latest'] as const) {
+    it(`${semconv}: the chat spans when steps report usage, so a sum over the trace is the run's usage`, async () => {
+      const h = harness(semconv);
+      h.runs.onRunEnd(record());
+      const run = h.spans().find((s) => s.name === 'invoke_agent reviewer');
+      expect(run?.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
+      expect(run?.attributes['gen_ai.usage.output_tokens']).toBeUndefined();
+      expect(summed(h.spans(), 'gen_ai.usage.input_tokens')).toBe(40);
+      expect(summed(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
+      await h.tracerProvider.shutdown();
+      await h.meterProvider.shutdown();
+    });
+
+    it(`${semconv}: the invoke_agent span when no step reports usage`, async () => {
+      const h = harness(semconv);
+      h.runs.onRunEnd(record({ steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }] }));
+      const run = h.spans().find((s) => s.name === 'invoke_agent reviewer');
+      expect(run?.attributes['gen_ai.usage.input_tokens']).toBe(40);
+      expect(summed(h.spans(), 'gen_ai.usage.input_tokens')).toBe(40);
+      expect(summed(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
+      await h.tracerProvider.shutdown();
+      await h.meterProvider.shutdown();
+    });
+  }
+});
