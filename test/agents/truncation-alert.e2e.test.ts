@@ -1,7 +1,7 @@
 /**
- * The headline alert for the agents people use: real codex-acp and
- * claude-agent-acp processes, each behind `subagent-otel proxy --protocol acp
- * --prometheus-port <port>`, driven by the official ACP SDK client against
+ * The headline alert for the agents people use: real codex-acp,
+ * claude-agent-acp and gemini-cli processes, each behind `subagent-otel proxy
+ * --protocol acp --agent-telemetry --prometheus-port <port>`, driven by the official ACP SDK client against
  * the scripted model server, most prompts cut at the output-token limit. A
  * real Prometheus on loopback scrapes both proxies every second and
  * evaluates the shipped rules (rendered from the same source as rules.yml,
@@ -11,8 +11,9 @@
  * retries, answered about 0.6 prompts a second on a loaded CI machine, too
  * few for a 20 s window.
  * `SubagentMaxTokensTruncationRateHigh` must fire, warning and critical, for
- * both agents: codex and claude answer a truncated turn with a JSON-RPC
- * error, which the observer must recognise as max-tokens.
+ * all three: claude answers a truncated turn with a typed JSON-RPC error,
+ * codex with a text chunk and `end_turn`, gemini with a plain `end_turn`
+ * whose cause only its own telemetry (`--agent-telemetry`) reports.
  *
  * Runs go in step with the scrapes, without sleeping: after each batch the
  * driver polls Prometheus until both jobs' `subagent_runs_total` count every
@@ -32,17 +33,17 @@ import { renderRules } from '../../collector-config/prometheus/render-rules.mjs'
 import { CLI } from '../helpers/paths.js';
 import { freePort, instantQuery, pollUntil, prometheusAlerts, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
 import { startPeer, type AcpPeer } from './acp-driver.js';
-import { launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
-import { startModelServer, type ModelServer } from './model-server.js';
+import { AGENT_NAMES, launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
+import { startModelServer, TEXT, type ModelServer } from './model-server.js';
 
 /** Of every four prompts, three stop at the output-token limit. */
 const BATCH = ['max-tokens', 'max-tokens', 'max-tokens', 'normal'] as const;
 const DRIVE_DEADLINE_MS = 90_000;
 /** The label each agent's runs carry (its `initialize` `agentInfo.name`). */
-const AGENT_LABEL: Record<'codex' | 'claude', string> = { codex: 'codex-acp', claude: '@zed-industries/claude-agent-acp' };
+const AGENT_LABEL: Record<AgentName, string> = { codex: '@agentclientprotocol/codex-acp', claude: '@agentclientprotocol/claude-agent-acp', gemini: 'gemini-cli' };
 
 interface Observed {
-  readonly agent: 'codex' | 'claude';
+  readonly agent: AgentName;
   readonly job: string;
   readonly target: string;
   readonly peer: AcpPeer;
@@ -70,21 +71,21 @@ async function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T | unde
   }
 }
 
-async function startObserved(agent: 'codex' | 'claude', server: ModelServer): Promise<Observed> {
+async function startObserved(agent: AgentName, server: ModelServer): Promise<Observed> {
   const port = await freePort();
-  const spec = launchSpec(agent as AgentName, server.origin);
-  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--prometheus-port', String(port), '--', ...spec.argv];
+  const spec = launchSpec(agent, server.origin);
+  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--prometheus-port', String(port), '--', ...spec.argv];
   const peer = await startPeer(argv, spec.env, spec.cwd);
   const sessionId = await peer.newSession(spec.cwd);
   return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0 };
 }
 
 
-it('has codex and claude installed in test/agents/pinned', () => {
-  expect([requireAgent('codex'), requireAgent('claude')]).toHaveLength(2);
+it('has codex, claude and gemini installed in test/agents/pinned', () => {
+  expect(AGENT_NAMES.map(requireAgent)).toHaveLength(3);
 });
 
-describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut at the token limit', () => {
+describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini runs cut at the token limit', () => {
   let server: ModelServer;
   let prom: LocalServer | undefined;
   const observed: Observed[] = [];
@@ -94,7 +95,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
 
   beforeAll(async () => {
     server = await startModelServer();
-    for (const agent of ['codex', 'claude'] as const) observed.push(await startObserved(agent, server));
+    for (const agent of AGENT_NAMES) observed.push(await startObserved(agent, server));
     prom = await startPrometheus({
       config: [
         'global:',
@@ -125,7 +126,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
                 continue;
               }
               o.answered += 1;
-              if (turn.error !== undefined && /output token|max_output_tokens/.test(JSON.stringify(turn.error))) o.maxTokensErrors += 1;
+              // What the client saw of the limit: claude's error, codex's text chunk, gemini's cut text.
+              if (/output token|max_output_tokens/.test(JSON.stringify(turn.error ?? turn.text)) || turn.text === TEXT.partial) o.maxTokensErrors += 1;
             }
           }),
         );
@@ -136,7 +138,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
             const seen = observed.every((o) => totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered));
             return seen ? true : undefined;
           },
-          { what: 'Prometheus to scrape every answered run from both proxies', timeoutMs: 20_000, intervalMs: 100 },
+          { what: 'Prometheus to scrape every answered run from every proxy', timeoutMs: 20_000, intervalMs: 100 },
         );
       }
     })();
@@ -162,7 +164,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
       }),
     ]);
 
-  it('fires warning and critical for both agents, labelled with the agent', async () => {
+  it('fires warning and critical for all three agents, labelled with the agent', async () => {
     if (prom === undefined) throw new Error('Prometheus did not start (see beforeAll)');
     const p = prom;
     const firing = await whileDriving(
@@ -172,9 +174,9 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
             .filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.state === 'firing')
             .map((a) => `${a.labels.job} ${a.labels.gen_ai_agent_name} ${a.labels.severity}`)
             .sort();
-          return mine.length === 4 ? mine : undefined;
+          return mine.length === 6 ? mine : undefined;
         },
-        { what: 'the truncation alerts of both agents to fire', timeoutMs: 80_000, intervalMs: 250 },
+        { what: 'the truncation alerts of all three agents to fire', timeoutMs: 80_000, intervalMs: 250 },
       ),
     ).catch(async (error: unknown) => {
       // Say how far the runs got and what Prometheus computed, then fail as before.
@@ -188,6 +190,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
       `real-claude ${AGENT_LABEL.claude} warning`,
       `real-codex ${AGENT_LABEL.codex} critical`,
       `real-codex ${AGENT_LABEL.codex} warning`,
+      `real-gemini ${AGENT_LABEL.gemini} critical`,
+      `real-gemini ${AGENT_LABEL.gemini} warning`,
     ]);
   }, 100_000);
 
