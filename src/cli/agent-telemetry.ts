@@ -23,8 +23,12 @@ import type { OtlpJsonRequest } from '../wire/otlp-json.js';
 import { agentTelemetryEnv } from './agent-telemetry-env.js';
 import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from './agent-telemetry-receiver.js';
 
-/** Default longest wait, per run, for the agent's late batched records (ms). */
-export const DEFAULT_AGENT_TELEMETRY_WAIT_MS = 3000;
+/**
+ * Default longest wait, per run, for the agent's late batched records (ms):
+ * twice gemini-cli 0.61's log batch delay (5 s, fixed: it ignores
+ * `OTEL_BLRP_SCHEDULE_DELAY`).
+ */
+export const DEFAULT_AGENT_TELEMETRY_WAIT_MS = 10_000;
 /** Environment variable of that wait. */
 export const ENV_AGENT_TELEMETRY_WAIT_MS = 'SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS';
 const MAX_WAIT_MS = 600_000;

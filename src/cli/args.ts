@@ -116,7 +116,7 @@ Options:
   --agent-telemetry           point the agent's own OpenTelemetry at a loopback receiver of the proxy:
                               complete runs from what it reports, forward its spans, metrics and logs
                               (changes the agent's environment; docs/AGENTS.md). Late records are
-                              awaited up to SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS (default 3000) per run
+                              awaited up to SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS (default 10000) per run
 
 ${TELEMETRY_HELP}
 

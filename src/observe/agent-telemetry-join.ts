@@ -6,7 +6,10 @@
  * after the turn's answer, so a run is held until a main-loop model-call
  * report of its session arrived that is later than its last tool call (the
  * turn's final answer), or at most `waitMs` (then it is reported from the
- * wire alone, `agentTelemetry: 'none'`). Runs of other sources pass through.
+ * wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
+ * during a whole wait is taken to send none (codex-acp 2.6): later runs pass
+ * at once, marked `none`, until a report comes. Runs of other sources pass
+ * through.
  * Also keeps, per session, the recent runs' windows, for re-parenting the
  * agent's spans.
  *
@@ -42,6 +45,9 @@ export class AgentTelemetryJoin implements RunListener {
   readonly #held = new Map<string, Held>();
   readonly #windows: RunWindow[] = [];
   #drained: Array<() => void> = [];
+  /** Whether any model-call report came; if not, and a whole wait passed, runs are no longer held. */
+  #reportsSeen = false;
+  #holding = true;
   /** Runs passed on: joined with reports, or from the wire alone. */
   readonly counts = { joined: 0, none: 0 };
 
@@ -67,8 +73,14 @@ export class AgentTelemetryJoin implements RunListener {
       this.#target.onRunEnd(record);
       return;
     }
+    if (!this.#holding) {
+      const { record: completed, join } = completeRun(record, this.#reports);
+      this.counts[join] += 1;
+      this.#target.onRunEnd(completed);
+      return;
+    }
     // Not unref'd: a proxy whose agent has exited still waits (bounded) for the held runs' records.
-    const timer = setTimeout(() => this.#release(record.runId), this.#waitMs);
+    const timer = setTimeout(() => this.#release(record.runId, true), this.#waitMs);
     this.#held.set(record.runId, { record, timer });
     if (this.#answered(record)) this.#release(record.runId);
   }
@@ -80,6 +92,8 @@ export class AgentTelemetryJoin implements RunListener {
   /** Takes the model-call reports of one request and releases the runs they complete. */
   addReports(reports: readonly AgentModelCallReport[]): void {
     if (reports.length === 0) return;
+    this.#reportsSeen = true;
+    this.#holding = true;
     this.#reports.push(...reports);
     if (this.#reports.length > MAX_REPORTS) this.#reports.splice(0, this.#reports.length - MAX_REPORTS);
     for (const [runId, held] of [...this.#held]) if (this.#answered(held.record)) this.#release(runId);
@@ -110,9 +124,10 @@ export class AgentTelemetryJoin implements RunListener {
     return last.time >= lastTool;
   }
 
-  #release(runId: string): void {
+  #release(runId: string, timedOut = false): void {
     const held = this.#held.get(runId);
     if (held === undefined) return;
+    if (timedOut && !this.#reportsSeen) this.#holding = false;
     this.#held.delete(runId);
     clearTimeout(held.timer);
     const { record, join } = completeRun(held.record, this.#reports);

@@ -49,7 +49,15 @@ async function play(agent: AgentName): Promise<AgentTelemetryPlay> {
   const out = mkdtempSync(join(tmpdir(), `agent-telemetry-${agent}-`));
   const logFile = join(out, 'proxy.log');
   // A user's agent has its telemetry switch free; the tests' homes switch Claude's non-OTel telemetry off.
-  const env: NodeJS.ProcessEnv = { ...spec.env, SUBAGENT_OTEL_LOG_FILE: logFile, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' };
+  const env: NodeJS.ProcessEnv = {
+    ...spec.env,
+    SUBAGENT_OTEL_LOG_FILE: logFile,
+    OTEL_TRACES_EXPORTER: 'none',
+    OTEL_METRICS_EXPORTER: 'none',
+    // A generous bound for agents that report their turns (runs are released as soon as the reports are in);
+    // codex reports none, and the default bound lets the proxy learn that.
+    ...(REPORTS_TURNS[agent] ? { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' } : {}),
+  };
   delete env.DISABLE_TELEMETRY;
   try {
     const peer = await startPeer([process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--out', out, '--', ...spec.argv], env, spec.cwd);

@@ -75,7 +75,9 @@ async function startObserved(agent: AgentName, server: ModelServer): Promise<Obs
   const port = await freePort();
   const spec = launchSpec(agent, server.origin);
   const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--prometheus-port', String(port), '--', ...spec.argv];
-  const peer = await startPeer(argv, spec.env, spec.cwd);
+  // A generous bound on the wait for gemini's and claude's own records (released as soon as they are in).
+  const env = agent === 'codex' ? spec.env : { ...spec.env, SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' };
+  const peer = await startPeer(argv, env, spec.cwd);
   const sessionId = await peer.newSession(spec.cwd);
   return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0 };
 }

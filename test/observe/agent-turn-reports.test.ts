@@ -170,6 +170,27 @@ describe('AgentTelemetryJoin', () => {
     expect(t.ends.map((r) => [r.stopReason, r.agentTelemetry])).toEqual([['completed', 'none']]);
   });
 
+  it('stops holding runs once a whole wait passed without any report, and holds again when one comes', async () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 0);
+    join.onRunEnd(run());
+    await join.drain();
+    // The agent sends none: the next run passes at once.
+    join.onRunEnd(run({ runId: 'run-2', startTime: T0 + 2000, endTime: T0 + 3000 }));
+    expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([
+      ['run-1', 'none'],
+      ['run-2', 'none'],
+    ]);
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 4500, 'length')])));
+    const join2 = join;
+    join2.onRunEnd(run({ runId: 'run-3', startTime: T0 + 4000, endTime: T0 + 5000 }));
+    expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([
+      ['run-1', 'completed'],
+      ['run-2', 'completed'],
+      ['run-3', 'max-tokens'],
+    ]);
+  });
+
   it('passes runs of other sources through untouched', () => {
     const t = target();
     const join = new AgentTelemetryJoin(t, 600_000);
