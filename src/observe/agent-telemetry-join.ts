@@ -24,6 +24,12 @@ import type { RunListener, RunRecord, RunStart } from './run-record.js';
 export const MAX_REPORTS = 4096;
 /** Run windows kept for re-parenting (oldest dropped first). */
 const MAX_WINDOWS = 4096;
+/**
+ * Slack on a run's window when placing agent records: the proxy stamps a
+ * prompt when it observes it, after forwarding it, so the agent's first span
+ * may start a little before the run does.
+ */
+export const RUN_WINDOW_SLACK_MS = 250;
 
 /** A run's place in time, for finding the run an agent span belongs to. */
 export interface RunWindow {
@@ -99,12 +105,16 @@ export class AgentTelemetryJoin implements RunListener {
     for (const [runId, held] of [...this.#held]) if (this.#answered(held.record)) this.#release(runId);
   }
 
-  /** The run an agent record at `time` of `sessionId` (when known) belongs to: the latest whose window holds it. */
+  /**
+   * The run an agent record at `time` of `sessionId` (when known) belongs
+   * to: the latest-started one whose window, widened by
+   * {@link RUN_WINDOW_SLACK_MS}, holds it.
+   */
   runAt(time: number, sessionId: string | undefined): RunWindow | undefined {
     for (let i = this.#windows.length - 1; i >= 0; i -= 1) {
       const w = this.#windows[i]!;
       if (sessionId !== undefined && w.sessionId !== sessionId) continue;
-      if (time >= w.startTime && (w.endTime === undefined || time <= w.endTime)) return w;
+      if (time >= w.startTime - RUN_WINDOW_SLACK_MS && (w.endTime === undefined || time <= w.endTime + RUN_WINDOW_SLACK_MS)) return w;
     }
     return undefined;
   }

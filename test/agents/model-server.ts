@@ -187,6 +187,8 @@ function stepFor(dialect: Dialect | 'other', url: string, raw: string, scenario:
   if (dialect === 'other' || scenario === undefined || nonce === undefined) return 'side';
   if (dialect === 'gemini' && !url.includes(':streamGenerateContent')) return 'side';
   if (dialect === 'anthropic' && !isMainAnthropic(raw)) return 'side';
+  // codex's side requests (titles and the like, made or not depending on timing) offer no tools.
+  if (dialect === 'openai' && !raw.includes('"tools":[{')) return 'side';
   const seen = turns.get(nonce) ?? 0;
   turns.set(nonce, seen + 1);
   switch (scenario) {

@@ -130,11 +130,10 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
 
     it('asks the model server the same through the proxy', () => {
       const summary = (r: (typeof play.direct.modelRequests)[number]): string => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`;
-      // The turns' own requests in order; side requests (titles, checks) race them, so only as many of each.
+      // The turns' own requests, in order. Side requests (titles, checks) are the agent's background work:
+      // they race the turns, and whether some are made at all depends on timing (codex's, claude's titles).
       const main = (view: typeof play.direct): string[] => view.modelRequests.filter((r) => r.answered !== 'side').map(summary);
-      const side = (view: typeof play.direct): string[] => view.modelRequests.filter((r) => r.answered === 'side').map(summary).sort();
       expect(main(play.proxied)).toEqual(main(play.direct));
-      expect(side(play.proxied)).toEqual(side(play.direct));
       expect(main(play.direct).length).toBeGreaterThan(0);
     });
 

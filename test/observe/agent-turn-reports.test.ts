@@ -204,6 +204,9 @@ describe('AgentTelemetryJoin', () => {
     join.onRunStart(run());
     join.onRunStart(run({ runId: 'run-2', sessionId: 'other', startTime: T0 + 2000 }));
     expect(join.runAt(T0 + 10, SESSION)?.runId).toBe('run-1');
+    // The agent's first span may start just before the proxy stamped the prompt.
+    expect(join.runAt(T0 - 1, SESSION)?.runId).toBe('run-1');
+    expect(join.runAt(T0 - 1000, SESSION)).toBeUndefined();
     expect(join.runAt(T0 + 2500, undefined)?.runId).toBe('run-2');
     expect(join.runAt(T0 + 2500, 'nobody')).toBeUndefined();
   });
