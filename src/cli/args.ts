@@ -36,7 +36,15 @@ export type Protocol = 'sdk' | 'acp' | 'auto';
 export type Command =
   | { readonly name: 'help'; readonly topic?: string }
   | { readonly name: 'version' }
-  | ({ readonly name: 'proxy'; readonly protocol: Protocol; readonly capture?: string; readonly command: string; readonly args: readonly string[] } & TelemetryFlags)
+  | ({
+      readonly name: 'proxy';
+      readonly protocol: Protocol;
+      readonly capture?: string;
+      /** `--agent-telemetry`: receive the agent's own OpenTelemetry (docs/AGENTS.md); absent: the agent's environment is untouched. */
+      readonly agentTelemetry?: true;
+      readonly command: string;
+      readonly args: readonly string[];
+    } & TelemetryFlags)
   | ({ readonly name: 'replay'; readonly paths: readonly string[]; readonly json: boolean; readonly progress?: boolean; readonly protocol: Protocol } & TelemetryFlags)
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
   | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags);
@@ -105,6 +113,10 @@ Check the configuration first with the same options and environment:
 Options:
   --protocol <sdk|acp|auto>   protocol spoken on stdio (default auto: decided from the first frames)
   --capture <file>            also record the observed lines as NDJSON for 'subagent-otel replay'
+  --agent-telemetry           point the agent's own OpenTelemetry at a loopback receiver of the proxy:
+                              complete runs from what it reports, forward its spans, metrics and logs
+                              (changes the agent's environment; docs/AGENTS.md). Late records are
+                              awaited up to SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS (default 10000) per run
 
 ${TELEMETRY_HELP}
 
@@ -238,7 +250,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
       const dash = rest.indexOf('--');
       const own = dash === -1 ? rest : rest.slice(0, dash);
       const child = dash === -1 ? [] : rest.slice(dash + 1);
-      const { values, positionals } = parse('proxy', own, { ...telemetryOptions, protocol: { type: 'string' }, capture: { type: 'string' } }, true);
+      const { values, positionals } = parse(
+        'proxy',
+        own,
+        { ...telemetryOptions, protocol: { type: 'string' }, capture: { type: 'string' }, 'agent-telemetry': { type: 'boolean' } },
+        true,
+      );
       if (values.help === true) return { name: 'help', topic: 'proxy' };
       if (positionals.length > 0) {
         throw new UsageError(`unexpected '${positionals[0]}' before '--': put the agent command after '--', e.g. subagent-otel proxy -- ${positionals.join(' ')}`);
@@ -251,6 +268,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         name: 'proxy',
         protocol: protocolOf(values.protocol as string | undefined),
         ...(typeof values.capture === 'string' ? { capture: values.capture } : {}),
+        ...(values['agent-telemetry'] === true ? { agentTelemetry: true as const } : {}),
         command,
         args,
         ...telemetryFlags(values),

@@ -112,7 +112,12 @@ interface OpenRun {
   sessionUsageTotals?: { inputTokens: number; outputTokens: number };
   contextWindow?: { used: number; size: number };
   sessionCost?: { amount: number; currency: string };
+  /** The turn's last `agent_message_chunk` text, when at most {@link LAST_TEXT_MAX_CHARS} long (text truncation signatures read it). */
+  lastText?: string;
 }
+
+/** Longest last text chunk a run keeps for the truncation signatures; a longer one is no agent's error sentence. */
+const LAST_TEXT_MAX_CHARS = 1024;
 
 /** A `session/request_permission` the agent sent, until the client answers it. */
 interface PendingPermission {
@@ -296,7 +301,10 @@ export class AcpTracker implements FrameObserver {
   #foldUpdate(run: OpenRun, update: AcpKnownSessionUpdate, time: number): void {
     switch (update.sessionUpdate) {
       case ACP_SESSION_UPDATES.agentMessageChunk:
-        if (isAcpTextBlock(update.content)) run.builder.pushText(update.content.text);
+        if (isAcpTextBlock(update.content)) {
+          run.builder.pushText(update.content.text);
+          if (update.content.text !== '') run.lastText = update.content.text.length <= LAST_TEXT_MAX_CHARS ? update.content.text : undefined;
+        }
         return;
       case ACP_SESSION_UPDATES.toolCall:
       case ACP_SESSION_UPDATES.toolCallUpdate:
@@ -439,7 +447,12 @@ export class AcpTracker implements FrameObserver {
     }
     // A draft-v2 acceptance (messageId, no stopReason): the turn goes on until an idle state update.
     if (stopReason === undefined) return;
-    const answer: AcpTurnAnswer = { kind: 'result', stopReason, ...(_meta !== undefined ? { meta: _meta } : {}) };
+    const answer: AcpTurnAnswer = {
+      kind: 'result',
+      stopReason,
+      ...(_meta !== undefined ? { meta: _meta } : {}),
+      ...(run.lastText !== undefined ? { lastText: run.lastText } : {}),
+    };
     const signature = stopReasonFromAcp(stopReason) === 'max-tokens' ? undefined : matchTruncation(answer, this.#signatures);
     if (signature !== undefined) {
       this.#finish(run, time, { stopReason: 'max-tokens', inferredFrom: signature.id });

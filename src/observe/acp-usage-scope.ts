@@ -15,7 +15,7 @@
 import type { AcpUsage } from '../wire/acp-protocol.js';
 
 /** Version of {@link ACP_USAGE_SCOPES}; bumped on every change. */
-export const ACP_USAGE_SCOPE_TABLE_VERSION = 1 as const;
+export const ACP_USAGE_SCOPE_TABLE_VERSION = 2 as const;
 
 /** What a `PromptResponse.usage` of an agent counts. */
 export type AcpUsageScope = 'turn' | 'session';
@@ -31,12 +31,16 @@ export interface AcpUsageScopeEntry {
 export const ACP_DEFAULT_USAGE_SCOPE: AcpUsageScope = 'turn';
 
 /**
- * Agents whose usage scope was checked. codex-acp 0.16 sends no usage at all,
- * and gemini-cli 0.61 sends per-turn counts in `_meta.quota` (never totals).
+ * Agents whose usage scope was checked (by the real-agent tests: a second
+ * turn of a session reports one call's figures, not the sum). The archived
+ * codex-acp 0.16 sent no usage at all, and gemini-cli 0.61 sends per-turn
+ * counts in `_meta.quota` (never totals).
  */
 export const ACP_USAGE_SCOPES: readonly AcpUsageScopeEntry[] = [
+  { agent: '@agentclientprotocol/claude-agent-acp', agentVersions: '0.101', scope: 'turn' },
+  { agent: '@agentclientprotocol/codex-acp', agentVersions: '2.6', scope: 'turn' },
   // `accumulatedUsage` is reset when each prompt starts: the figures are the turn's.
-  { agent: '@zed-industries/claude-agent-acp', agentVersions: '0.23', scope: 'turn' },
+  { agent: '@zed-industries/claude-agent-acp', agentVersions: '0.23 (historic)', scope: 'turn' },
 ];
 
 /** The scope of `agent` in `table`; {@link ACP_DEFAULT_USAGE_SCOPE} when it is unknown or not listed. */

@@ -123,7 +123,7 @@ export interface ToolPermission {
  * Where a run's token usage was read from (ACP): `PromptResponse.usage` as the
  * turn's figures, the difference of two session totals, or `_meta.quota`.
  */
-export type UsageOrigin = 'prompt-response' | 'prompt-response-session-delta' | 'meta-quota';
+export type UsageOrigin = 'prompt-response' | 'prompt-response-session-delta' | 'meta-quota' | 'agent-telemetry';
 
 /** An ACP failure answer: the JSON-RPC error of the prompt, or the error of a draft-v2 idle state. */
 export interface RunRpcError {
@@ -159,6 +159,12 @@ export interface RunRecord extends RunStart {
   readonly rpcError?: RunRpcError;
   /** ACP: where `usage` came from, when it was reported. */
   readonly usageOrigin?: UsageOrigin;
+  /**
+   * With `proxy --agent-telemetry`: whether the agent's own telemetry about
+   * this run came (`joined`) or not within the wait (`none`: the run is
+   * reported from the wire alone). Absent without the flag.
+   */
+  readonly agentTelemetry?: 'joined' | 'none';
   /** ACP: session usage totals an agent reported that could not be turned into this run's figures (`usage` then has none). */
   readonly sessionUsageTotals?: { readonly inputTokens: number; readonly outputTokens: number };
   /** ACP `usage_update`: tokens in the context window and its size, as last reported during the run. Not token usage. */

@@ -28,6 +28,7 @@ import {
   ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME,
   ATTR_SUBAGENT_TOOL_TITLE,
   ATTR_SUBAGENT_USAGE_ORIGIN,
+  ATTR_SUBAGENT_AGENT_TELEMETRY,
 } from './semconv.js';
 
 /** Longest `subagent.error.message` (UTF-16 code units, marker included), whatever the content policy allows. */
@@ -108,6 +109,7 @@ export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { at
     }
   }
   if (record.usageOrigin !== undefined && record.usage.reported) attributes[ATTR_SUBAGENT_USAGE_ORIGIN] = record.usageOrigin;
+  if (record.agentTelemetry !== undefined) attributes[ATTR_SUBAGENT_AGENT_TELEMETRY] = record.agentTelemetry;
   if (record.sessionUsageTotals !== undefined) {
     attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS] = record.sessionUsageTotals.inputTokens;
     attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS] = record.sessionUsageTotals.outputTokens;

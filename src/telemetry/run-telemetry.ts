@@ -576,6 +576,15 @@ export class RunTelemetry implements RunListener {
     return { span, startTime: start.startTime };
   }
 
+  /**
+   * The span context of a run's `invoke_agent` span: open, or among the last
+   * closed ones remembered. @returns `undefined` for a run never seen or long
+   * forgotten. Never throws.
+   */
+  spanContextOf(runId: string): SpanContext | undefined {
+    return this.#open.get(runId)?.span.spanContext() ?? this.#closed.get(runId);
+  }
+
   #rememberClosed(runId: string, spanContext: SpanContext): void {
     this.#closed.delete(runId);
     this.#closed.set(runId, spanContext);

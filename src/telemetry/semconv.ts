@@ -161,6 +161,8 @@ export const ATTR_SUBAGENT_ERROR_MESSAGE = 'subagent.error.message' as const;
  * `meta-quota` (`_meta.quota.token_count`).
  */
 export const ATTR_SUBAGENT_USAGE_ORIGIN = 'subagent.usage.origin' as const;
+/** `proxy --agent-telemetry`: whether the agent's own telemetry about the run came (`joined`) or not (`none`). */
+export const ATTR_SUBAGENT_AGENT_TELEMETRY = 'subagent.agent_telemetry' as const;
 /** Tokens in the agent's context window at its last ACP `usage_update` of the run. Not token usage. */
 export const ATTR_SUBAGENT_CONTEXT_WINDOW_USED = 'subagent.context_window.used' as const;
 /** Size of the agent's context window in tokens, from its last ACP `usage_update` of the run. */

@@ -28,8 +28,8 @@ export const AGENT_NAMES: readonly AgentName[] = ['claude', 'codex', 'gemini'];
 
 const MODULES = join(AGENTS_DIR, 'node_modules');
 const ENTRY: Record<AgentName, string> = {
-  claude: join(MODULES, '@zed-industries', 'claude-agent-acp', 'dist', 'index.js'),
-  codex: join(MODULES, '@zed-industries', 'codex-acp-linux-x64', 'bin', 'codex-acp'),
+  claude: join(MODULES, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js'),
+  codex: join(MODULES, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js'),
   gemini: join(MODULES, '@google', 'gemini-cli', 'bundle', 'gemini.js'),
 };
 
@@ -80,7 +80,7 @@ export function launchSpec(name: AgentName, origin: string): AgentLaunch {
     writeFileSync(
       join(codexHome, 'config.toml'),
       [
-        'model = "gpt-5.4-mini"',
+        'model = "gpt-5.5"',
         'model_provider = "fixture"',
         '',
         '[model_providers.fixture]',
@@ -96,13 +96,19 @@ export function launchSpec(name: AgentName, origin: string): AgentLaunch {
         '',
       ].join('\n'),
     );
-    Object.assign(env, { CODEX_HOME: codexHome, FIXTURE_OPENAI_KEY: 'dummy', RUST_LOG: 'error' });
-    argv = [entry];
+    // codex-acp 2.6 starts in its `agent` mode, whose automatic reviewer (a model call) answers permission requests: the tests want them asked.
+    Object.assign(env, { CODEX_HOME: codexHome, FIXTURE_OPENAI_KEY: 'dummy', RUST_LOG: 'error', INITIAL_AGENT_MODE: 'workspace-write' });
+    argv = [process.execPath, entry];
   } else if (name === 'claude') {
+    // claude-agent-acp 0.101 starts sessions in Claude Code's `auto` mode, whose classifier asks the model
+    // about each tool call (and warns in the chat about a gateway): the tests want the permission request.
+    const claudeDir = join(home, '.claude');
+    mkdirSync(claudeDir, { recursive: true });
+    writeFileSync(join(claudeDir, 'settings.json'), `${JSON.stringify({ permissions: { defaultMode: 'default' } }, null, 2)}\n`);
     Object.assign(env, {
       ANTHROPIC_BASE_URL: origin,
       ANTHROPIC_API_KEY: 'dummy',
-      CLAUDE_CONFIG_DIR: join(home, '.claude'),
+      CLAUDE_CONFIG_DIR: claudeDir,
       IS_SANDBOX: '1',
       CLAUDE_CODE_MAX_RETRIES: '0',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',

@@ -112,7 +112,10 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
         requests.push({ dialect, method: req.method ?? 'GET', path: req.url ?? '/', scenario, nonce, answered: step, body });
         if (requests.length > MAX_LOG) requests.shift();
         sequence += 1;
-        answer(dialect, req.url ?? '/', body, step, sequence, res);
+        // Ids the agents pass on to the client (message, tool call ids) come from the turn, not the arrival
+        // order: side requests (titles, checks) race the main ones and must not shift them.
+        const tag = step === 'side' || nonce === undefined ? `side_${sequence}` : `${nonce}_${turns.get(nonce) ?? 0}`;
+        answer(dialect, req.url ?? '/', body, step, tag, res);
       })
       .catch((error: unknown) => {
         res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
@@ -184,6 +187,8 @@ function stepFor(dialect: Dialect | 'other', url: string, raw: string, scenario:
   if (dialect === 'other' || scenario === undefined || nonce === undefined) return 'side';
   if (dialect === 'gemini' && !url.includes(':streamGenerateContent')) return 'side';
   if (dialect === 'anthropic' && !isMainAnthropic(raw)) return 'side';
+  // codex's side requests (titles and the like, made or not depending on timing) offer no tools.
+  if (dialect === 'openai' && !raw.includes('"tools":[{')) return 'side';
   const seen = turns.get(nonce) ?? 0;
   turns.set(nonce, seen + 1);
   switch (scenario) {
@@ -205,7 +210,7 @@ function isMainAnthropic(raw: string): boolean {
   return raw.includes('"stream":true') && raw.includes('"tools":[{');
 }
 
-function answer(dialect: Dialect | 'other', url: string, body: unknown, step: Step, seq: number, res: ServerResponse): void {
+function answer(dialect: Dialect | 'other', url: string, body: unknown, step: Step, seq: string, res: ServerResponse): void {
   if (dialect === 'other') {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     return;
@@ -259,7 +264,7 @@ function sse(res: ServerResponse): (event: string | undefined, data: unknown) =>
 
 // ---------------------------------------------------------------- Anthropic
 
-function anthropic(body: unknown, step: Step, seq: number, res: ServerResponse): void {
+function anthropic(body: unknown, step: Step, seq: string, res: ServerResponse): void {
   const request = (body ?? {}) as { stream?: boolean; model?: string };
   const model = request.model ?? 'claude-sonnet-4-5';
   const id = `msg_fixture_${seq}`;
@@ -294,7 +299,7 @@ function anthropic(body: unknown, step: Step, seq: number, res: ServerResponse):
 
 // ---------------------------------------------------------------- OpenAI Responses
 
-function openai(step: Step, seq: number, res: ServerResponse): void {
+function openai(step: Step, seq: string, res: ServerResponse): void {
   const send = sse(res);
   const id = `resp_fixture_${seq}`;
   const base = { id, object: 'response', created_at: 1_700_000_000, model: 'gpt-5.4-mini', output: [] as unknown[] };

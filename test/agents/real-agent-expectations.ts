@@ -130,7 +130,11 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
 
     it('asks the model server the same through the proxy', () => {
       const summary = (r: (typeof play.direct.modelRequests)[number]): string => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`;
-      expect(play.proxied.modelRequests.map(summary)).toEqual(play.direct.modelRequests.map(summary));
+      // The turns' own requests, in order. Side requests (titles, checks) are the agent's background work:
+      // they race the turns, and whether some are made at all depends on timing (codex's, claude's titles).
+      const main = (view: typeof play.direct): string[] => view.modelRequests.filter((r) => r.answered !== 'side').map(summary);
+      expect(main(play.proxied)).toEqual(main(play.direct));
+      expect(main(play.direct).length).toBeGreaterThan(0);
     });
 
     it.each(SCENARIOS)('gives the client exactly the same turns through the proxy (%s)', (scenario) => {

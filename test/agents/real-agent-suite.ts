@@ -129,14 +129,16 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const TEMP_ROOT = /\/tmp\/real-agent-[a-z]+-[A-Za-z0-9]+/g;
 const EPOCH_MS = /(?<![0-9])1[0-9]{12}(?![0-9])/g;
 const LOOPBACK_PORT = /127\.0\.0\.1:[0-9]+/g;
-const VOLATILE_KEY = /(_ms|_at|At|[Tt]ime|^process_id$|^turn_id$|^duration$|^nanos$|^secs$)$/;
+// claude-agent-acp 0.101's `_meta.quota.model_usage` and `usage_update.cost` count the session's side calls too
+// (its title request), which finish before or after the turn's end depending on timing.
+const VOLATILE_KEY = /(_ms|_at|At|[Tt]ime|^process_id$|^turn_id$|^duration$|^nanos$|^secs$|^model_usage$|^cost$)$/;
 
 /**
  * A deep copy of `value` with what legitimately differs between two runs of
  * the same scenario replaced by placeholders: UUIDs (session, turn and
  * request ids), the temporary home/work paths, the model server's port,
  * epoch milliseconds inside strings (gemini's tool call ids), and values
- * under time- and process-id keys. Everything else, order included, is kept.
+ * under time- and process-id keys and claude's `model_usage` and `cost`. Everything else, order included, is kept.
  */
 export function normalised(value: unknown): unknown {
   if (typeof value === 'string') return value.replace(UUID, '<uuid>').replace(TEMP_ROOT, '<tmp>').replace(EPOCH_MS, '<ms>').replace(LOOPBACK_PORT, '127.0.0.1:<port>');

@@ -1,14 +1,15 @@
 /**
- * The headline alert for the agents people use: real codex-acp and
- * claude-agent-acp processes, each behind `subagent-otel proxy --protocol acp
- * --prometheus-port <port>`, driven by the official ACP SDK client against
+ * The headline alert for the agents people use: real codex-acp,
+ * claude-agent-acp and gemini-cli processes, each behind `subagent-otel proxy
+ * --protocol acp --agent-telemetry --prometheus-port <port>`, driven by the official ACP SDK client against
  * the scripted model server, most prompts cut at the output-token limit. A
- * real Prometheus on loopback scrapes both proxies every second and
+ * real Prometheus on loopback scrapes the three proxies every second and
  * evaluates the shipped rules (rendered from the same source as rules.yml,
  * with the production 1 h window and 2 s `for` durations instead of minutes).
  * `SubagentMaxTokensTruncationRateHigh` must fire, warning and critical, for
- * both agents: codex and claude answer a truncated turn with a JSON-RPC
- * error, which the observer must recognise as max-tokens.
+ * all three: claude answers a truncated turn with a typed JSON-RPC error,
+ * codex with a text chunk and `end_turn`, gemini with a plain `end_turn`
+ * whose cause only its own telemetry (`--agent-telemetry`) reports.
  *
  * No verdict depends on the agents' pace: each agent answers a fixed number
  * of prompts ({@link ANSWERS}), all of which the 1 h window holds, so the
@@ -19,7 +20,7 @@
  * really scraped (`test/helpers/promtool-replay.ts`).
  *
  * Runs go in step with the scrapes, without sleeping: after each batch the
- * driver polls Prometheus until both jobs' `subagent_runs_total` count every
+ * driver polls Prometheus until every job's `subagent_runs_total` count every
  * answered turn, then sends the next. One agent process and one session per
  * agent (claude takes seconds to open a session); a prompt left unanswered
  * for {@link PROMPT_BOUND_MS} is given up (it counts toward no run) and the
@@ -39,8 +40,8 @@ import { CLI, ROOT } from '../helpers/paths.js';
 import { freePort, instantQuery, pollUntil, prometheusAlerts, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
 import { gridSeries, rawSamples, runPromtoolTest } from '../helpers/promtool-replay.js';
 import { startPeer, type AcpPeer } from './acp-driver.js';
-import { launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
-import { startModelServer, type ModelServer } from './model-server.js';
+import { AGENT_NAMES, launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
+import { startModelServer, TEXT, type ModelServer } from './model-server.js';
 
 /** Of every four prompts, three stop at the output-token limit. */
 const BATCH = ['max-tokens', 'max-tokens', 'max-tokens', 'normal'] as const;
@@ -57,10 +58,10 @@ const CONDITION_BUDGET_MS = 120_000;
 /** Per-test budget: every answer of the slower agent (about 2 s each on a busy machine) plus the conditions after them. */
 const TEST_BUDGET_MS = 900_000;
 /** The label each agent's runs carry (its `initialize` `agentInfo.name`). */
-const AGENT_LABEL: Record<'codex' | 'claude', string> = { codex: 'codex-acp', claude: '@zed-industries/claude-agent-acp' };
+const AGENT_LABEL: Record<AgentName, string> = { codex: '@agentclientprotocol/codex-acp', claude: '@agentclientprotocol/claude-agent-acp', gemini: 'gemini-cli' };
 
 interface Observed {
-  readonly agent: 'codex' | 'claude';
+  readonly agent: AgentName;
   readonly job: string;
   readonly target: string;
   readonly peer: AcpPeer;
@@ -88,21 +89,23 @@ async function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T | unde
   }
 }
 
-async function startObserved(agent: 'codex' | 'claude', server: ModelServer): Promise<Observed> {
+async function startObserved(agent: AgentName, server: ModelServer): Promise<Observed> {
   const port = await freePort();
-  const spec = launchSpec(agent as AgentName, server.origin);
-  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--prometheus-port', String(port), '--', ...spec.argv];
-  const peer = await startPeer(argv, spec.env, spec.cwd);
+  const spec = launchSpec(agent, server.origin);
+  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--prometheus-port', String(port), '--', ...spec.argv];
+  // A generous bound on the wait for gemini's and claude's own records (released as soon as they are in).
+  const env = agent === 'codex' ? spec.env : { ...spec.env, SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' };
+  const peer = await startPeer(argv, env, spec.cwd);
   const sessionId = await peer.newSession(spec.cwd);
   return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0 };
 }
 
 
-it('has codex and claude installed in test/agents/pinned', () => {
-  expect([requireAgent('codex'), requireAgent('claude')]).toHaveLength(2);
+it('has codex, claude and gemini installed in test/agents/pinned', () => {
+  expect(AGENT_NAMES.map(requireAgent)).toHaveLength(3);
 });
 
-describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut at the token limit', () => {
+describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini runs cut at the token limit', () => {
   let server: ModelServer;
   let prom: LocalServer | undefined;
   const observed: Observed[] = [];
@@ -126,13 +129,14 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
         continue;
       }
       o.answered += 1;
-      if (turn.error !== undefined && /output token|max_output_tokens/.test(JSON.stringify(turn.error))) o.maxTokensErrors += 1;
+      // What the client saw of the limit: claude's error, codex's text chunk, gemini's cut text.
+      if (/output token|max_output_tokens/.test(JSON.stringify(turn.error ?? turn.text)) || turn.text === TEXT.partial) o.maxTokensErrors += 1;
     }
   };
 
   beforeAll(async () => {
     server = await startModelServer();
-    for (const agent of ['codex', 'claude'] as const) observed.push(await startObserved(agent, server));
+    for (const agent of AGENT_NAMES) observed.push(await startObserved(agent, server));
     prom = await startPrometheus({
       config: [
         'global:',
@@ -157,7 +161,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
             const seen = observed.every((o) => totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered));
             return seen ? true : undefined;
           },
-          { what: 'Prometheus to scrape every answered run from both proxies', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 100 },
+          { what: 'Prometheus to scrape every answered run from every proxy', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 100 },
         );
       }
     })();
@@ -175,14 +179,14 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
     await server?.close();
   }, TEST_BUDGET_MS);
 
-  /** Waits until both agents answered {@link ANSWERS} prompts and Prometheus scraped every run. @returns the server. */
+  /** Waits until every agent answered {@link ANSWERS} prompts and Prometheus scraped every run. @returns the server. */
   const allAnswered = async (): Promise<LocalServer> => {
     if (prom === undefined || driving === undefined) throw new Error('Prometheus or the driver did not start (see beforeAll)');
     await driving;
     return prom;
   };
 
-  it('fires warning and critical for both agents, labelled with the agent', async () => {
+  it('fires warning and critical for all three agents, labelled with the agent', async () => {
     const p = await allAnswered();
     const firing = await pollUntil(
       async () => {
@@ -190,9 +194,9 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
           .filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.state === 'firing')
           .map((a) => `${a.labels.job} ${a.labels.gen_ai_agent_name} ${a.labels.severity}`)
           .sort();
-        return mine.length === 4 ? mine : undefined;
+        return mine.length === 6 ? mine : undefined;
       },
-      { what: 'the truncation alerts of both agents to fire', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 250 },
+      { what: 'the truncation alerts of all three agents to fire', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 250 },
     ).catch(async (error: unknown) => {
       // Say how far the runs got and what Prometheus computed, then fail as before.
       const ratios = await instantQuery(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
@@ -205,13 +209,15 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
       `real-claude ${AGENT_LABEL.claude} warning`,
       `real-codex ${AGENT_LABEL.codex} critical`,
       `real-codex ${AGENT_LABEL.codex} warning`,
+      `real-gemini ${AGENT_LABEL.gemini} critical`,
+      `real-gemini ${AGENT_LABEL.gemini} warning`,
     ]);
   }, TEST_BUDGET_MS);
 
   it('counted every answered turn once, the agents’ own truncation errors as max-tokens runs', async () => {
     const p = await allAnswered();
     const totals = await instantQuery(p, 'sum by (job) (subagent_runs_total)');
-    expect(Object.fromEntries(totals.map((t) => [t.metric.job, Number(t.value[1])]))).toEqual({ 'real-codex': ANSWERS, 'real-claude': ANSWERS });
+    expect(Object.fromEntries(totals.map((t) => [t.metric.job, Number(t.value[1])]))).toEqual({ 'real-codex': ANSWERS, 'real-claude': ANSWERS, 'real-gemini': ANSWERS });
     const series = await instantQuery(p, 'sum by (job, gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total)');
     const maxTokens = Object.fromEntries(series.filter((s) => s.metric.subagent_stop_reason === 'max-tokens').map((s) => [s.metric.job, Number(s.value[1])]));
     for (const o of observed) {
@@ -223,9 +229,9 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
     expect(series.filter((s) => s.metric.subagent_stop_reason === 'error').map((s) => s.metric.job)).toEqual([]);
   }, TEST_BUDGET_MS);
 
-  it('fires both severities for both agents under the production rules, evaluated at explicit times over the scraped series', async () => {
+  it('fires both severities for all three agents under the production rules, evaluated at explicit times over the scraped series', async () => {
     const p = await allAnswered();
-    const scraped = await rawSamples(p, 'subagent_runs_total{job=~"real-codex|real-claude"}', Date.now() / 1000);
+    const scraped = await rawSamples(p, 'subagent_runs_total{job=~"real-codex|real-claude|real-gemini"}', Date.now() / 1000);
     // 25 min of the final counts after the data: longer than the 15 min warning `for`.
     const layout = gridSeries(scraped, 'job', 100);
     const alert = (job: string, agent: string, severity: string) => ({
@@ -242,6 +248,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
             alert('real-claude', AGENT_LABEL.claude, 'warning'),
             alert('real-codex', AGENT_LABEL.codex, 'critical'),
             alert('real-codex', AGENT_LABEL.codex, 'warning'),
+            alert('real-gemini', AGENT_LABEL.gemini, 'critical'),
+            alert('real-gemini', AGENT_LABEL.gemini, 'warning'),
           ],
         },
         {
@@ -250,6 +258,7 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex and claude runs cut
           exp_samples: [
             { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-claude", gen_ai_agent_name="${AGENT_LABEL.claude}"}`, value: ANSWERS },
             { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-codex", gen_ai_agent_name="${AGENT_LABEL.codex}"}`, value: ANSWERS },
+            { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-gemini", gen_ai_agent_name="${AGENT_LABEL.gemini}"}`, value: ANSWERS },
           ],
         },
       ],

@@ -94,6 +94,8 @@ describe('the start path of the bundled CLI', () => {
     expect(closure.sources.filter((source) => /^src\/(observe|wire|output|replay)\//.test(source))).toEqual([]);
     expect(closure.sources).not.toContain('src/cli/commands/proxy-observation.ts');
     expect(closure.sources).not.toContain('src/cli/telemetry-options.ts');
+    // proxy --agent-telemetry (receiver, join, forwarding) loads only with its flag.
+    expect(closure.sources.filter((source) => source.startsWith('src/cli/agent-telemetry'))).toEqual([]);
   });
 
   it('loads no built-in module the spawn does not need (no crypto, http, zlib, worker threads)', () => {

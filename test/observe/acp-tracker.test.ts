@@ -384,6 +384,30 @@ describe('AcpTracker: truncation signatures', () => {
     ]);
   });
 
+  it("recognises codex-acp 2.6's output limit: its sentence as the turn's last text chunk, then end_turn", () => {
+    const { ends } = observe([
+      prompt(1),
+      say('Here is the first part of a long'),
+      say('Incomplete response returned, reason: max_output_tokens\n\n'),
+      answer(1, { stopReason: 'end_turn' }),
+      prompt(2),
+      say('Incomplete response returned, reason: max_output_tokens\n\n'),
+      say('but the turn went on.'),
+      answer(2, { stopReason: 'end_turn' }),
+    ]);
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null])).toEqual([
+      ['max-tokens', 'codex-acp/incomplete_text_chunk@2'],
+      ['completed', null],
+    ]);
+    // The client's text stays the output, the sentence included.
+    expect(ends[0]?.output).toEqual([{ type: 'text', text: 'Here is the first part of a longIncomplete response returned, reason: max_output_tokens\n\n' }]);
+  });
+
+  it("recognises claude-agent-acp 0.101's typed error kind without its text", () => {
+    const { ends } = observe([prompt(1), ['agent->client', { kind: 'response', id: 1, error: { code: -32603, message: 'Internal error', data: { errorKind: 'max_output_tokens' } } }]]);
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom])).toEqual([['max-tokens', 'claude-agent-acp/error_kind_max_output_tokens@2']]);
+  });
+
   it('changes nothing when recognition is turned off with an empty table', () => {
     const { ends } = observe([prompt(1), failure(1, -32603, "Internal error: API Error: Claude's response exceeded the 32000 output token maximum.")], {
       truncationSignatures: [],

@@ -11,12 +11,44 @@ const CLAUDE_MESSAGE =
   "Internal error: API Error: Claude's response exceeded the 32000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.";
 
 describe('the shipped truncation table', () => {
-  it('is version 1 with one entry per agent that signals truncation, each id carrying the version', () => {
-    expect(ACP_TRUNCATION_TABLE_VERSION).toBe(1);
+  it('is version 2: the current adapters first, the archived ones kept as historic rows, each id carrying its version', () => {
+    expect(ACP_TRUNCATION_TABLE_VERSION).toBe(2);
     expect(ACP_TRUNCATION_SIGNATURES.map((s) => [s.id, s.agent])).toEqual([
+      ['claude-agent-acp/error_kind_max_output_tokens@2', '@agentclientprotocol/claude-agent-acp'],
+      ['codex-acp/incomplete_text_chunk@2', '@agentclientprotocol/codex-acp'],
       ['codex-acp/max_output_tokens@1', 'codex-acp'],
       ['claude-agent-acp/output_token_maximum@1', '@zed-industries/claude-agent-acp'],
     ]);
+  });
+
+  // As claude-agent-acp 0.101 and codex-acp 2.6 sent them to the real-agent tests' client.
+  const CLAUDE_101 = {
+    kind: 'error' as const,
+    code: -32603,
+    message: CLAUDE_MESSAGE.replace('32000', '128000'),
+    data: { errorKind: 'max_output_tokens' },
+  };
+  const CODEX_26 = { kind: 'result' as const, stopReason: 'end_turn', lastText: 'Incomplete response returned, reason: max_output_tokens\n\n' };
+
+  it.each([
+    ['claude 0.101: the typed error kind, as sent', CLAUDE_101, 'claude-agent-acp/error_kind_max_output_tokens@2'],
+    ['claude 0.101: the typed error kind without its text (a client with typed failures)', { ...CLAUDE_101, message: 'Internal error' }, 'claude-agent-acp/error_kind_max_output_tokens@2'],
+    ['codex 2.6: the failure as the last text chunk of an end_turn', CODEX_26, 'codex-acp/incomplete_text_chunk@2'],
+    ['codex 2.6: without the trailing blank line', { ...CODEX_26, lastText: 'Incomplete response returned, reason: max_output_tokens' }, 'codex-acp/incomplete_text_chunk@2'],
+  ])('recognises %s', (_name, answer, id) => {
+    expect(matchTruncation(answer)?.id).toBe(id);
+  });
+
+  it.each([
+    ['claude: another error kind', { ...CLAUDE_101, message: 'Internal error', data: { errorKind: 'rate_limit' } }],
+    ['claude: the error kind under another code', { ...CLAUDE_101, code: -32000, message: 'Internal error' }],
+    ['codex 2.6: a reply that quotes the sentence', { ...CODEX_26, lastText: 'The log says: Incomplete response returned, reason: max_output_tokens' }],
+    ['codex 2.6: the sentence before more text', { ...CODEX_26, lastText: 'Incomplete response returned, reason: max_output_tokens\n\nThen more.' }],
+    ['codex 2.6: another reason', { ...CODEX_26, lastText: 'Incomplete response returned, reason: content_filter\n\n' }],
+    ['codex 2.6: the sentence with another stop reason', { ...CODEX_26, stopReason: 'cancelled' }],
+    ['a result without a last text', { kind: 'result' as const, stopReason: 'end_turn' }],
+  ])('leaves %s alone', (_name, answer) => {
+    expect(matchTruncation(answer)).toBeUndefined();
   });
 
   it.each([

@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ACP_USAGE_SCOPE_TABLE_VERSION, usageDelta, usageScopeOf } from '../../src/observe/acp-usage-scope.js';
+import { ACP_USAGE_SCOPE_TABLE_VERSION, ACP_USAGE_SCOPES, usageDelta, usageScopeOf } from '../../src/observe/acp-usage-scope.js';
 
 describe('usage scope table', () => {
-  it('is version 1; claude-agent-acp reports per turn, and unknown agents are read per turn', () => {
-    expect(ACP_USAGE_SCOPE_TABLE_VERSION).toBe(1);
+  it('is version 2; the current claude and codex adapters report per turn, and unknown agents are read per turn', () => {
+    expect(ACP_USAGE_SCOPE_TABLE_VERSION).toBe(2);
     expect([usageScopeOf('@zed-industries/claude-agent-acp'), usageScopeOf('codex-acp'), usageScopeOf(undefined)]).toEqual(['turn', 'turn', 'turn']);
     expect(usageScopeOf('x', [{ agent: 'x', agentVersions: '1', scope: 'session' }])).toBe('session');
+    expect(ACP_USAGE_SCOPES.map((e) => [e.agent, e.scope])).toEqual([
+      ['@agentclientprotocol/claude-agent-acp', 'turn'],
+      ['@agentclientprotocol/codex-acp', 'turn'],
+      ['@zed-industries/claude-agent-acp', 'turn'],
+    ]);
   });
 });
 

@@ -24,6 +24,7 @@ import { configurationProblems } from '../../telemetry/config-problems.js';
 import { resolveContentPolicyWithWarnings } from '../../telemetry/content-policy.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
+import type { AgentTelemetry } from '../agent-telemetry.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
@@ -174,7 +175,11 @@ export function observeConversation(
  * understood, starts the configuration check, builds telemetry and the
  * tracker. Never throws for exporter problems (they are reported through diag).
  */
-export function startProxyObservation(cmd: ProxyCommand, io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream }): ProxyObservation {
+export function startProxyObservation(
+  cmd: ProxyCommand,
+  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream },
+  agentTelemetry?: AgentTelemetry,
+): ProxyObservation {
   const { env } = io;
   installDiagnostics('proxy', env);
   const options = telemetryOptions(cmd, env);
@@ -202,7 +207,9 @@ export function startProxyObservation(cmd: ProxyCommand, io: { env: NodeJS.Proce
     });
     capture.write(`${captureHeaderLine(cmd.protocol, Date.now(), captureId)}\n`);
   }
-  const { tap, observer, settled } = observeConversation(telemetry.runs, {
+  // With --agent-telemetry, runs pass through the join (completed from the agent's own reports) first.
+  const listener = agentTelemetry !== undefined ? agentTelemetry.attach(telemetry.runs, options) : telemetry.runs;
+  const { tap, observer, settled } = observeConversation(listener, {
     protocol: cmd.protocol,
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(env.TRACEPARENT !== undefined ? { traceparent: env.TRACEPARENT } : {}),
@@ -235,6 +242,8 @@ export function startProxyObservation(cmd: ProxyCommand, io: { env: NodeJS.Proce
         diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
       }
       await settled();
+      // Held runs wait for the agent's late records (bounded), then the receiver closes.
+      if (agentTelemetry !== undefined) await agentTelemetry.finish();
       if (capture !== undefined) {
         const file = capture;
         await new Promise<void>((resolve) => file.end(() => resolve()));

@@ -24,6 +24,7 @@ import { compileCacheNote } from '../compile-cache.js';
 import type { ChildPipes } from '../os-pipes.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
+import type { AgentTelemetry } from '../agent-telemetry.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -126,11 +127,17 @@ export async function runProxy(
 ): Promise<ProxyExit> {
   let observation: ProxyObservation | undefined;
   const queue = new StartupQueue();
+  // Opt-in only (docs/AGENTS.md): without the flag nothing of it loads and the agent gets the proxy's own environment.
+  let agentTelemetry: AgentTelemetry | undefined;
+  if (cmd.agentTelemetry === true) {
+    const { startAgentTelemetry } = await import('../agent-telemetry.js');
+    agentTelemetry = await startAgentTelemetry(io.env, (message) => io.stderr.write(`subagent-otel proxy: warning: ${message}\n`));
+  }
   // Observer errors before the observation loaded cannot happen (chunks are only queued); later ones go to its log.
   const exited = runStdioProxy({
     command: cmd.command,
     args: cmd.args,
-    env: io.env,
+    env: agentTelemetry?.childEnv ?? io.env,
     ...(io.pipes !== undefined ? { pipes: (await io.pipes) ?? null } : {}),
     onChunk: (direction, chunk) => (observation !== undefined ? observation.push(direction, chunk) : queue.push(direction, chunk)),
     // The observation keeps no chunk past the call (the queue copies): the bridge may reuse its read buffer.
@@ -142,7 +149,7 @@ export async function runProxy(
 
   // The agent runs: now load the observation beside it.
   const { startProxyObservation } = await import('./proxy-observation.js');
-  const ready = startProxyObservation(cmd, io);
+  const ready = startProxyObservation(cmd, io, agentTelemetry);
   ready.log('info', `subagent-otel: ${compileCacheNote()}`);
   io.onObserving?.();
   let warned = false;

@@ -1,0 +1,130 @@
+/**
+ * The loopback OTLP/HTTP receiver of `proxy --agent-telemetry`: listens on
+ * 127.0.0.1 (a port the kernel picks), takes `POST /v1/traces`, `/v1/logs`
+ * and `/v1/metrics` with JSON bodies (optionally gzip), validates them
+ * (`wire/otlp-json.ts`) and hands each request to `onRequest`. Answers 200
+ * `{}` to a request it took; 415 to protobuf (the agents are configured for
+ * JSON), 413 past {@link MAX_BODY_BYTES}, 400 to a body that is no export
+ * request, 404 elsewhere; each refusal is counted and its first cause kept.
+ * Owns the server and its connections (`close()` ends them).
+ *
+ * @module subagent-otel/cli/agent-telemetry-receiver
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzip } from 'node:zlib';
+import { parseOtlpJsonRequest, type OtlpJsonRequest, type OtlpSignal } from '../wire/otlp-json.js';
+
+/** Largest request body taken (after decompression). */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 'logs', '/v1/metrics': 'metrics' };
+
+/** A running receiver. */
+export interface AgentTelemetryReceiver {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string;
+  /** Requests taken, per signal, and refused (with the first refusal's cause). */
+  readonly stats: { taken: Record<OtlpSignal, number>; refused: number; firstRefusal?: string };
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) over = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function gunzipBounded(data: Buffer): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    gunzip(data, { maxOutputLength: MAX_BODY_BYTES }, (error, out) => {
+      if (error !== null) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') resolve(undefined);
+        else reject(error);
+      } else resolve(out);
+    });
+  });
+}
+
+/**
+ * Starts the receiver. `onRequest` is called once per request taken, after
+ * the answer was sent; it must not throw (a throw is caught and counted as
+ * a refusal of the next kind).
+ */
+export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonRequest) => void): Promise<AgentTelemetryReceiver> {
+  const stats: AgentTelemetryReceiver['stats'] = { taken: { traces: 0, logs: 0, metrics: 0 }, refused: 0 };
+  const refuse = (res: import('node:http').ServerResponse, status: number, cause: string): void => {
+    stats.refused += 1;
+    stats.firstRefusal ??= cause;
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: status, message: cause }));
+  };
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const signal = PATHS[path];
+    if (req.method !== 'POST' || signal === undefined) {
+      refuse(res, 404, `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`);
+      req.resume();
+      return;
+    }
+    const type = String(req.headers['content-type'] ?? '');
+    if (!type.includes('json')) {
+      refuse(res, 415, `${path}: content-type ${type || '(none)'} refused; the agent must send OTLP/HTTP JSON (http/json)`);
+      req.resume();
+      return;
+    }
+    readBody(req)
+      .then(async (raw) => {
+        const body = raw !== undefined && /gzip/i.test(String(req.headers['content-encoding'] ?? '')) ? await gunzipBounded(raw) : raw;
+        if (body === undefined) {
+          refuse(res, 413, `${path}: body over ${MAX_BODY_BYTES} bytes`);
+          return;
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(body.toString('utf8'));
+        } catch {
+          refuse(res, 400, `${path}: body is not JSON`);
+          return;
+        }
+        const parsed = parseOtlpJsonRequest(signal, json);
+        if (!parsed.ok) {
+          refuse(res, 400, `${path}: ${parsed.error}`);
+          return;
+        }
+        stats.taken[signal] += 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        try {
+          onRequest(parsed.value);
+        } catch (error) {
+          stats.refused += 1;
+          stats.firstRefusal ??= `${path}: handling failed: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      })
+      .catch((error: unknown) => refuse(res, 400, `${path}: ${error instanceof Error ? error.message : String(error)}`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  // Never keeps the proxy alive by itself.
+  server.unref();
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

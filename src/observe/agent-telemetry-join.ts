@@ -1,0 +1,152 @@
+/**
+ * A `RunListener` between the ACP tracker and telemetry for `proxy
+ * --agent-telemetry`: passes run starts on at once and holds each ACP run's
+ * end until the agent's own telemetry about it came, then completes it
+ * (`completeRun`) and passes it on. Agents batch their records and send them
+ * after the turn's answer, so a run is held until a main-loop model-call
+ * report of its session arrived that is later than its last tool call (the
+ * turn's final answer), or at most `waitMs` (then it is reported from the
+ * wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
+ * during a whole wait is taken to send none (codex-acp 2.6): later runs pass
+ * at once, marked `none`, until a report comes. Runs of other sources pass
+ * through.
+ * Also keeps, per session, the recent runs' windows, for re-parenting the
+ * agent's spans.
+ *
+ * Owns its timers and a bounded report buffer ({@link MAX_REPORTS}).
+ *
+ * @module subagent-otel/observe/agent-telemetry-join
+ */
+import { completeRun, reportsOfRun, type AgentModelCallReport } from './agent-turn-reports.js';
+import type { RunListener, RunRecord, RunStart } from './run-record.js';
+
+/** Reports kept for joining (oldest dropped first). */
+export const MAX_REPORTS = 4096;
+/** Run windows kept for re-parenting (oldest dropped first). */
+const MAX_WINDOWS = 4096;
+/**
+ * Slack on a run's window when placing agent records: the proxy stamps a
+ * prompt when it observes it, after forwarding it, so the agent's first span
+ * may start a little before the run does.
+ */
+export const RUN_WINDOW_SLACK_MS = 250;
+
+/** A run's place in time, for finding the run an agent span belongs to. */
+export interface RunWindow {
+  readonly runId: string;
+  readonly sessionId: string | undefined;
+  readonly startTime: number;
+  endTime?: number;
+}
+
+interface Held {
+  readonly record: RunRecord;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class AgentTelemetryJoin implements RunListener {
+  readonly #target: RunListener;
+  readonly #waitMs: number;
+  readonly #reports: AgentModelCallReport[] = [];
+  readonly #held = new Map<string, Held>();
+  readonly #windows: RunWindow[] = [];
+  #drained: Array<() => void> = [];
+  /** Whether any model-call report came; if not, and a whole wait passed, runs are no longer held. */
+  #reportsSeen = false;
+  #holding = true;
+  /** Runs passed on: joined with reports, or from the wire alone. */
+  readonly counts = { joined: 0, none: 0 };
+
+  /**
+   * @param target the listener that builds spans and metrics.
+   * @param waitMs longest hold of a run's end for its reports (>= 0).
+   */
+  constructor(target: RunListener, waitMs: number) {
+    this.#target = target;
+    this.#waitMs = waitMs;
+  }
+
+  onRunStart(start: RunStart): void {
+    this.#windows.push({ runId: start.runId, sessionId: start.sessionId, startTime: start.startTime });
+    if (this.#windows.length > MAX_WINDOWS) this.#windows.shift();
+    this.#target.onRunStart(start);
+  }
+
+  onRunEnd(record: RunRecord): void {
+    const window = this.#windows.find((w) => w.runId === record.runId);
+    if (window !== undefined) window.endTime = record.endTime;
+    if (record.source !== 'acp' || record.sessionId === undefined || this.#held.has(record.runId)) {
+      this.#target.onRunEnd(record);
+      return;
+    }
+    if (!this.#holding) {
+      const { record: completed, join } = completeRun(record, this.#reports);
+      this.counts[join] += 1;
+      this.#target.onRunEnd(completed);
+      return;
+    }
+    // Not unref'd: a proxy whose agent has exited still waits (bounded) for the held runs' records.
+    const timer = setTimeout(() => this.#release(record.runId, true), this.#waitMs);
+    this.#held.set(record.runId, { record, timer });
+    if (this.#answered(record)) this.#release(record.runId);
+  }
+
+  onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
+    this.#target.onMalformed?.(origin, error);
+  }
+
+  /** Takes the model-call reports of one request and releases the runs they complete. */
+  addReports(reports: readonly AgentModelCallReport[]): void {
+    if (reports.length === 0) return;
+    this.#reportsSeen = true;
+    this.#holding = true;
+    this.#reports.push(...reports);
+    if (this.#reports.length > MAX_REPORTS) this.#reports.splice(0, this.#reports.length - MAX_REPORTS);
+    for (const [runId, held] of [...this.#held]) if (this.#answered(held.record)) this.#release(runId);
+  }
+
+  /**
+   * The run an agent record at `time` of `sessionId` (when known) belongs
+   * to: the latest-started one whose window, widened by
+   * {@link RUN_WINDOW_SLACK_MS}, holds it.
+   */
+  runAt(time: number, sessionId: string | undefined): RunWindow | undefined {
+    for (let i = this.#windows.length - 1; i >= 0; i -= 1) {
+      const w = this.#windows[i]!;
+      if (sessionId !== undefined && w.sessionId !== sessionId) continue;
+      if (time >= w.startTime - RUN_WINDOW_SLACK_MS && (w.endTime === undefined || time <= w.endTime + RUN_WINDOW_SLACK_MS)) return w;
+    }
+    return undefined;
+  }
+
+  /** Resolves once no run is held (each is released at the latest `waitMs` after its end). Never rejects. */
+  drain(): Promise<void> {
+    if (this.#held.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  /** Whether the reports hold the turn's final model call: a main one after the run's last tool call. */
+  #answered(record: RunRecord): boolean {
+    const mine = reportsOfRun(record, this.#reports);
+    const last = mine.at(-1);
+    if (last === undefined) return false;
+    const lastTool = Math.max(record.startTime, ...record.toolCalls.map((t) => t.endTime ?? t.startTime));
+    return last.time >= lastTool;
+  }
+
+  #release(runId: string, timedOut = false): void {
+    const held = this.#held.get(runId);
+    if (held === undefined) return;
+    if (timedOut && !this.#reportsSeen) this.#holding = false;
+    this.#held.delete(runId);
+    clearTimeout(held.timer);
+    const { record, join } = completeRun(held.record, this.#reports);
+    this.counts[join] += 1;
+    this.#target.onRunEnd(record);
+    if (this.#held.size === 0) {
+      const waiting = this.#drained;
+      this.#drained = [];
+      for (const resolve of waiting) resolve();
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * What an agent's own telemetry says about its model calls, and how that
+ * completes a run seen on the wire. Reads gemini-cli's
+ * `gemini_cli.api_response` log records (one per model call: `session.id`,
+ * `role`, `finish_reasons`, token counts) and Claude Code's `api_request`
+ * records (`session.id`, `query_source`, token counts; no stop reason); other
+ * records are not turn reports.
+ * `completeRun` is the join: the reports of the run's session within its time
+ * window fill what the wire lacked (a length stop becomes `max-tokens`, with
+ * `subagent.stop_reason.inferred_from` naming the source; tokens where the
+ * wire had none) and never overrule what the wire said.
+ *
+ * Pure: no I/O, no state, never throws.
+ *
+ * @module subagent-otel/observe/agent-turn-reports
+ */
+import type { RunRecord, UsageTotals } from './run-record.js';
+import { attributeMap, millisOf, type OtlpJsonLogsRequest } from '../wire/otlp-json.js';
+
+/** One model call as the agent reported it. */
+export interface AgentModelCallReport {
+  /** The agent's session id (gemini-cli: the ACP session id). */
+  readonly sessionId: string;
+  /** When the call ended (ms since the epoch). */
+  readonly time: number;
+  /** `main` for the agent's own loop; other roles (sub-agents, checks) are not the turn's answer. */
+  readonly role: string | undefined;
+  readonly finishReasons: readonly string[];
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheReadTokens: number;
+  readonly reasoningTokens: number;
+  /** Whether `inputTokens` includes `cacheReadTokens` (Gemini's prompt count does; Anthropic's input does not). */
+  readonly inputIncludesCache: boolean;
+}
+
+/** `event.name` of gemini-cli's per-call record. */
+export const GEMINI_API_RESPONSE_EVENT = 'gemini_cli.api_response';
+/** `event.name` of Claude Code's per-call record (scope `com.anthropic.claude_code.events`, body `claude_code.api_request`). */
+export const CLAUDE_API_REQUEST_EVENT = 'api_request';
+/** Claude Code's instrumentation scope: its `api_request` is matched only under it (the name alone is too generic). */
+const CLAUDE_EVENTS_SCOPE = 'com.anthropic.claude_code.events';
+/** Claude Code's `query_source` of the agent's own loop under the SDK (side calls: `generate_session_title`, ...). */
+const CLAUDE_MAIN_SOURCES = new Set(['sdk', 'repl_main_thread']);
+
+/** Id recorded as `subagent.stop_reason.inferred_from` for a stop learned from gemini's records. */
+export const GEMINI_FINISH_REASON_SOURCE = 'agent-telemetry:gemini_cli.api_response.finish_reasons';
+
+/** Finish reasons that mean the output-token limit (OTel's `length`, Gemini's own `MAX_TOKENS`). */
+const LENGTH_STOPS = new Set(['length', 'max_tokens', 'MAX_TOKENS']);
+
+/** Slack on the run's window: the agent's clock stamp and ours are read microseconds apart, on one machine. */
+const WINDOW_SLACK_MS = 50;
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+/**
+ * The model-call reports in one OTLP logs request: gemini-cli's
+ * `api_response` records and Claude Code's `api_request` records that name a
+ * session. @returns them in the order sent.
+ */
+export function modelCallReports(request: OtlpJsonLogsRequest): AgentModelCallReport[] {
+  const out: AgentModelCallReport[] = [];
+  for (const resourceLogs of request.resourceLogs ?? []) {
+    for (const scope of resourceLogs.scopeLogs ?? []) {
+      const scopeName = (scope as { scope?: { name?: unknown } }).scope?.name;
+      for (const record of scope.logRecords ?? []) {
+        const attrs = attributeMap(record.attributes);
+        const event = attrs.get('event.name');
+        const gemini = event === GEMINI_API_RESPONSE_EVENT;
+        const claude = event === CLAUDE_API_REQUEST_EVENT && scopeName === CLAUDE_EVENTS_SCOPE;
+        if (!gemini && !claude) continue;
+        const sessionId = attrs.get('session.id');
+        if (typeof sessionId !== 'string' || sessionId === '') continue;
+        const stamp = attrs.get('event.timestamp');
+        const time = (typeof stamp === 'string' ? Date.parse(stamp) : NaN) || millisOf(record.timeUnixNano) || millisOf(record.observedTimeUnixNano);
+        if (time === undefined || !Number.isFinite(time)) continue;
+        if (gemini) {
+          const reasons = attrs.get('finish_reasons');
+          const role = attrs.get('role');
+          out.push({
+            sessionId,
+            time,
+            role: typeof role === 'string' ? role : undefined,
+            finishReasons: Array.isArray(reasons) ? reasons.filter((r): r is string => typeof r === 'string') : typeof reasons === 'string' ? [reasons] : [],
+            inputTokens: count(attrs.get('input_token_count')),
+            outputTokens: count(attrs.get('output_token_count')),
+            cacheReadTokens: count(attrs.get('cached_content_token_count')),
+            reasoningTokens: count(attrs.get('thoughts_token_count')),
+            inputIncludesCache: true,
+          });
+        } else {
+          const source = attrs.get('query_source');
+          out.push({
+            sessionId,
+            time,
+            role: typeof source === 'string' && CLAUDE_MAIN_SOURCES.has(source) ? 'main' : typeof source === 'string' ? source : undefined,
+            // Claude Code reports no stop reason per call; its output limit is on the wire (data.errorKind).
+            finishReasons: [],
+            inputTokens: count(attrs.get('input_tokens')),
+            outputTokens: count(attrs.get('output_tokens')),
+            cacheReadTokens: count(attrs.get('cache_read_tokens')),
+            reasoningTokens: 0,
+            inputIncludesCache: false,
+          });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The main-loop reports of a run: its session, within its window, oldest first. */
+export function reportsOfRun(record: Pick<RunRecord, 'sessionId' | 'startTime' | 'endTime'>, reports: readonly AgentModelCallReport[]): AgentModelCallReport[] {
+  return reports
+    .filter((r) => r.sessionId === record.sessionId && r.role !== undefined && r.role === 'main')
+    .filter((r) => r.time >= record.startTime - WINDOW_SLACK_MS && r.time <= record.endTime + WINDOW_SLACK_MS)
+    .sort((a, b) => a.time - b.time);
+}
+
+/** How a run's own telemetry was joined: `joined` (reports of the run came), `none` (none came within the wait). */
+export type AgentTelemetryJoin = 'joined' | 'none';
+
+/**
+ * A run completed from its reports.
+ * - stop reason: a run the wire ended as `completed` whose last main call
+ *   stopped at the length limit becomes `max-tokens`, inferred from
+ *   {@link GEMINI_FINISH_REASON_SOURCE}; any other wire stop reason stands;
+ * - usage: the sums of the main calls, only when the wire reported none.
+ * @returns the record (a new object) and how it was joined.
+ */
+export function completeRun(record: RunRecord, reports: readonly AgentModelCallReport[]): { record: RunRecord; join: AgentTelemetryJoin } {
+  const mine = reportsOfRun(record, reports);
+  const last = mine.at(-1);
+  if (last === undefined) return { record: { ...record, agentTelemetry: 'none' }, join: 'none' };
+  let out: RunRecord = record;
+  if (record.stopReason === 'completed' && last.finishReasons.some((reason) => LENGTH_STOPS.has(reason))) {
+    out = { ...out, stopReason: 'max-tokens', stopReasonInferredFrom: GEMINI_FINISH_REASON_SOURCE };
+  }
+  if (!record.usage.reported) {
+    const usage: UsageTotals = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true };
+    for (const r of mine) {
+      // Gemini's prompt count includes the cached part; the totals keep them disjoint.
+      usage.inputTokens += r.inputIncludesCache ? Math.max(0, r.inputTokens - r.cacheReadTokens) : r.inputTokens;
+      usage.outputTokens += r.outputTokens;
+      usage.cacheReadTokens += r.cacheReadTokens;
+      usage.reasoningTokens += r.reasoningTokens;
+    }
+    out = { ...out, usage, usageOrigin: 'agent-telemetry' };
+  }
+  return { record: { ...out, agentTelemetry: 'joined' }, join: 'joined' };
+}

@@ -1,0 +1,59 @@
+/**
+ * The loopback receiver of `proxy --agent-telemetry` over real HTTP: takes
+ * OTLP/HTTP JSON (plain and gzip) on the three export paths, refuses
+ * protobuf, other paths, non-JSON and bodies that are no export request,
+ * counting each refusal.
+ */
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from '../../src/cli/agent-telemetry-receiver.js';
+import type { OtlpJsonRequest } from '../../src/wire/otlp-json.js';
+
+const LOGS = {
+  resourceLogs: [
+    {
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gemini-cli' } }] },
+      scopeLogs: [{ scope: { name: 'gemini-cli' }, logRecords: [{ timeUnixNano: '1796160959693000000', attributes: [{ key: 'event.name', value: { stringValue: 'gemini_cli.api_response' } }] }] }],
+    },
+  ],
+};
+
+let receiver: AgentTelemetryReceiver | undefined;
+afterEach(async () => {
+  await receiver?.close();
+  receiver = undefined;
+});
+
+async function post(path: string, body: string | Buffer, headers: Record<string, string>): Promise<number> {
+  const res = await fetch(`${receiver!.origin}${path}`, { method: 'POST', headers, body });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+describe('the agent telemetry receiver', () => {
+  it('listens on loopback and takes JSON export requests, plain and gzip, handing each over validated', async () => {
+    const taken: OtlpJsonRequest[] = [];
+    receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
+    expect(receiver.origin).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);
+    expect(await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json' })).toBe(200);
+    expect(await post('/v1/logs', gzipSync(JSON.stringify(LOGS)), { 'content-type': 'application/json', 'content-encoding': 'gzip' })).toBe(200);
+    expect(await post('/v1/metrics', '{"resourceMetrics":[]}', { 'content-type': 'application/json' })).toBe(200);
+    expect(taken.map((r) => r.signal)).toEqual(['logs', 'logs', 'metrics']);
+    expect(receiver.stats.taken).toEqual({ traces: 0, logs: 2, metrics: 1 });
+    expect(receiver.stats.refused).toBe(0);
+  });
+
+  it.each([
+    ['protobuf', '/v1/traces', Buffer.from([0x0a, 0x00]), { 'content-type': 'application/x-protobuf' }, 415, 'OTLP/HTTP JSON'],
+    ['another path', '/v1/other', '{}', { 'content-type': 'application/json' }, 404, 'not an OTLP/HTTP export path'],
+    ['a body that is not JSON', '/v1/traces', '{', { 'content-type': 'application/json' }, 400, 'not JSON'],
+    ['a span without ids', '/v1/traces', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"x"}]}]}]}', { 'content-type': 'application/json' }, 400, 'traceId'],
+  ])('refuses %s and counts it', async (_name, path, body, headers, status, cause) => {
+    const taken: OtlpJsonRequest[] = [];
+    receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
+    expect(await post(path, body, headers)).toBe(status);
+    expect(taken).toEqual([]);
+    expect(receiver.stats.refused).toBe(1);
+    expect(receiver.stats.firstRefusal).toContain(cause);
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * Reading the agents' own per-call records (gemini-cli's `api_response`,
+ * Claude Code's `api_request`, in the OTLP JSON their exporters send) and
+ * completing a wire run from them; the join that holds ACP run ends until
+ * those records came or the wait ran out.
+ */
+import { describe, expect, it } from 'vitest';
+import { AgentTelemetryJoin } from '../../src/observe/agent-telemetry-join.js';
+import { completeRun, GEMINI_FINISH_REASON_SOURCE, modelCallReports, type AgentModelCallReport } from '../../src/observe/agent-turn-reports.js';
+import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
+import type { OtlpJsonLogsRequest } from '../../src/wire/otlp-json.js';
+
+const SESSION = '7f0c3a52-1d2e-4b8a-9c61-2f4e5d6a7b8c';
+const T0 = Date.parse('2026-12-01T21:36:00.000Z');
+
+const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+const int = (key: string, value: number) => ({ key, value: { intValue: value } });
+
+/** A gemini-cli 0.61 `api_response` record as its OTLP/HTTP exporter sends it (shape from the installed bundle). */
+function geminiRecord(at: number, finish: string, role = 'main', session = SESSION) {
+  return {
+    timeUnixNano: `${at}000000`,
+    attributes: [
+      str('session.id', session),
+      str('event.name', 'gemini_cli.api_response'),
+      str('event.timestamp', new Date(at).toISOString()),
+      int('input_token_count', 1200),
+      int('output_token_count', 17),
+      int('cached_content_token_count', 200),
+      int('thoughts_token_count', 0),
+      { key: 'finish_reasons', value: { arrayValue: { values: [{ stringValue: finish }] } } },
+      str('role', role),
+    ],
+  };
+}
+
+function logs(records: unknown[], scope = 'gemini-cli'): OtlpJsonLogsRequest {
+  return { resourceLogs: [{ resource: { attributes: [str('service.name', scope)] }, scopeLogs: [{ scope: { name: scope }, logRecords: records }] }] } as OtlpJsonLogsRequest;
+}
+
+function run(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    runId: 'run-1',
+    source: 'acp',
+    agentName: 'gemini-cli',
+    sessionId: SESSION,
+    startTime: T0,
+    endTime: T0 + 1000,
+    stopReason: 'completed',
+    output: [{ type: 'text', text: 'Here is the first part of a long' }],
+    outputSource: 'stream',
+    emptyMessages: 0,
+    usage: { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    steps: [],
+    toolCalls: [],
+    usageOrigin: 'meta-quota',
+    ...overrides,
+  } as RunRecord;
+}
+
+describe('modelCallReports', () => {
+  it("reads gemini's api_response records: session, time, role, finish reasons and tokens", () => {
+    expect(modelCallReports(logs([geminiRecord(T0 + 500, 'length')]))).toEqual([
+      {
+        sessionId: SESSION,
+        time: T0 + 500,
+        role: 'main',
+        finishReasons: ['length'],
+        inputTokens: 1200,
+        outputTokens: 17,
+        cacheReadTokens: 200,
+        reasoningTokens: 0,
+        inputIncludesCache: true,
+      },
+    ]);
+  });
+
+  it("reads Claude Code's api_request records under its own scope only, the SDK loop as main", () => {
+    const record = {
+      timeUnixNano: `${T0 + 300}000000`,
+      attributes: [
+        str('session.id', SESSION),
+        str('event.name', 'api_request'),
+        str('event.timestamp', new Date(T0 + 300).toISOString()),
+        int('input_tokens', 1200),
+        int('output_tokens', 17),
+        int('cache_read_tokens', 200),
+        str('query_source', 'sdk'),
+      ],
+    };
+    const title = { ...record, attributes: [...record.attributes.slice(0, -1), str('query_source', 'generate_session_title')] };
+    expect(modelCallReports(logs([record, title], 'com.anthropic.claude_code.events')).map((r) => [r.role, r.inputTokens, r.cacheReadTokens, r.inputIncludesCache])).toEqual([
+      ['main', 1200, 200, false],
+      ['generate_session_title', 1200, 200, false],
+    ]);
+    expect(modelCallReports(logs([record], 'some-other-library'))).toEqual([]);
+  });
+
+  it('skips records of other events and records without a session', () => {
+    const other = { ...geminiRecord(T0, 'stop'), attributes: [str('event.name', 'gemini_cli.user_prompt'), str('session.id', SESSION)] };
+    const noSession = { ...geminiRecord(T0, 'stop'), attributes: geminiRecord(T0, 'stop').attributes.filter((a) => a.key !== 'session.id') };
+    expect(modelCallReports(logs([other, noSession]))).toEqual([]);
+  });
+});
+
+describe('completeRun', () => {
+  const reports = (entries: Array<[number, string, string?]>): AgentModelCallReport[] => modelCallReports(logs(entries.map(([at, finish, role]) => geminiRecord(at, finish, role))));
+
+  it('turns a completed run whose last main call stopped at the length limit into max-tokens, naming the source', () => {
+    const { record, join } = completeRun(run(), reports([[T0 + 500, 'length']]));
+    expect(join).toBe('joined');
+    expect(record.stopReason).toBe('max-tokens');
+    expect(record.stopReasonInferredFrom).toBe(GEMINI_FINISH_REASON_SOURCE);
+    expect(record.agentTelemetry).toBe('joined');
+    // Usage the wire reported stays as it was.
+    expect(record.usage.inputTokens).toBe(1200);
+    expect(record.usageOrigin).toBe('meta-quota');
+  });
+
+  it('keeps a normal stop, a stop of a side call, and calls of other sessions or outside the window out of it', () => {
+    expect(completeRun(run(), reports([[T0 + 500, 'stop']])).record.stopReason).toBe('completed');
+    expect(completeRun(run(), reports([[T0 + 400, 'length', 'utility_router'], [T0 + 500, 'stop']])).record.stopReason).toBe('completed');
+    expect(completeRun(run(), reports([[T0 + 5000, 'length']])).join).toBe('none');
+    const other = modelCallReports(logs([geminiRecord(T0 + 500, 'length', 'main', 'another-session')]));
+    expect(completeRun(run(), other).record).toMatchObject({ stopReason: 'completed', agentTelemetry: 'none' });
+  });
+
+  it('never overrules what the wire said: an error stays an error', () => {
+    expect(completeRun(run({ stopReason: 'error' }), reports([[T0 + 500, 'length']])).record.stopReason).toBe('error');
+  });
+
+  it('fills usage only where the wire reported none, disjoint from the cached part', () => {
+    const none = run({ usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false } });
+    delete (none as { usageOrigin?: string }).usageOrigin;
+    const { record } = completeRun(none, reports([[T0 + 200, 'stop'], [T0 + 600, 'stop']]));
+    expect(record.usage).toEqual({ inputTokens: 2000, outputTokens: 34, cacheReadTokens: 400, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
+    expect(record.usageOrigin).toBe('agent-telemetry');
+  });
+});
+
+describe('AgentTelemetryJoin', () => {
+  function target(): RunListener & { starts: RunStart[]; ends: RunRecord[] } {
+    const starts: RunStart[] = [];
+    const ends: RunRecord[] = [];
+    return { starts, ends, onRunStart: (s) => starts.push(s), onRunEnd: (r) => ends.push(r) };
+  }
+
+  it('passes starts at once, holds an ACP run end until its final main call is reported, then completes it', () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 600_000);
+    const record = run({ toolCalls: [{ callId: 'c1', startTime: T0 + 300, endTime: T0 + 400, isError: false }] });
+    join.onRunStart(record);
+    expect(t.starts).toHaveLength(1);
+    join.onRunEnd(record);
+    expect(t.ends).toEqual([]);
+    // The call before the tool is not the answer: still held.
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 200, 'stop')])));
+    expect(t.ends).toEqual([]);
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 700, 'length')])));
+    expect(t.ends.map((r) => [r.stopReason, r.agentTelemetry])).toEqual([['max-tokens', 'joined']]);
+    expect(join.counts).toEqual({ joined: 1, none: 0 });
+  });
+
+  it('releases a run whose records never come after the wait, from the wire alone, and drain resolves then', async () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 0);
+    join.onRunStart(run());
+    join.onRunEnd(run());
+    await join.drain();
+    expect(t.ends.map((r) => [r.stopReason, r.agentTelemetry])).toEqual([['completed', 'none']]);
+  });
+
+  it('stops holding runs once a whole wait passed without any report, and holds again when one comes', async () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 0);
+    join.onRunEnd(run());
+    await join.drain();
+    // The agent sends none: the next run passes at once.
+    join.onRunEnd(run({ runId: 'run-2', startTime: T0 + 2000, endTime: T0 + 3000 }));
+    expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([
+      ['run-1', 'none'],
+      ['run-2', 'none'],
+    ]);
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 4500, 'length')])));
+    const join2 = join;
+    join2.onRunEnd(run({ runId: 'run-3', startTime: T0 + 4000, endTime: T0 + 5000 }));
+    expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([
+      ['run-1', 'completed'],
+      ['run-2', 'completed'],
+      ['run-3', 'max-tokens'],
+    ]);
+  });
+
+  it('passes runs of other sources through untouched', () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 600_000);
+    const sdk = run({ source: 'sdk' });
+    join.onRunEnd(sdk);
+    expect(t.ends).toEqual([sdk]);
+  });
+
+  it('finds the run an agent span belongs to by time and session', () => {
+    const join = new AgentTelemetryJoin(target(), 600_000);
+    join.onRunStart(run());
+    join.onRunStart(run({ runId: 'run-2', sessionId: 'other', startTime: T0 + 2000 }));
+    expect(join.runAt(T0 + 10, SESSION)?.runId).toBe('run-1');
+    // The agent's first span may start just before the proxy stamped the prompt.
+    expect(join.runAt(T0 - 1, SESSION)?.runId).toBe('run-1');
+    expect(join.runAt(T0 - 1000, SESSION)).toBeUndefined();
+    expect(join.runAt(T0 + 2500, undefined)?.runId).toBe('run-2');
+    expect(join.runAt(T0 + 2500, 'nobody')).toBeUndefined();
+  });
+});
