@@ -1,5 +1,5 @@
 /**
- * The per-agent editor configurations of docs/REAL-AGENTS.md, run as written: each Zed
+ * The per-agent editor configurations of docs/AGENTS.md, run as written: each Zed
  * `agent_servers` block of its "Editor configuration, per agent" section is spawned the way
  * an editor would (its `command`, `args` and `env`), with `subagent-otel`
  * being the built CLI and the pinned agents' commands on `PATH`. Only the
@@ -31,11 +31,11 @@ interface EditorAgent {
   readonly env: Record<string, string>;
 }
 
-/** The `agent_servers` entries of the editor configurations in docs/REAL-AGENTS.md, in order. */
+/** The `agent_servers` entries of the editor configurations in docs/AGENTS.md, in order. */
 function readmeAgents(): EditorAgent[] {
-  const readme = readFileSync(join(ROOT, 'docs', 'REAL-AGENTS.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'AGENTS.md'), 'utf8');
   const start = readme.indexOf('\n## Editor configuration, per agent\n');
-  if (start === -1) throw new Error('docs/REAL-AGENTS.md has no "## Editor configuration, per agent" section');
+  if (start === -1) throw new Error('docs/AGENTS.md has no "## Editor configuration, per agent" section');
   const end = readme.indexOf('\n## ', start + 1);
   const section = readme.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/```json\n([\s\S]*?)```/g)].flatMap((m) => {
@@ -55,7 +55,7 @@ function agentOf(entry: EditorAgent): AgentName {
 
 const entries = readmeAgents();
 
-describe("docs/REAL-AGENTS.md's editor configurations, run as an editor would", () => {
+describe("docs/AGENTS.md's editor configurations, run as an editor would", () => {
   let receiver: OtlpReceiver;
   let server: ModelServer;
   let binDir: string;

@@ -26,7 +26,7 @@ describe('README', () => {
   });
 
   it('keeps nothing in two places: no prose line of the README is repeated in a docs/ reference', () => {
-    const docs = ['TELEMETRY.md', 'API.md', 'REAL-AGENTS.md', 'RELIABILITY.md', 'PERFORMANCE.md'].map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8'));
+    const docs = ['TELEMETRY.md', 'API.md', 'AGENTS.md', 'RELIABILITY.md', 'PERFORMANCE.md'].map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8'));
     const ours = proseLines(readme).filter((line) => line.length >= 60);
     expect(ours.length).toBeGreaterThan(50);
     const repeated = ours.filter((line) => docs.some((doc) => proseLines(doc).includes(line)));
