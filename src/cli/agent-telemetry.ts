@@ -18,7 +18,7 @@ import { modelCallReports } from '../observe/agent-turn-reports.js';
 import type { RunListener } from '../observe/run-record.js';
 import { createAgentTelemetryForwarder, type AgentTelemetryForwarder, type RunSpanLookup } from '../telemetry/agent-telemetry-forward.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
-import { planTelemetry, type TelemetryOptions } from '../telemetry/setup.js';
+import type { TelemetryOptions, TelemetryPlan } from '../telemetry/setup.js';
 import type { OtlpJsonRequest } from '../wire/otlp-json.js';
 import { agentTelemetryEnv } from './agent-telemetry-env.js';
 import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from './agent-telemetry-receiver.js';
@@ -51,9 +51,10 @@ export interface AgentTelemetry {
   readonly waitMs: number;
   /**
    * Puts the join in front of `runs` and starts forwarding to the
-   * destinations of `options`. @returns the listener to give the tracker.
+   * destinations of `plan` (the proxy's own `planTelemetry(options)`, not
+   * planned again). @returns the listener to give the tracker.
    */
-  attach(runs: RunTelemetry, options: TelemetryOptions): RunListener;
+  attach(runs: RunTelemetry, options: TelemetryOptions, plan: TelemetryPlan): RunListener;
   /** Waits for held runs (each at most the wait), flushes forwarding, closes the receiver; logs a summary. Never rejects. */
   finish(): Promise<void>;
 }
@@ -76,8 +77,7 @@ export async function startAgentTelemetry(env: NodeJS.ProcessEnv, warn: (message
   return {
     childEnv: agentTelemetryEnv(env, receiver.origin),
     waitMs,
-    attach(runs, options) {
-      const plan = planTelemetry(options);
+    attach(runs, options, plan) {
       const joined = new AgentTelemetryJoin(runs, waitMs);
       const forward = createAgentTelemetryForwarder({ traces: plan.traces, metrics: plan.metrics, env: options.env ?? env });
       join = joined;

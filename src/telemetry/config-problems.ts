@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { SETTINGS, type Environment } from './config.js';
 import { exampleEndpoint, isOtlpEndpoint, OTLP_ENDPOINT_VARIABLES } from './otlp-endpoint.js';
 import { METRICS_FILE_NAME, TRACES_FILE_NAME } from './otlp-json-file-exporter.js';
-import { planTelemetry, type TelemetryOptions } from './setup.js';
+import type { TelemetryOptions, TelemetryPlan } from './setup.js';
 
 /** Exporter names `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` may list. */
 const SUPPORTED_EXPORTERS = ['otlp', 'console', 'none'];
@@ -51,11 +51,12 @@ async function unwritableFile(dir: string, name: string): Promise<string | undef
  * exporter names, endpoints, output files, then the capture file.
  *
  * @param options the `createTelemetry` options (with the environment to read).
+ * @param plan `planTelemetry(options)`, made once by the caller (planning again would repeat its warnings).
  * @param capture the proxy's `--capture` file, when given.
  * @returns an empty array when everything is usable. Never rejects; never
  *   names header values or URL credentials.
  */
-export async function configurationProblems(options: TelemetryOptions, capture?: string): Promise<string[]> {
+export async function configurationProblems(options: TelemetryOptions, plan: TelemetryPlan, capture?: string): Promise<string[]> {
   const env: Environment = options.env ?? process.env;
   const problems: string[] = [];
   for (const variable of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER']) {
@@ -70,7 +71,6 @@ export async function configurationProblems(options: TelemetryOptions, capture?:
     const protocol = (variable.protocol === undefined ? undefined : SETTINGS.otlpProtocol.parse(env[variable.protocol] ?? '')) ?? general;
     if (!isOtlpEndpoint(value, protocol)) problems.push(`${variable.endpoint} is not a URL such as ${exampleEndpoint(protocol)}`);
   }
-  const plan = planTelemetry(options);
   const files: Array<[string, string]> = [];
   if (plan.traces.fileDir !== undefined) files.push([plan.traces.fileDir, TRACES_FILE_NAME]);
   if (plan.metrics.fileDir !== undefined) files.push([plan.metrics.fileDir, METRICS_FILE_NAME]);
@@ -101,8 +101,7 @@ export async function configurationProblems(options: TelemetryOptions, capture?:
  * Whether the configuration sends anything anywhere: some trace or metric
  * destination (OTLP, file, console) or the Prometheus endpoint. Pure.
  */
-export function deliversAnything(options: TelemetryOptions): boolean {
-  const plan = planTelemetry(options);
+export function deliversAnything(plan: TelemetryPlan): boolean {
   const goes = (signal: typeof plan.traces): boolean => signal.otlp !== undefined || signal.fileDir !== undefined || signal.console;
   return goes(plan.traces) || goes(plan.metrics) || plan.prometheus !== undefined;
 }

@@ -484,10 +484,25 @@ const MAX_REPORTED_ERRORS = 32;
  *   reported and its spans or batches counted as dropped.
  */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
-  const env = options.env ?? process.env;
   // Each pipeline says its own problems once: a second createTelemetry reports its drops too.
   const reports = new OnceReporter();
-  const plan = planTelemetry(options, reports);
+  return buildTelemetry(options, planTelemetry(options, reports), reports);
+}
+
+/**
+ * `createTelemetry` from a plan the caller already made, for callers that
+ * also inspect the plan (`check`, `proxy`, `demo`): planning reports its
+ * warnings once per plan, so planning the same options again would say each
+ * warning again. Not part of the package's API.
+ *
+ * @param plan `planTelemetry(options)` of these same `options`.
+ */
+export function createTelemetryFromPlan(options: TelemetryOptions, plan: TelemetryPlan): Telemetry {
+  return buildTelemetry(options, plan, new OnceReporter());
+}
+
+function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports: OnceReporter): Telemetry {
+  const env = options.env ?? process.env;
   const errors: string[] = [];
   const dropped = { traces: 0, metrics: 0 };
   const destinations: string[] = [];

@@ -44,8 +44,8 @@ describe('the check and the plan agree', () => {
     const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-endpoint-'));
     try {
       const options = { env: { ...env, SUBAGENT_OTEL_OUT: dir } };
-      const problems = (await configurationProblems(options)).filter((p) => p.includes('ENDPOINT'));
       const plan = planTelemetry(options);
+      const problems = (await configurationProblems(options, plan)).filter((p) => p.includes('ENDPOINT'));
       expect({ problems: problems.length === 0, traces: plan.traces.otlp !== undefined }).toEqual({ problems: usable, traces: usable });
       if (!usable) expect(problems[0]).toMatch(/^OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT is not a URL such as http:\/\/localhost:431[78]$/);
     } finally {

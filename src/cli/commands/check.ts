@@ -10,7 +10,7 @@
  * @module subagent-otel/cli/commands/check
  */
 import { request } from 'node:http';
-import { planTelemetry, createTelemetry, type Telemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
+import { planTelemetry, createTelemetryFromPlan, type Telemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import { configurationProblems, deliversAnything } from '../../telemetry/config-problems.js';
 import { INSTRUMENTATION_SCOPE_NAME, METRIC_SUBAGENT_CHECKS, SPAN_NAME_CHECK, UNIT_CHECKS } from '../../telemetry/semconv.js';
 import type { Command } from '../args.js';
@@ -192,10 +192,11 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
   installDiagnostics('stderr', io.env, io.stderr);
   const options = telemetryOptions(cmd, io.env);
   const env = options.env ?? io.env;
-  const problems = await configurationProblems(options);
+  // Planned once: planning says each of its warnings once per plan.
   const plan = planTelemetry(options);
-  const anything = deliversAnything(options);
-  const telemetry = createTelemetry(options);
+  const problems = await configurationProblems(options, plan);
+  const anything = deliversAnything(plan);
+  const telemetry = createTelemetryFromPlan(options, plan);
   const destinations = telemetry.describeDestinations();
 
   telemetry.tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME).startSpan(SPAN_NAME_CHECK).end();

@@ -23,7 +23,7 @@ import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { runAcpSubagent } from '../../backend/acp-backend.js';
 import { runSdkSubagent } from '../../backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../observe/run-record.js';
-import { createTelemetry, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
+import { createTelemetryFromPlan, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { runStdioProxy } from '../stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
@@ -302,7 +302,7 @@ export async function runDemo(
   const progress = (what: string): void => void io.stderr.write(`demo: ${what}\n`);
   const options = telemetryOptions(cmd, io.env);
   const plan = planTelemetry(options);
-  const telemetry = createTelemetry(options);
+  const telemetry = createTelemetryFromPlan(options, plan);
   if (telemetry.outDir !== undefined) {
     const unusable = await checkOutputDirectory(telemetry.outDir);
     if (unusable !== undefined) {

@@ -22,7 +22,7 @@ import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { SdkTracker } from '../../observe/sdk-tracker.js';
 import { configurationProblems } from '../../telemetry/config-problems.js';
 import { resolveContentPolicyWithWarnings } from '../../telemetry/content-policy.js';
-import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
+import { createTelemetryFromPlan, planTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import type { AgentTelemetry } from '../agent-telemetry.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
@@ -188,11 +188,13 @@ export function startProxyObservation(
     io.stderr.write(`subagent-otel proxy: warning: ${warning}\n`);
   }
   // Started first: its file-system calls run while the pipelines are built.
-  const problems = configurationProblems(options, cmd.capture).catch((error: unknown) => {
+  // One plan for the check, the pipelines and the agent's forwarding: each planning warning is logged once.
+  const plan = planTelemetry(options);
+  const problems = configurationProblems(options, plan, cmd.capture).catch((error: unknown) => {
     diag.error(`subagent-otel: configuration check failed: ${error instanceof Error ? error.message : String(error)}`);
     return [];
   });
-  const telemetry = createTelemetry(options);
+  const telemetry = createTelemetryFromPlan(options, plan);
   let capture: WriteStream | undefined;
   let captureSkipped = 0;
   let captureError: string | undefined;
@@ -208,7 +210,7 @@ export function startProxyObservation(
     capture.write(`${captureHeaderLine(cmd.protocol, Date.now(), captureId)}\n`);
   }
   // With --agent-telemetry, runs pass through the join (completed from the agent's own reports) first.
-  const listener = agentTelemetry !== undefined ? agentTelemetry.attach(telemetry.runs, options) : telemetry.runs;
+  const listener = agentTelemetry !== undefined ? agentTelemetry.attach(telemetry.runs, options, plan) : telemetry.runs;
   const { tap, observer, settled } = observeConversation(listener, {
     protocol: cmd.protocol,
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
