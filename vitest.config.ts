@@ -1,11 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The stack's end-to-end tests need the engines built from Go modules: `npm run test:stack` (vitest.stack.config.ts).
+    exclude: [...configDefaults.exclude, 'test/stack/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real child processes and loopback servers: keep parallelism modest on 2 cores.

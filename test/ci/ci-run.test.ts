@@ -27,16 +27,22 @@ describe('.ci/run', () => {
     expect(script).toContain('report=".vitest-results-node$major.json"');
   });
 
+  it('builds or reuses the stack\'s engines first and runs the stack tests once, on Prometheus 3', () => {
+    expect(script.indexOf('node scripts/stack.mjs build')).toBeLessThan(script.indexOf('npm test --'));
+    expect(script).toContain('npm run test:stack -- --reporter=default --reporter=json --outputFile.json=.vitest-results-stack.json');
+  });
+
   it('counts every run in the closing line, and each missing report as a failure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ci-run-'));
     try {
       writeFileSync(join(dir, '.vitest-results.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
-      expect(closingLine(dir)).toBe('700 passed, 3 failed');
+      expect(closingLine(dir)).toBe('700 passed, 4 failed');
+      writeFileSync(join(dir, '.vitest-results-stack.json'), JSON.stringify({ numPassedTests: 20, numFailedTests: 0, numPendingTests: 0 }));
       writeFileSync(join(dir, '.vitest-results-node22.json'), JSON.stringify({ numPassedTests: 698, numFailedTests: 2, numPendingTests: 0 }));
       writeFileSync(join(dir, '.vitest-results-node24.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
-      expect(closingLine(dir)).toBe('2098 passed, 3 failed');
+      expect(closingLine(dir)).toBe('2118 passed, 3 failed');
       writeFileSync(join(dir, '.vitest-results-node26.json'), JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 1 }));
-      expect(closingLine(dir)).toBe('2797 passed, 2 failed, 1 skipped');
+      expect(closingLine(dir)).toBe('2817 passed, 2 failed, 1 skipped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
