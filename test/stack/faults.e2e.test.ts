@@ -4,7 +4,7 @@
  * What is asserted: the agent behind the proxy notices nothing (every prompt
  * answered, exit 0), and whatever telemetry is lost is counted where a user
  * can see it: the proxy's one stderr line with its drop counts, the agent
- * collector's own metrics (otelcol_exporter_send_failed_spans_total), and the
+ * collector's own metrics (otelcol_exporter_send_failed_spans), and the
  * spans the killed gateway held (its own metrics, read just before the kill).
  * docs/RELIABILITY.md states what was measured.
  *
@@ -86,16 +86,16 @@ describe('a gateway is killed and restarted while runs stream', () => {
     const run = (prefix: string): Promise<Finished> =>
       runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(20), agentName: 'e2e-agent', sessionPrefix: prefix });
     const agentForwardedAll = async (): Promise<true | undefined> => {
-      const accepted = await scrapeSum(agent, 'otelcol_receiver_accepted_spans_total');
-      const sent = await scrapeSum(agent, 'otelcol_exporter_sent_spans_total', { exporter: 'load_balancing/traces' });
-      const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans_total', { exporter: 'load_balancing/traces' });
+      const accepted = await scrapeSum(agent, 'otelcol_receiver_accepted_spans');
+      const sent = await scrapeSum(agent, 'otelcol_exporter_sent_spans', { exporter: 'load_balancing/traces' });
+      const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans', { exporter: 'load_balancing/traces' });
       return accepted > 0 && sent + failed >= accepted ? true : undefined;
     };
 
     const before = await run('before');
     await waitFor('the agent to forward the first batch', agentForwardedAll);
     // What gateway-1 holds and has not yet sent on: lost with it.
-    const held = (await scrapeSum(gw1, 'otelcol_receiver_accepted_spans_total')) - (await scrapeSum(gw1, 'otelcol_exporter_sent_spans_total'));
+    const held = (await scrapeSum(gw1, 'otelcol_receiver_accepted_spans')) - (await scrapeSum(gw1, 'otelcol_exporter_sent_spans'));
     await stack.kill('gateway-1', 'SIGKILL');
     const during = await run('during');
     await stack.start('gateway-1');
@@ -108,7 +108,7 @@ describe('a gateway is killed and restarted while runs stream', () => {
       expect(r.stderr.toString('utf8')).not.toContain('not delivered');
     }
     await waitFor('the agent to forward or count every span', agentForwardedAll);
-    const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans_total', { exporter: 'load_balancing/traces' });
+    const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans', { exporter: 'load_balancing/traces' });
     // At least every span not accounted for as lost reaches Jaeger.
     const inJaeger = await waitFor(`at least ${120 - held - failed} spans in Jaeger`, async () => {
       const t = await jaegerTraces(stack.urls.jaeger, service);

@@ -78,12 +78,12 @@ afterAll(async () => {
 describe('two tiers: agent + two tail-sampling gateways', () => {
   it('both gateways take a share of the traces, and together decide on every one of them', async () => {
     const decided = await waitFor(`${TRACES} sampling decisions`, async () => {
-      const n = await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled_total');
+      const n = await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled');
       return n >= TRACES ? n : undefined;
     });
     expect(decided).toBe(TRACES);
     for (const gw of ['gateway-1', 'gateway-2']) {
-      expect(await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', 'otelcol_receiver_accepted_spans_total')).toBeGreaterThan(0);
+      expect(await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', 'otelcol_receiver_accepted_spans')).toBeGreaterThan(0);
     }
   }, 330_000);
 
@@ -113,8 +113,8 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
   }, 330_000);
 
   it('keeps about the configured 25% of the completed-only traces', async () => {
-    await waitFor(`${TRACES} sampling decisions`, async () => ((await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled_total')) >= TRACES ? true : undefined));
-    const kept = await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled_total', { sampled: 'true' });
+    await waitFor(`${TRACES} sampling decisions`, async () => ((await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled')) >= TRACES ? true : undefined));
+    const kept = await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled', { sampled: 'true' });
     const keptCompleted = kept - (DELEGATIONS + MAX_TOKENS + ERRORS);
     expect(keptCompleted).toBeGreaterThanOrEqual(30);
     expect(keptCompleted).toBeLessThanOrEqual(90);
