@@ -67,7 +67,10 @@ beforeAll(async () => {
   const results = await Promise.all(
     shares.map((share, p) => runProxy({ otlpHttp: stack.urls.otlpHttp, service: SERVICE, scenarios: share, agentName: 'e2e-agent', sessionPrefix: `two-${p}` })),
   );
-  for (const r of results) expect(r.code, r.stderr.toString('utf8')).toBe(0);
+  for (const r of results) {
+    expect(r.code, r.stderr.toString('utf8')).toBe(0);
+    expect(r.stderr.toString('utf8')).not.toContain('not delivered');
+  }
 }, 600_000);
 
 afterAll(async () => {
@@ -127,10 +130,14 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
   }, 330_000);
 
   it('samples no metrics: Prometheus counts every run, through the gateway that owns the service', async () => {
+    const exactly = (query: string) => async (): Promise<number> => {
+      const v = await promValue(stack.urls.prometheus, query);
+      if (v === RUNS) return v;
+      throw new Error(`${query} is ${v}`);
+    };
     const q = `sum(subagent_runs_total{job="${SERVICE}"})`;
-    const total = await waitFor(`${q} = ${RUNS}`, async () => ((await promValue(stack.urls.prometheus, q)) === RUNS ? RUNS : undefined));
-    expect(total).toBe(RUNS);
+    expect(await waitFor(`${q} = ${RUNS}`, exactly(q), 120_000)).toBe(RUNS);
     const fromSpans = `sum(subagent_runs_from_spans_total{job="${SERVICE}"})`;
-    expect(await waitFor(`${fromSpans} = ${RUNS}`, async () => ((await promValue(stack.urls.prometheus, fromSpans)) === RUNS ? RUNS : undefined))).toBe(RUNS);
+    expect(await waitFor(`${fromSpans} = ${RUNS}`, exactly(fromSpans), 120_000)).toBe(RUNS);
   }, 330_000);
 });
