@@ -41,7 +41,7 @@ function cpuSeconds(pid) {
 async function acceptedSpans(url) {
   const text = await (await fetch(url)).text();
   let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith('otelcol_receiver_accepted_spans_total')) sum += Number(line.split(' ').at(-1));
+  for (const line of text.split('\n')) if (line.startsWith('otelcol_receiver_accepted_spans')) sum += Number(line.split(' ').at(-1));
   return sum;
 }
 
