@@ -2,7 +2,7 @@
  * OTLP-JSON-lines exporters: each export appends one OTLP JSON export request
  * (exactly the body the OTLP/HTTP JSON exporter would POST) as one line, to
  * `traces.jsonl` or `metrics.jsonl` in a directory, or to a stream. This is
- * the format the OpenTelemetry Collector's `otlpjsonfile` receiver reads, and
+ * the format the OpenTelemetry Collector's `otlp_json_file` receiver reads, and
  * the embedded default destination when no collector is configured.
  *
  * Each line is written with one `write(2)` call on a file opened for

@@ -28,7 +28,7 @@
  * one out of step, see the README).
  *
  * Needs the agents (`npm ci --prefix test/agents/pinned`) and Prometheus
- * (`apt-get install prometheus`).
+ * (the stack's Prometheus 3 engine: `npm run stack -- build`).
  *
  * @module subagent-otel/test/agents/truncation-alert.e2e
  */

@@ -26,8 +26,15 @@ describe('.ci/run', () => {
     expect(script).toContain('for major in 24 26; do');
     expect(script).toContain('npm install --prefix "$node_dir" --no-audit --no-fund --no-save "node@$major"');
     // Not through npm: an npm script would put node_modules/.bin (the pinned Node 22) first on PATH again.
-    expect(script).toContain('PATH="$node_dir/node_modules/.bin:$PATH" node_modules/.bin/vitest run --reporter=default --reporter=json --outputFile.json="$report"');
+    // The stack's tests ran once in the test command: the further lines run the `suite` project only.
+    expect(script).toContain('PATH="$node_dir/node_modules/.bin:$PATH" node_modules/.bin/vitest run --project suite --reporter=default --reporter=json --outputFile.json="$report"');
     expect(script).toContain('report=".vitest-results-node$major.json"');
+  });
+
+  it('builds or reuses the stack\'s engines before the test command, which runs the stack tests (on Prometheus 3) once', () => {
+    expect(script.indexOf('node scripts/stack.mjs build')).toBeGreaterThan(0);
+    expect(script.indexOf('node scripts/stack.mjs build')).toBeLessThan(script.indexOf('npm test --'));
+    expect(script).not.toContain('test:stack');
   });
 
   it('counts every run in the closing line, and each missing report as a failure', () => {

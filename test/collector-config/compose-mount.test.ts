@@ -13,7 +13,7 @@ import { ROOT } from '../helpers/paths.js';
 const composeDir = join(ROOT, 'collector-config');
 const compose = parse(readFileSync(join(composeDir, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
 
-/** Host side of every volume mounted at the collector's otlpjsonfile directory, with `${VAR:-default}` resolved to its default. */
+/** Host side of every volume mounted at the collector's otlp_json_file directory, with `${VAR:-default}` resolved to its default. */
 function outMounts(): Array<[string, string]> {
   const mounts: Array<[string, string]> = [];
   for (const [name, service] of Object.entries(compose.services)) {

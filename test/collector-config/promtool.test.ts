@@ -1,6 +1,7 @@
 /**
- * The shipped Prometheus and Alertmanager files, checked with the real tools
- * from Debian's `prometheus` and `prometheus-alertmanager` packages:
+ * The shipped Prometheus and Alertmanager files, checked with the real tools:
+ * promtool 3.16.0 (the Prometheus the stack deploys, built by
+ * `npm run stack -- build`) and amtool from Debian's `prometheus-alertmanager`:
  * `promtool check config`, `promtool check rules`, `promtool test rules`
  * (the production `for`/window durations are proven here) and
  * `amtool check-config`. Also pins the committed `rules.yml` to its source,
@@ -15,12 +16,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PRODUCTION_SETTINGS, renderRules } from '../../collector-config/prometheus/render-rules.mjs';
+import { binary } from '../../scripts/stack/engines.mjs';
 import { INSTALL_HINTS, requireTool, runTool } from '../helpers/prometheus.js';
 
 const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
 const promDir = join(configDir, 'prometheus');
 
-const promtool = (): string => requireTool(['promtool'], INSTALL_HINTS.promtool);
+/** promtool 3 from the engine cache; a missing build fails with `npm run stack -- build`. */
+const promtool = (): string => binary('promtool');
 const amtool = (): string => requireTool(['amtool'], INSTALL_HINTS.amtool);
 
 describe('rules.yml and its source', () => {
@@ -62,8 +65,8 @@ describe('rules.yml and its source', () => {
 
 describe('promtool and amtool on the shipped files', () => {
   it('a missing tool fails with the command that installs it', () => {
-    expect(() => requireTool(['promtool-not-installed'], INSTALL_HINTS.promtool)).toThrow(
-      'promtool-not-installed not found: apt-get install -y --no-install-recommends prometheus',
+    expect(() => requireTool(['amtool-not-installed'], INSTALL_HINTS.amtool)).toThrow(
+      'amtool-not-installed not found: apt-get install -y --no-install-recommends prometheus-alertmanager',
     );
   });
 

@@ -81,8 +81,16 @@ interface Endpoints {
     traceFile: string;
     metricFile: string;
   };
-  collector: { otlpGrpcPort: number; otlpHttpPort: number; prometheusExporterPort: number; healthCheckPort: number; outDirMount: string; outDirHostDefault: string };
-  gateway: { service: string; otlpGrpcPort: number; replicas: number };
+  collector: {
+    otlpGrpcPort: number;
+    otlpHttpPort: number;
+    prometheusExporterPort: number;
+    healthCheckPort: number;
+    telemetryPort: number;
+    outDirMount: string;
+    outDirHostDefault: string;
+  };
+  gateway: { services: string[]; otlpGrpcPort: number };
   jaeger: { service: string; uiPort: number; otlpGrpcPort: number };
   prometheus: { service: string; port: number };
   alertmanager: { service: string; port: number };
@@ -90,13 +98,16 @@ interface Endpoints {
 }
 const ep = JSON.parse(read('endpoints.json')) as Endpoints;
 
+/** `${env:NAME:-value}`: an address scripts/stack.mjs sets through NAME, whose default is the compose value. */
+const env = (name: string, value: string | number): string => `\${env:${name}:-${value}}`;
+
 const COLLECTOR_CONFIGS = ['otelcol.yaml', 'otelcol.agent.yaml', 'otelcol.gateway.yaml'] as const;
 
 /** Component types of the contrib distribution that these configs may use. */
 const KNOWN_TYPES = {
-  receivers: ['otlp', 'otlpjsonfile'],
-  processors: ['memory_limiter', 'batch', 'transform', 'tail_sampling', 'deltatocumulative'],
-  exporters: ['otlp', 'prometheus', 'loadbalancing'],
+  receivers: ['otlp', 'otlp_json_file'],
+  processors: ['memory_limiter', 'batch', 'transform', 'tail_sampling', 'delta_to_cumulative'],
+  exporters: ['otlp_grpc', 'prometheus', 'load_balancing'],
   connectors: ['count'],
   extensions: ['health_check'],
 } as const;
@@ -185,7 +196,7 @@ describe.each(COLLECTOR_CONFIGS)('%s', (file) => {
     expect(unused).toEqual([]);
   });
 
-  it('uses only component types of the contrib distribution', () => {
+  it('uses only current component type names of the 0.161.0 release (no deprecated alias)', () => {
     const unknown: string[] = [];
     for (const [section, types] of Object.entries(KNOWN_TYPES)) {
       for (const id of defined(cfg, section)) {
@@ -206,8 +217,13 @@ describe.each(COLLECTOR_CONFIGS)('%s', (file) => {
     }
   });
 
-  it('serves the health check on the documented port', () => {
-    expect(at(cfg, 'extensions.health_check.endpoint')).toBe(`0.0.0.0:${ep.collector.healthCheckPort}`);
+  it('serves the health check and its own metrics on the documented ports', () => {
+    expect(at(cfg, 'extensions.health_check.endpoint')).toBe(env('STACK_HEALTH_CHECK_ENDPOINT', `0.0.0.0:${ep.collector.healthCheckPort}`));
+    const reader = rec(arr(at(cfg, 'service.telemetry.metrics.readers'), 'readers')[0], 'reader');
+    expect(at(reader, 'pull.exporter.prometheus')).toEqual({
+      host: env('STACK_TELEMETRY_HOST', '0.0.0.0'),
+      port: env('STACK_TELEMETRY_PORT', ep.collector.telemetryPort),
+    });
   });
 });
 
@@ -221,22 +237,23 @@ describe('the single-tier collector (otelcol.yaml)', () => {
   };
 
   it('takes OTLP over gRPC and HTTP on the documented ports, on all interfaces of the container', () => {
-    expect(at(cfg, 'receivers.otlp.protocols.grpc.endpoint')).toBe(`0.0.0.0:${ep.collector.otlpGrpcPort}`);
-    expect(at(cfg, 'receivers.otlp.protocols.http.endpoint')).toBe(`0.0.0.0:${ep.collector.otlpHttpPort}`);
+    expect(at(cfg, 'receivers.otlp.protocols.grpc.endpoint')).toBe(env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.collector.otlpGrpcPort}`));
+    expect(at(cfg, 'receivers.otlp.protocols.http.endpoint')).toBe(env('STACK_OTLP_HTTP_ENDPOINT', `0.0.0.0:${ep.collector.otlpHttpPort}`));
     expect(pipe('traces').receivers).toContain('otlp');
     expect(pipe('metrics').receivers).toContain('otlp');
   });
 
   it('sends traces to Jaeger over OTLP and metrics to the prometheus exporter', () => {
-    expect(pipe('traces').exporters).toContain('otlp/jaeger');
-    expect(at(cfg, 'exporters.otlp/jaeger.endpoint')).toBe(`${ep.jaeger.service}:${ep.jaeger.otlpGrpcPort}`);
+    expect(pipe('traces').exporters).toContain('otlp_grpc/jaeger');
+    expect(at(cfg, 'exporters.otlp_grpc/jaeger.endpoint')).toBe(env('STACK_JAEGER_OTLP_ENDPOINT', `${ep.jaeger.service}:${ep.jaeger.otlpGrpcPort}`));
+    expect(read('jaeger.yaml')).toContain(env('JAEGER_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.jaeger.otlpGrpcPort}`));
     expect(pipe('metrics').exporters).toEqual(['prometheus']);
-    expect(at(cfg, 'exporters.prometheus.endpoint')).toBe(`0.0.0.0:${ep.collector.prometheusExporterPort}`);
+    expect(at(cfg, 'exporters.prometheus.endpoint')).toBe(env('STACK_PROMETHEUS_EXPORTER_ENDPOINT', `0.0.0.0:${ep.collector.prometheusExporterPort}`));
   });
 
-  it('keeps the _total suffix and never turns resource attributes into labels', () => {
-    expect(at(cfg, 'exporters.prometheus.add_metric_suffixes')).toBe(true);
-    expect(at(cfg, 'exporters.prometheus.resource_to_telemetry_conversion.enabled')).toBe(false);
+  it('keeps today\'s names (underscores, the _total suffix) and never turns resource attributes into labels', () => {
+    expect(at(cfg, 'exporters.prometheus.translation_strategy')).toBe('UnderscoreEscapingWithSuffixes');
+    expect(at(cfg, 'exporters.prometheus.resource_constant_labels.enabled')).toBe(false);
   });
 
   it('clears the unit of exactly the duration histograms, so no _seconds suffix is added', () => {
@@ -251,12 +268,18 @@ describe('the single-tier collector (otelcol.yaml)', () => {
     expect(pipe('metrics').processors).toContain('transform/prometheus_names');
   });
 
-  it('reads the observer\'s OTLP-JSON files from the mounted output folder, each in its own pipeline', () => {
-    expect(at(cfg, 'receivers.otlpjsonfile/traces.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.traceFile}`]);
-    expect(at(cfg, 'receivers.otlpjsonfile/metrics.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.metricFile}`]);
-    expect(pipe('traces').receivers).toContain('otlpjsonfile/traces');
-    expect(pipe('metrics').receivers).toContain('otlpjsonfile/metrics');
-    expect(at(cfg, 'receivers.otlpjsonfile/traces.start_at')).toBe('beginning');
+  it('gets the observer\'s OTLP-JSON files from the overlay, which re-lists the receivers of both pipelines in full', () => {
+    const files = yamlFile('otelcol.files.yaml');
+    expect(at(files, 'receivers.otlp_json_file/traces.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.traceFile}`]);
+    expect(at(files, 'receivers.otlp_json_file/metrics.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.metricFile}`]);
+    expect(at(files, 'receivers.otlp_json_file/traces.start_at')).toBe('beginning');
+    expect(at(files, 'receivers.otlp_json_file/metrics.start_at')).toBe('beginning');
+    expect(at(files, 'service.pipelines.traces.receivers')).toEqual(['otlp', 'otlp_json_file/traces']);
+    expect(at(files, 'service.pipelines.metrics.receivers')).toEqual(['otlp', 'otlp_json_file/metrics', 'count/runs']);
+    expect(pipe('traces').receivers).toEqual(['otlp']);
+    expect(pipe('metrics').receivers).toEqual(['otlp', 'count/runs']);
+    expect(Object.keys(files).sort()).toEqual(['receivers', 'service']);
+    expect(Object.keys(rec(files.service, 'service'))).toEqual(['pipelines']);
   });
 
   it('counts invoke_agent spans into run counts by the run counter\'s attributes', () => {
@@ -280,9 +303,9 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
   const gateway = yamlFile('otelcol.gateway.yaml');
 
   it('the agent takes OTLP on the same ports as the single-tier collector, so the observer settings stay', () => {
-    expect(at(agent, 'receivers.otlp')).toEqual(at(single, 'receivers.otlp'));
-    expect(at(agent, 'receivers.otlpjsonfile/traces')).toEqual(at(single, 'receivers.otlpjsonfile/traces'));
-    expect(at(agent, 'receivers.otlpjsonfile/metrics')).toEqual(at(single, 'receivers.otlpjsonfile/metrics'));
+    expect(at(agent, 'receivers')).toEqual(at(single, 'receivers'));
+    const agentPipes = pipelines(agent, 'agent');
+    expect(agentPipes.map((p) => [p.name, p.receivers])).toEqual(pipelines(single, 'single').map((p) => [p.name, p.receivers]));
   });
 
   it('the agent counts runs from spans before sampling, exactly as the single-tier collector does', () => {
@@ -290,27 +313,30 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
     expect(pipelines(agent, 'agent').find((p) => p.name === 'traces')?.exporters).toContain('count/runs');
   });
 
-  it('the agent load-balances traces by trace id and metrics by service over the gateway pool found through DNS', () => {
-    expect(at(agent, 'exporters.loadbalancing/traces.routing_key')).toBe('traceID');
-    expect(at(agent, 'exporters.loadbalancing/metrics.routing_key')).toBe('service');
-    for (const id of ['loadbalancing/traces', 'loadbalancing/metrics']) {
-      expect(at(agent, `exporters.${id}.resolver.dns.hostname`)).toBe(ep.gateway.service);
-      expect(at(agent, `exporters.${id}.resolver.dns.port`)).toBe(ep.gateway.otlpGrpcPort);
+  it('the agent load-balances traces by trace id and metrics by service over the two listed gateways', () => {
+    expect(at(agent, 'exporters.load_balancing/traces.routing_key')).toBe('traceID');
+    expect(at(agent, 'exporters.load_balancing/metrics.routing_key')).toBe('service');
+    for (const id of ['load_balancing/traces', 'load_balancing/metrics']) {
+      // Strings: the resolver's fields are strings, and the strict decoder refuses a number.
+      expect(at(agent, `exporters.${id}.resolver.static.hostnames`)).toEqual(
+        ep.gateway.services.map((s, i) => env(`STACK_GATEWAY_${i + 1}_ENDPOINT`, `${s}:${ep.gateway.otlpGrpcPort}`)),
+      );
+      expect(rec(at(agent, `exporters.${id}.resolver`), 'resolver').dns).toBeUndefined();
     }
     const pipes = pipelines(agent, 'agent');
-    expect(pipes.find((p) => p.name === 'traces')?.exporters).toContain('loadbalancing/traces');
-    expect(pipes.find((p) => p.name === 'metrics')?.exporters).toEqual(['loadbalancing/metrics']);
+    expect(pipes.find((p) => p.name === 'traces')?.exporters).toContain('load_balancing/traces');
+    expect(pipes.find((p) => p.name === 'metrics')?.exporters).toEqual(['load_balancing/metrics']);
   });
 
   it('the gateway listens where the agent sends and tail-samples before exporting to Jaeger', () => {
-    expect(at(gateway, 'receivers.otlp.protocols.grpc.endpoint')).toBe(`0.0.0.0:${ep.gateway.otlpGrpcPort}`);
+    expect(at(gateway, 'receivers.otlp.protocols.grpc.endpoint')).toBe(env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.gateway.otlpGrpcPort}`));
     expect(pipelines(gateway, 'gateway').find((p) => p.name === 'traces')).toEqual({
       name: 'traces',
       receivers: ['otlp'],
       processors: ['memory_limiter', 'tail_sampling', 'batch'],
-      exporters: ['otlp/jaeger'],
+      exporters: ['otlp_grpc/jaeger'],
     });
-    expect(at(gateway, 'exporters.otlp/jaeger')).toEqual(at(single, 'exporters.otlp/jaeger'));
+    expect(at(gateway, 'exporters.otlp_grpc/jaeger')).toEqual(at(single, 'exporters.otlp_grpc/jaeger'));
   });
 
   it('the gateway keeps every trace with a non-completed run and samples the rest at a configurable rate', () => {
@@ -342,7 +368,8 @@ describe('docker-compose.yml', () => {
       'jaeger',
       'otel-agent',
       'otel-collector',
-      'otel-gateway',
+      'otel-gateway-1',
+      'otel-gateway-2',
       'prometheus',
     ]);
   });
@@ -350,7 +377,7 @@ describe('docker-compose.yml', () => {
   it('pins every image to a version tag', () => {
     const images = Object.keys(services).map((name) => String(svc(name).image));
     for (const image of images) expect(image).toMatch(/^[a-z0-9][a-z0-9./-]*:v?\d+\.\d+\.\d+$/);
-    const collectors = ['otel-collector', 'otel-agent', 'otel-gateway'].map((n) => svc(n).image);
+    const collectors = ['otel-collector', 'otel-agent', ...ep.gateway.services].map((n) => svc(n).image);
     expect(new Set(collectors).size).toBe(1);
     expect(String(collectors[0])).toMatch(/^otel\/opentelemetry-collector-contrib:/);
   });
@@ -358,8 +385,8 @@ describe('docker-compose.yml', () => {
   it('runs the single-tier collector by default and the agent with two gateways under the two-tier profile', () => {
     expect(svc('otel-collector').profiles).toEqual(['single-tier']);
     expect(svc('otel-agent').profiles).toEqual(['two-tier']);
-    expect(svc('otel-gateway').profiles).toEqual(['two-tier']);
-    expect(at(svc('otel-gateway'), 'deploy.replicas')).toBe(ep.gateway.replicas);
+    for (const gw of ep.gateway.services) expect(svc(gw).profiles).toEqual(['two-tier']);
+    expect(ep.gateway.services).toHaveLength(2);
     expect(read('.env')).toMatch(/^COMPOSE_PROFILES=single-tier$/m);
     for (const name of ['jaeger', 'prometheus', 'alertmanager', 'grafana']) expect(svc(name).profiles).toBeUndefined();
   });
@@ -368,7 +395,7 @@ describe('docker-compose.yml', () => {
     const otlp = [`${ep.collector.otlpGrpcPort}:${ep.collector.otlpGrpcPort}`, `${ep.collector.otlpHttpPort}:${ep.collector.otlpHttpPort}`];
     expect(ports('otel-collector')).toEqual(otlp);
     expect(ports('otel-agent')).toEqual(otlp);
-    expect(svc('otel-gateway').ports).toBeUndefined();
+    for (const gw of ep.gateway.services) expect(svc(gw).ports).toBeUndefined();
     expect(new URL(ep.observer.otlpEndpoint).port).toBe(String(ep.collector.otlpHttpPort));
     expect(new URL(ep.observer.otlpEndpoint).hostname).toBe('localhost');
     expect(ep.observer.otlpProtocol).toBe('http/json');
@@ -385,15 +412,25 @@ describe('docker-compose.yml', () => {
     const expected: Record<string, string> = {
       'otel-collector': 'otelcol.yaml',
       'otel-agent': 'otelcol.agent.yaml',
-      'otel-gateway': 'otelcol.gateway.yaml',
+      'otel-gateway-1': 'otelcol.gateway.yaml',
+      'otel-gateway-2': 'otelcol.gateway.yaml',
     };
+    const overlay = 'otelcol.files.yaml';
     for (const [name, file] of Object.entries(expected)) {
       expect(volumes(name)).toContain(`./${file}:/etc/otelcol-contrib/${file}:ro`);
-      expect(svc(name).command).toEqual([`--config=/etc/otelcol-contrib/${file}`]);
+      // The tiers that take the observer's files load the overlay after their own file.
+      const withFiles = name === 'otel-collector' || name === 'otel-agent';
+      expect(svc(name).command).toEqual([
+        `--config=/etc/otelcol-contrib/${file}`,
+        ...(withFiles ? [`--config=/etc/otelcol-contrib/${overlay}`] : []),
+      ]);
+      if (withFiles) expect(volumes(name)).toContain(`./${overlay}:/etc/otelcol-contrib/${overlay}:ro`);
     }
+    expect(svc('jaeger').command).toEqual(['--config=/etc/jaeger/jaeger.yaml']);
+    expect(volumes('jaeger')).toEqual(['./jaeger.yaml:/etc/jaeger/jaeger.yaml:ro']);
   });
 
-  it('mounts the observer\'s output folder where the otlpjsonfile receivers read', () => {
+  it('mounts the observer\'s output folder where the otlp_json_file receivers read', () => {
     // Compose resolves the host path against collector-config/: the default is the folder the demo writes from the repository root.
     const mount = `\${${ep.observer.outDirEnv}:-${ep.collector.outDirHostDefault}}:${ep.collector.outDirMount}:ro`;
     expect(volumes('otel-collector')).toContain(mount);
@@ -412,7 +449,9 @@ describe('docker-compose.yml', () => {
   });
 
   it('passes the gateway its sampling rate and lets Prometheus reach the observer on the host', () => {
-    expect(at(svc('otel-gateway'), 'environment.COMPLETED_TRACE_SAMPLING_PERCENTAGE')).toBe('${COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}');
+    for (const gw of ep.gateway.services) {
+      expect(at(svc(gw), 'environment.COMPLETED_TRACE_SAMPLING_PERCENTAGE')).toBe('${COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}');
+    }
     expect(read('otelcol.gateway.yaml')).toContain('${env:COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}');
     expect(svc('prometheus').extra_hosts).toEqual(['host.docker.internal:host-gateway']);
   });
@@ -441,18 +480,27 @@ describe('prometheus/prometheus.yml', () => {
   });
 
   it('scrapes the collector and every gateway on the exporter port, keeping their job and instance labels', () => {
-    for (const [name, host] of [
-      ['otel-collector', 'otel-collector'],
-      ['otel-gateway', ep.gateway.service],
+    for (const [name, hosts] of [
+      ['otel-collector', ['otel-collector']],
+      ['otel-gateway', ep.gateway.services],
     ] as const) {
       expect(job(name).honor_labels).toBe(true);
       const sd = rec(arr(job(name).dns_sd_configs, 'dns_sd_configs')[0], 'dns_sd');
       expect({ names: sd.names, port: sd.port, type: sd.type }).toEqual({
-        names: [host],
+        names: hosts,
         port: ep.collector.prometheusExporterPort,
         type: 'A',
       });
+      // scripts/stack.mjs writes this file beside its copy of prometheus.yml.
+      expect(job(name).file_sd_configs).toEqual([{ files: [`targets/${name}.json`] }]);
     }
+  });
+
+  it('scrapes every collector\'s own metrics, where lost data shows', () => {
+    const sd = rec(arr(job('otelcol-telemetry').dns_sd_configs, 'dns_sd_configs')[0], 'dns_sd');
+    expect(sd.names).toEqual(['otel-collector', 'otel-agent', ...ep.gateway.services]);
+    expect(sd.port).toBe(ep.collector.telemetryPort);
+    expect(job('otelcol-telemetry').file_sd_configs).toEqual([{ files: ['targets/otelcol-telemetry.json'] }]);
   });
 
   it('can scrape the observer\'s own endpoint on the Docker host at the documented port and path', () => {

@@ -19,11 +19,15 @@ import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { binary } from '../../scripts/stack/engines.mjs';
 
-/** How to install each tool these tests run (Debian packages, as `.ci/run` does). */
+/**
+ * How to install the Debian tools these tests run, as `.ci/run` does.
+ * Prometheus and promtool are not among them: the tests run the stack's own
+ * Prometheus 3 engine (`binary('prometheus')`, built from Go modules by the
+ * suite's global setup or `npm run stack -- build`), the one it deploys.
+ */
 export const INSTALL_HINTS = {
-  prometheus: 'apt-get install -y --no-install-recommends prometheus',
-  promtool: 'apt-get install -y --no-install-recommends prometheus',
   alertmanager: 'apt-get install -y --no-install-recommends prometheus-alertmanager',
   amtool: 'apt-get install -y --no-install-recommends prometheus-alertmanager',
 } as const;
@@ -242,11 +246,11 @@ export interface StartPrometheusOptions {
  * Starts `prometheus` on 127.0.0.1 with the given configuration, its TSDB in
  * a temporary directory.
  * @returns the ready server. Rejects with the server's log when it exits or is
- *   not ready in time; throws "prometheus not found: apt-get install ..." when
- *   the binary is missing.
+ *   not ready in time; throws naming `npm run stack -- build` when the
+ *   Prometheus 3 engine is not built.
  */
 export function startPrometheus(options: StartPrometheusOptions): Promise<LocalServer> {
-  const bin = requireTool(['prometheus'], INSTALL_HINTS.prometheus);
+  const bin = binary('prometheus');
   return startServer({
     bin,
     files: { 'prometheus.yml': options.config, ...(options.files ?? {}) },

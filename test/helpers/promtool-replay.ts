@@ -17,7 +17,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { getJson, INSTALL_HINTS, requireTool, runTool, type LocalServer, type ToolRun } from './prometheus.js';
+import { binary } from '../../scripts/stack/engines.mjs';
+import { getJson, runTool, type LocalServer, type ToolRun } from './prometheus.js';
 
 /** One series with its raw samples (`[unix seconds, value]`), as Prometheus returns a range selector. */
 export interface RawSeries {
@@ -124,7 +125,7 @@ export type PromtoolCheck = Record<string, unknown>;
  *   "promtool not found: ..." when it is missing.
  */
 export function runPromtoolTest(rules: string, layout: GridLayout, checks: { readonly promql_expr_test?: PromtoolCheck[]; readonly alert_rule_test?: PromtoolCheck[] }): ToolRun {
-  const promtool = requireTool(['promtool'], INSTALL_HINTS.promtool);
+  const promtool = binary('promtool');
   const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-promtool-'));
   try {
     writeFileSync(join(dir, 'rules.yml'), rules);

@@ -396,7 +396,7 @@ export async function runDemo(
       '',
       'Send it to a collector: start the stack in collector-config/ (docker compose up) and either',
       '  - set OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json and run again, or',
-      '  - let the collector ingest the files above with its otlpjsonfile receiver (see collector-config/README.md).',
+      '  - let the collector ingest the files above with its otlp_json_file receiver (see collector-config/README.md).',
       '',
     ].join('\n'),
   );
