@@ -10,6 +10,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
+import { grpcAddress, otlpExporterSettings } from '../../src/telemetry/otlp-exporters.js';
+import { OnceReporter, type ReportLevel } from '../../src/telemetry/report-once.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../src/telemetry/setup.js';
 import { startOtlpGrpcReceiver } from '../helpers/otlp-grpc-receiver.js';
 import { pointsOfMetricRequest, startOtlpReceiver } from '../helpers/otlp-receiver.js';
@@ -176,5 +178,81 @@ describe('the specification\'s precedence and endpoint paths', () => {
     });
     expect(report.errors).toContain('traces: OTLP/HTTP protobuf exporter could not be loaded (OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/subagent-otel-ca.pem (ENOENT); set it to a readable PEM file)');
     expect(report.dropped).toEqual({ traces: 1, metrics: 0 });
+  });
+});
+
+/** A reporter that keeps what it would log. */
+class KeptReports extends OnceReporter {
+  readonly messages: string[] = [];
+  override report(level: ReportLevel, kind: string, message: string): boolean {
+    const first = super.report(level, kind, message);
+    if (first) this.messages.push(message);
+    return first;
+  }
+}
+
+describe('the OTLP exporter settings read from the given environment', () => {
+  const destination = { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' } as const;
+
+  it('has the specification\'s defaults when nothing is set', () => {
+    expect(otlpExporterSettings('TRACES', destination, 'delta', {}, new OnceReporter())).toEqual({
+      signal: 'TRACES',
+      protocol: 'http/protobuf',
+      url: 'http://collector:4318/v1/traces',
+      headers: {},
+      compression: 'none',
+      timeoutMillis: 10000,
+      insecure: false,
+      temporality: 'delta',
+    });
+  });
+
+  it('takes each signal-specific variable over the generic one, and the generic one for the other signal', () => {
+    const env = {
+      OTEL_EXPORTER_OTLP_HEADERS: 'a=1',
+      OTEL_EXPORTER_OTLP_METRICS_HEADERS: ' b = two%20words ,empty=',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: '700',
+      OTEL_EXPORTER_OTLP_CERTIFICATE: 'ca.pem',
+      OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: 'traces-ca.pem',
+      OTEL_EXPORTER_OTLP_METRICS_INSECURE: 'TRUE',
+    };
+    const traces = otlpExporterSettings('TRACES', destination, 'cumulative', env, new OnceReporter());
+    const metrics = otlpExporterSettings('METRICS', destination, 'cumulative', env, new OnceReporter());
+    expect([traces.headers, traces.timeoutMillis, traces.certificate, traces.insecure]).toEqual([
+      { a: '1' },
+      2500,
+      { variable: 'OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE', path: 'traces-ca.pem' },
+      false,
+    ]);
+    expect([metrics.headers, metrics.timeoutMillis, metrics.certificate, metrics.insecure]).toEqual([
+      { b: 'two words' },
+      700,
+      { variable: 'OTEL_EXPORTER_OTLP_CERTIFICATE', path: 'ca.pem' },
+      true,
+    ]);
+  });
+
+  it('reports a bad value once and uses the default, never quoting a header value', () => {
+    const reports = new KeptReports();
+    const settings = otlpExporterSettings(
+      'TRACES',
+      destination,
+      'delta',
+      { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%zzsecret', OTEL_EXPORTER_OTLP_COMPRESSION: 'brotli', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '0' },
+      reports,
+    );
+    expect([settings.headers, settings.compression, settings.timeoutMillis]).toEqual([{}, 'none', 10000]);
+    expect(reports.messages).toEqual([
+      'OTEL_EXPORTER_OTLP_HEADERS (value not shown) is not a comma-separated list of key=value pairs with percent-encoded values; using no headers',
+      'OTEL_EXPORTER_OTLP_COMPRESSION="brotli" is not gzip or none; using none',
+      'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="0" is not an integer 1..2147483647 (ms); using 10000',
+    ]);
+  });
+
+  it('derives the gRPC target as the gRPC exporter does', () => {
+    expect(grpcAddress('http://collector:4317')).toBe('collector:4317');
+    expect(grpcAddress('collector:4317')).toBe('collector:4317');
+    expect(grpcAddress('https://[::1]:4317/')).toBe('[::1]:4317');
   });
 });
