@@ -8,6 +8,12 @@
  * variable over the generic one, alone) and endpoint path rules, and a TLS
  * file that cannot be read named in the shutdown report.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { grpcAddress, otlpExporterSettings } from '../../src/telemetry/otlp-exporters.js';
@@ -254,5 +260,68 @@ describe('the OTLP exporter settings read from the given environment', () => {
     expect(grpcAddress('http://collector:4317')).toBe('collector:4317');
     expect(grpcAddress('collector:4317')).toBe('collector:4317');
     expect(grpcAddress('https://[::1]:4317/')).toBe('[::1]:4317');
+  });
+});
+
+/** A self-signed certificate for 127.0.0.1, made with openssl in a fresh directory. */
+function selfSignedCertificate(): { dir: string; cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'otlp-tls-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'pipe' });
+  } catch (error) {
+    throw new Error(`this test makes a certificate with openssl; install it (apt-get install openssl) (${String(error)})`);
+  }
+  return { dir, cert, key };
+}
+
+describe('TLS settings from the given environment', () => {
+  it('http/protobuf over https trusts the option\'s certificate, not the host\'s', async () => {
+    const tls = selfSignedCertificate();
+    const paths: string[] = [];
+    const server = createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, (request, response) => {
+      paths.push(request.url ?? '');
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' });
+        response.end(); // an empty Export*ServiceResponse: full success
+      });
+    });
+    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const seen = watchProcessEnv({ OTEL_EXPORTER_OTLP_CERTIFICATE: join(tls.dir, 'host-ca-that-does-not-exist.pem') });
+    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: `https://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect([...new Set(paths)].sort()).toEqual(['/v1/metrics', '/v1/traces']);
+    expect(seen).toEqual({ writes: [], assignments: 0 });
+  });
+
+  it('grpc over TLS trusts the option\'s certificate', async () => {
+    const tls = selfSignedCertificate();
+    const services: string[] = [];
+    const server = new Server();
+    const identity = (value: Buffer): Buffer => value;
+    for (const [name, path] of [
+      ['traces', '/opentelemetry.proto.collector.trace.v1.TraceService/Export'],
+      ['metrics', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'],
+    ] as const) {
+      server.addService(
+        { Export: { path, requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } },
+        {
+          Export: (_call: unknown, callback: (error: null, response: Buffer) => void) => {
+            services.push(name);
+            callback(null, Buffer.alloc(0));
+          },
+        },
+      );
+    }
+    const credentials = ServerCredentials.createSsl(null, [{ private_key: readFileSync(tls.key), cert_chain: readFileSync(tls.cert) }]);
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error !== null ? reject(error) : resolve(bound))));
+    cleanups.push(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: `https://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect([...new Set(services)].sort()).toEqual(['metrics', 'traces']);
   });
 });
