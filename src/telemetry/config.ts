@@ -5,10 +5,11 @@
  * (`cli/telemetry-options.ts`) read these settings only through this table,
  * and README's option table is tested against it.
  *
- * Everything the OpenTelemetry packages read themselves (OTLP endpoint
- * details, headers, compression, timeouts, certificates, batch span processor
- * limits, resource attributes) is not in this table: they read it, from the
- * environment `createTelemetry` was given.
+ * A second table, `OTLP_EXPORTER_SETTINGS`, holds the standard OTLP exporter
+ * variables (headers, compression, timeout, certificates, insecure), each
+ * with its per-signal form, with the OpenTelemetry specification's defaults:
+ * the exporters are built with every one of them set (decision 0072), so no
+ * OpenTelemetry package reads an environment of its own.
  *
  * The module imports nothing at run time (types only): the command line
  * parses its flags with it before anything else is loaded, and the proxy
@@ -45,6 +46,8 @@ export interface Setting<T> {
   readonly range: string;
   /** Parses a non-blank raw value; `undefined` when it is outside the range. Never throws. */
   parse(raw: string): T | undefined;
+  /** Whether the value is a secret (headers): a warning about it never quotes it. */
+  readonly secret?: boolean;
 }
 
 /**
@@ -288,8 +291,138 @@ export function readSetting<T>(setting: Setting<T>, env: Environment, reports: O
   if (raw === undefined || raw.trim() === '') return setting.default;
   const value = setting.parse(raw);
   if (value !== undefined) return value;
-  reports.report('warn', `${variable}:${raw}`, `${variable}=${JSON.stringify(raw)} is not ${setting.range}; using ${setting.defaultText.replace(/`/g, '')}`);
+  const shown = setting.secret === true ? `${variable} (value not shown)` : `${variable}=${JSON.stringify(raw)}`;
+  reports.report('warn', setting.secret === true ? `${variable}:secret` : `${variable}:${raw}`, `${shown} is not ${setting.range}; using ${setting.defaultText.replace(/`/g, '')}`);
   return setting.default;
+}
+
+/** The signals of the per-signal OTLP variables. */
+export type OtlpSignalName = 'TRACES' | 'METRICS';
+
+/** One OTLP exporter setting: `env` is the generic variable `OTEL_EXPORTER_OTLP_<suffix>`. */
+export interface OtlpSetting<T> extends Setting<T> {
+  /** What follows `OTEL_EXPORTER_OTLP_` (and `OTEL_EXPORTER_OTLP_<SIGNAL>_`) in the variable names. */
+  readonly suffix: string;
+}
+
+/**
+ * Parses an OTLP headers value: comma-separated `key=value` pairs (blanks
+ * around keys and values ignored, both percent-decoded, pairs with an empty
+ * value left out, as the OpenTelemetry packages read them).
+ * @returns the headers; `undefined` when an entry has no `=`, no key or bad
+ *   percent-encoding. Never throws.
+ */
+export function parseOtlpHeaders(raw: string): Readonly<Record<string, string>> | undefined {
+  const headers: Record<string, string> = {};
+  for (const entry of raw.split(',')) {
+    if (entry.trim() === '') continue;
+    const at = entry.indexOf('=');
+    if (at <= 0 || entry.slice(0, at).trim() === '') return undefined;
+    try {
+      const key = decodeURIComponent(entry.slice(0, at).trim());
+      const value = decodeURIComponent(entry.slice(at + 1).trim());
+      if (value !== '') headers[key] = value;
+    } catch {
+      // decodeURIComponent throws URIError for a malformed percent sequence.
+      return undefined;
+    }
+  }
+  return headers;
+}
+
+/** The rows of the OTLP exporter table. */
+export interface OtlpSettingsTable {
+  readonly headers: OtlpSetting<Readonly<Record<string, string>>>;
+  readonly compression: OtlpSetting<'gzip' | 'none'>;
+  readonly timeoutMs: OtlpSetting<number>;
+  readonly certificate: OtlpSetting<string | undefined>;
+  readonly clientKey: OtlpSetting<string | undefined>;
+  readonly clientCertificate: OtlpSetting<string | undefined>;
+  readonly insecure: OtlpSetting<boolean>;
+}
+
+/**
+ * The standard OTLP exporter variables (OpenTelemetry OTLP exporter
+ * specification), with its defaults. The endpoints are read by the plan
+ * (`setup.ts`), which also decides whether OTLP is used at all.
+ */
+export const OTLP_EXPORTER_SETTINGS: OtlpSettingsTable = {
+  headers: {
+    suffix: 'HEADERS',
+    env: 'OTEL_EXPORTER_OTLP_HEADERS',
+    default: {},
+    defaultText: 'no headers',
+    range: 'a comma-separated list of key=value pairs with percent-encoded values',
+    parse: parseOtlpHeaders,
+    secret: true,
+  },
+  compression: {
+    suffix: 'COMPRESSION',
+    env: 'OTEL_EXPORTER_OTLP_COMPRESSION',
+    default: 'none',
+    defaultText: 'none',
+    range: 'gzip or none',
+    parse: (raw) => {
+      const value = raw.trim().toLowerCase();
+      return value === 'gzip' || value === 'none' ? value : undefined;
+    },
+  },
+  timeoutMs: {
+    suffix: 'TIMEOUT',
+    env: 'OTEL_EXPORTER_OTLP_TIMEOUT',
+    default: 10_000,
+    defaultText: '10000',
+    range: `an integer 1..${MAX_TIMER_MS} (ms)`,
+    parse: integerIn(1, MAX_TIMER_MS),
+  },
+  certificate: {
+    suffix: 'CERTIFICATE',
+    env: 'OTEL_EXPORTER_OTLP_CERTIFICATE',
+    default: undefined,
+    defaultText: 'the system roots',
+    range: 'a file path (PEM)',
+    parse: text,
+  },
+  clientKey: {
+    suffix: 'CLIENT_KEY',
+    env: 'OTEL_EXPORTER_OTLP_CLIENT_KEY',
+    default: undefined,
+    defaultText: 'no client key',
+    range: 'a file path (PEM)',
+    parse: text,
+  },
+  clientCertificate: {
+    suffix: 'CLIENT_CERTIFICATE',
+    env: 'OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE',
+    default: undefined,
+    defaultText: 'no client certificate',
+    range: 'a file path (PEM)',
+    parse: text,
+  },
+  insecure: {
+    suffix: 'INSECURE',
+    env: 'OTEL_EXPORTER_OTLP_INSECURE',
+    default: false,
+    defaultText: 'false',
+    range: 'true or false',
+    parse: (raw) => {
+      const value = raw.trim().toLowerCase();
+      return value === 'true' ? true : value === 'false' ? false : undefined;
+    },
+  },
+};
+
+/**
+ * Reads one OTLP exporter setting for `signal` with the specification's
+ * precedence: `OTEL_EXPORTER_OTLP_<SIGNAL>_<suffix>` when it is set (not
+ * blank), else `OTEL_EXPORTER_OTLP_<suffix>`; the variable that is set
+ * decides alone (headers are not merged across the two). Then as
+ * `readSetting`. Never throws.
+ */
+export function readOtlpSetting<T>(setting: OtlpSetting<T>, signal: OtlpSignalName, env: Environment, reports: OnceReporter): T {
+  const specific = `OTEL_EXPORTER_OTLP_${signal}_${setting.suffix}`;
+  const raw = env[specific];
+  return readSetting(setting, env, reports, raw !== undefined && raw.trim() !== '' ? specific : setting.env);
 }
 
 /**

@@ -4,42 +4,157 @@
  * when chosen, so start-up pays for none it does not use. Each import has a
  * literal specifier, so a bundler can split it into its own chunk.
  *
- * The exporters read their own settings (endpoint, headers, compression,
- * timeout, certificates) from the environment, as the OpenTelemetry packages
- * do, and merge whatever is passed in with it (headers from both), so passing
- * configuration cannot keep `process.env` out; `withEnvironment` makes the
- * environment `createTelemetry` was given the one they read, for the length
- * of their synchronous constructors only (decision 0072). Nothing else in the
- * project swaps it.
+ * Every setting of an exporter (endpoint, headers, compression, timeout,
+ * certificates, insecure, temporality) is read here from the environment
+ * `createTelemetry` was given, through the configuration table
+ * (`OTLP_EXPORTER_SETTINGS` in `config.ts`), and the exporter is assembled
+ * from the export delegates of `@opentelemetry/otlp-exporter-base` and
+ * `@opentelemetry/otlp-grpc-exporter-base` with that complete configuration.
+ * The exporter classes' own constructors are not used: they merge what they
+ * are given with `process.env` key by key (decision 0072). So nothing here
+ * reads or changes `process.env`.
  *
  * @module subagent-otel/telemetry/otlp-exporters
  */
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InstrumentType, type AggregationTemporalitySelector, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { OtlpProtocol, TemporalityPreference } from './config.js';
-import type { Environment } from './content-policy.js';
+import { OTLP_EXPORTER_SETTINGS, readOtlpSetting, type Environment, type OtlpProtocol, type TemporalityPreference } from './config.js';
+import type { OnceReporter } from './report-once.js';
 
 /** The signals the project exports. */
 export type OtlpSignal = 'TRACES' | 'METRICS';
 
+/** Everything an OTLP exporter is built with; nothing else is read. */
+export interface OtlpExporterSettings {
+  readonly signal: OtlpSignal;
+  readonly protocol: OtlpProtocol;
+  /** The endpoint as the plan resolved it (`/v1/<signal>` already appended to the generic HTTP endpoint). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly compression: 'gzip' | 'none';
+  readonly timeoutMillis: number;
+  /** Files (paths as given, relative to the working directory) of the TLS root, client key and client certificate. */
+  readonly certificate?: { readonly variable: string; readonly path: string };
+  readonly clientKey?: { readonly variable: string; readonly path: string };
+  readonly clientCertificate?: { readonly variable: string; readonly path: string };
+  /** gRPC to an endpoint without a scheme only: plaintext instead of TLS. */
+  readonly insecure: boolean;
+  /** Metrics only: the temporality the exporter is built with. */
+  readonly temporality: TemporalityPreference;
+}
 
 /**
- * Runs `build` with `process.env` standing for `env`, then restores it, so
- * OpenTelemetry constructors that read the process environment read `env`
- * instead. Synchronous: nothing else runs in between. When `env` is
- * `process.env` itself, just runs `build`.
+ * The exporter settings of `signal` from `env`, each signal-specific variable
+ * over the generic one (`readOtlpSetting`), with the specification's defaults
+ * (no headers, no compression, 10000 ms). Bad values are reported once
+ * through `reports` (header values never quoted). Never throws.
  */
-export function withEnvironment<T>(env: Environment, build: () => T): T {
-  if (env === process.env) return build();
-  const saved = process.env;
-  // A copy: a constructor that writes to the environment must not write into the caller's object.
-  process.env = { ...env };
-  try {
-    return build();
-  } finally {
-    process.env = saved;
+export function otlpExporterSettings(
+  signal: OtlpSignal,
+  destination: { readonly protocol: OtlpProtocol; readonly url: string },
+  temporality: TemporalityPreference,
+  env: Environment,
+  reports: OnceReporter,
+): OtlpExporterSettings {
+  const table = OTLP_EXPORTER_SETTINGS;
+  const file = (setting: typeof table.certificate): { variable: string; path: string } | undefined => {
+    const path = readOtlpSetting(setting, signal, env, reports);
+    if (path === undefined) return undefined;
+    const specific = `OTEL_EXPORTER_OTLP_${signal}_${setting.suffix}`;
+    return { variable: env[specific]?.trim() ? specific : setting.env, path };
+  };
+  const settings: { -readonly [K in keyof OtlpExporterSettings]: OtlpExporterSettings[K] } = {
+    signal,
+    protocol: destination.protocol,
+    url: destination.url.trim(),
+    headers: readOtlpSetting(table.headers, signal, env, reports),
+    compression: readOtlpSetting(table.compression, signal, env, reports),
+    timeoutMillis: readOtlpSetting(table.timeoutMs, signal, env, reports),
+    insecure: readOtlpSetting(table.insecure, signal, env, reports),
+    temporality,
+  };
+  const certificate = file(table.certificate);
+  const clientKey = file(table.clientKey);
+  const clientCertificate = file(table.clientCertificate);
+  if (certificate !== undefined) settings.certificate = certificate;
+  if (clientKey !== undefined) settings.clientKey = clientKey;
+  if (clientCertificate !== undefined) settings.clientCertificate = clientCertificate;
+  return settings;
+}
+
+/** The TLS files of `settings`, read now. Throws naming the variable and file when one cannot be read or the client pair is incomplete. */
+function tlsFiles(settings: OtlpExporterSettings): { ca?: Buffer; key?: Buffer; cert?: Buffer } {
+  const read = (file: { variable: string; path: string } | undefined): Buffer | undefined => {
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(resolvePath(file.path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      throw new Error(`${file.variable}: cannot read ${file.path} (${code}); set it to a readable PEM file`);
+    }
+  };
+  if ((settings.clientKey === undefined) !== (settings.clientCertificate === undefined)) {
+    const missing = settings.clientKey === undefined ? 'CLIENT_KEY' : 'CLIENT_CERTIFICATE';
+    throw new Error(`OTLP ${settings.signal.toLowerCase()}: a client key and a client certificate go together; set OTEL_EXPORTER_OTLP_${missing} (or its ${settings.signal} form) too`);
   }
+  const files: { ca?: Buffer; key?: Buffer; cert?: Buffer } = {};
+  const ca = read(settings.certificate);
+  const key = read(settings.clientKey);
+  const cert = read(settings.clientCertificate);
+  if (ca !== undefined) files.ca = ca;
+  if (key !== undefined) files.key = key;
+  if (cert !== undefined) files.cert = cert;
+  return files;
+}
+
+/** The delegate configuration of the OTLP/HTTP exporters, complete. */
+async function httpConfiguration(settings: OtlpExporterSettings, contentType: string) {
+  const { httpAgentFactoryFromOptions } = await import('@opentelemetry/otlp-exporter-base/node-http');
+  const headers = { ...settings.headers, 'Content-Type': contentType };
+  return {
+    url: new URL(settings.url).href,
+    headers: () => Promise.resolve({ ...headers }),
+    compression: settings.compression,
+    timeoutMillis: settings.timeoutMillis,
+    concurrencyLimit: 30,
+    agentFactory: httpAgentFactoryFromOptions({ keepAlive: true, ...tlsFiles(settings) }),
+  };
+}
+
+/**
+ * The gRPC target of an endpoint, as the gRPC exporter derives it: `host:port`
+ * (a URL without a scheme is taken as `https://`), `unix:` URLs unchanged.
+ */
+export function grpcAddress(url: string): string {
+  const text = /^\w{1,8}:\/\//.test(url) ? url : `https://${url}`;
+  const target = new URL(text);
+  return target.protocol === 'unix:' ? text : target.host;
+}
+
+/** The delegate configuration of the OTLP/gRPC exporters, complete. */
+async function grpcConfiguration(settings: OtlpExporterSettings) {
+  const grpc = await import('@opentelemetry/otlp-grpc-exporter-base');
+  const plaintext = settings.url.startsWith('http://') || (!settings.url.startsWith('https://') && settings.insecure);
+  const files = plaintext ? {} : tlsFiles(settings);
+  const credentials = plaintext ? grpc.createInsecureCredentials() : grpc.createSslCredentials(files.ca, files.key, files.cert);
+  return {
+    grpc,
+    configuration: {
+      url: grpcAddress(settings.url),
+      metadata: () => {
+        const metadata = grpc.createEmptyMetadata();
+        for (const [key, value] of Object.entries(settings.headers)) metadata.set(key, value);
+        return metadata;
+      },
+      credentials: () => credentials,
+      compression: settings.compression,
+      timeoutMillis: settings.timeoutMillis,
+      concurrencyLimit: 30,
+    },
+  };
 }
 
 /**
@@ -60,44 +175,66 @@ export function temporalitySelector(preference: TemporalityPreference): Aggregat
   };
 }
 
-/** Loads and builds the span exporter of `protocol`, reading its settings from `env`. */
-export async function loadSpanExporter(protocol: OtlpProtocol, env: Environment): Promise<SpanExporter> {
-  switch (protocol) {
-    case 'grpc': {
-      const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-grpc');
-      return withEnvironment(env, () => new OTLPTraceExporter());
-    }
-    case 'http/json': {
-      const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-      return withEnvironment(env, () => new OTLPTraceExporter());
-    }
-    case 'http/protobuf': {
-      const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-      return withEnvironment(env, () => new OTLPTraceExporter());
-    }
+/** Loads and builds the span exporter of `settings.protocol` with exactly `settings`. Rejects when a TLS file cannot be read. */
+export async function loadSpanExporter(settings: OtlpExporterSettings): Promise<SpanExporter> {
+  const [{ OTLPExporterBase }, transformer] = await Promise.all([import('@opentelemetry/otlp-exporter-base'), import('@opentelemetry/otlp-transformer')]);
+  if (settings.protocol === 'grpc') {
+    const { grpc, configuration } = await grpcConfiguration(settings);
+    const delegate = grpc.createOtlpGrpcExportDelegate(
+      configuration,
+      transformer.ProtobufTraceSerializer,
+      'otlp_grpc_span_exporter',
+      transformer.TraceExporterMetricsHelper,
+      undefined,
+      'TraceExportService',
+      '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+    );
+    return new OTLPExporterBase(delegate);
   }
+  const json = settings.protocol === 'http/json';
+  const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
+  const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
+  const serializer = json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer;
+  return new OTLPExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_span_exporter', transformer.TraceExporterMetricsHelper, undefined));
 }
 
 /**
- * Loads and builds the metric exporter of `protocol`, reading its settings
- * from `env`. Its own temporality choice is not used: the counting wrapper
- * in `setup.ts` gives every pushed stream the project's selector.
+ * Loads and builds the metric exporter of `settings.protocol` with exactly
+ * `settings`, its temporality included (the counting wrapper in `setup.ts`
+ * gives every pushed stream the same selector). Rejects when a TLS file
+ * cannot be read.
  */
-export async function loadMetricExporter(protocol: OtlpProtocol, env: Environment): Promise<PushMetricExporter> {
-  switch (protocol) {
-    case 'grpc': {
-      const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-grpc');
-      return withEnvironment(env, () => new OTLPMetricExporter());
-    }
-    case 'http/json': {
-      const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
-      return withEnvironment(env, () => new OTLPMetricExporter());
-    }
-    case 'http/protobuf': {
-      const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-proto');
-      return withEnvironment(env, () => new OTLPMetricExporter());
-    }
+export async function loadMetricExporter(settings: OtlpExporterSettings): Promise<PushMetricExporter> {
+  const [{ OTLPMetricExporterBase, AggregationTemporalityPreference }, transformer] = await Promise.all([
+    import('@opentelemetry/exporter-metrics-otlp-http'),
+    import('@opentelemetry/otlp-transformer'),
+  ]);
+  const options = {
+    temporalityPreference:
+      settings.temporality === 'delta'
+        ? AggregationTemporalityPreference.DELTA
+        : settings.temporality === 'lowmemory'
+          ? AggregationTemporalityPreference.LOWMEMORY
+          : AggregationTemporalityPreference.CUMULATIVE,
+  };
+  if (settings.protocol === 'grpc') {
+    const { grpc, configuration } = await grpcConfiguration(settings);
+    const delegate = grpc.createOtlpGrpcExportDelegate(
+      configuration,
+      transformer.ProtobufMetricsSerializer,
+      'otlp_grpc_metric_exporter',
+      transformer.MetricsExporterMetricsHelper,
+      undefined,
+      'MetricsExportService',
+      '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+    );
+    return new OTLPMetricExporterBase(delegate, options);
   }
+  const json = settings.protocol === 'http/json';
+  const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
+  const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
+  const serializer = json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer;
+  return new OTLPMetricExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_metric_exporter', transformer.MetricsExporterMetricsHelper, undefined), options);
 }
 
 function failed(error: unknown): ExportResult {

@@ -8,9 +8,10 @@
  * bound. The resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) and
  * the batch span processor's `OTEL_BSP_*` limits are read from the
  * environment `createTelemetry` was given and handed to the constructors
- * (`sdk-environment.ts`); the OTLP exporters read their endpoint, headers,
- * compression, timeout and certificates from that environment themselves
- * (`otlp-exporters.ts`). So an `env` option isolates.
+ * (`sdk-environment.ts`), and so are the OTLP exporters' endpoint, headers,
+ * compression, timeout and certificates (`otlp-exporters.ts`): no
+ * OpenTelemetry constructor reads `process.env`, and nothing changes it. So
+ * an `env` option isolates.
  * Hands back the `RunTelemetry` listener and a bounded `shutdown`.
  *
  * Never throws into the host after construction: export failures are counted
@@ -58,7 +59,7 @@ import {
   METRICS_FILE_NAME,
   TRACES_FILE_NAME,
 } from './otlp-json-file-exporter.js';
-import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, temporalitySelector } from './otlp-exporters.js';
+import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, otlpExporterSettings, temporalitySelector } from './otlp-exporters.js';
 import { batchSpanProcessorConfig, resourceAttributesOf } from './sdk-environment.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
 import { isOtlpEndpoint } from './otlp-endpoint.js';
@@ -155,7 +156,7 @@ export interface Telemetry {
 
 type ExporterKind = typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
 
-/** OTLP destination of one signal: the protocol, and the URL for messages (the exporter reads its own). */
+/** OTLP destination of one signal: the protocol, and the URL the exporter sends to. */
 export interface OtlpDestination {
   readonly protocol: OtlpProtocol;
   readonly url: string;
@@ -214,8 +215,10 @@ function parseExporterList(variable: string, raw: string | undefined, reports: O
  * Whether OTLP is configured for a signal, and with which protocol: the
  * per-signal endpoint or the general one must be set (else the signal goes
  * to the files). The protocol is the per-signal variable, else
- * `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. The URL computed here
- * only names the destination in messages; the exporter resolves its own.
+ * `OTEL_EXPORTER_OTLP_PROTOCOL`, else `http/protobuf`. The URL, as the OTLP
+ * exporter specification resolves it: the per-signal endpoint as it is, else
+ * the generic one with `/v1/traces` or `/v1/metrics` appended for HTTP (as
+ * it is for gRPC). The exporter sends to exactly this URL.
  */
 function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports: OnceReporter): OtlpDestination | undefined {
   const specificVariable = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
@@ -533,7 +536,7 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   if (plan.traces.otlp !== undefined) {
     const otlp = plan.traces.otlp;
     try {
-      const load = loadSpanExporter(otlp.protocol, env);
+      const load = loadSpanExporter(otlpExporterSettings('TRACES', otlp, plan.temporality, env, reports));
       load.catch((error: unknown) => {
         note(`traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
         reports.report('error', 'otlp-load:traces', `traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its spans are counted as dropped`);
@@ -591,7 +594,7 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   if (plan.metrics.otlp !== undefined) {
     const otlp = plan.metrics.otlp;
     try {
-      const load = loadMetricExporter(otlp.protocol, env);
+      const load = loadMetricExporter(otlpExporterSettings('METRICS', otlp, plan.temporality, env, reports));
       load.catch((error: unknown) => {
         note(`metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
         reports.report('error', 'otlp-load:metrics', `metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its batches are counted as dropped`);

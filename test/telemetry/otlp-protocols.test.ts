@@ -135,7 +135,7 @@ describe('OTLP protocols', () => {
       expect(request.headers['content-encoding']).toBeUndefined();
       expect(request.body.toString()).not.toContain('leaked-service');
     }
-    // process.env is back as it was.
+    // process.env was not touched.
     expect(process.env['OTEL_EXPORTER_OTLP_HEADERS']).toBe('x-leaked=from-process');
   });
 });
@@ -151,7 +151,7 @@ describe('exporter loading', () => {
       const { createTelemetry } = await import(${JSON.stringify(join(ROOT, 'dist', 'index.js'))});
       const telemetry = createTelemetry({ env: ${JSON.stringify(env)} });
       await telemetry.shutdown(3000);
-      const names = new Set(loaded.map((p) => /@opentelemetry\\/(exporter-(?:trace|metrics)-otlp-[a-z]+)\\//.exec(p)?.[1]).filter(Boolean));
+      const names = new Set(loaded.map((p) => /@opentelemetry\\/(exporter-(?:trace|metrics)-otlp-[a-z]+|otlp-(?:grpc-)?exporter-base)\\//.exec(p)?.[1] ?? (p.includes('/@grpc/grpc-js/') ? 'grpc-js' : undefined)).filter(Boolean));
       process.stdout.write(JSON.stringify([...names].sort()));
     `;
     return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
@@ -161,16 +161,18 @@ describe('exporter loading', () => {
     const out = mkdtempSync(join(tmpdir(), 'lazy-'));
     cleanups.push(() => rmSync(out, { recursive: true, force: true }));
     expect(loadedExporters({ SUBAGENT_OTEL_OUT: out })).toEqual([]);
-    // A closed port: nothing is delivered, but the exporters are loaded and tried. The gRPC and
-    // protobuf metric exporters build on the http package's base class, so it comes with them.
+    // A closed port: nothing is delivered, but the exporters are loaded and tried. They are built
+    // from the export delegates (decision 0072); the metric exporter's base class comes from the
+    // http metrics package. gRPC only when chosen.
     expect(loadedExporters({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TIMEOUT: '200' })).toEqual([
-      'exporter-metrics-otlp-grpc',
       'exporter-metrics-otlp-http',
-      'exporter-trace-otlp-grpc',
+      'grpc-js',
+      'otlp-exporter-base',
+      'otlp-grpc-exporter-base',
     ]);
     expect(loadedExporters({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TIMEOUT: '200' })).toEqual([
       'exporter-metrics-otlp-http',
-      'exporter-trace-otlp-proto',
+      'otlp-exporter-base',
     ]);
   });
 });
