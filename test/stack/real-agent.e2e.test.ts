@@ -9,6 +9,10 @@
  * answers the turn after a failed one out of step): two answered normally,
  * two cut at the output-token limit (claude answers those with a typed
  * JSON-RPC error). A second proxy with content capture off plays one of each.
+ * Then gemini-cli 0.61 behind `proxy --protocol acp --agent-telemetry`, one
+ * of each: gemini answers a cut turn with a plain `end_turn`, so only its own
+ * telemetry (`gemini_cli.api_response` finish reasons) makes it a max-tokens
+ * run.
  *
  * Asserted on the engines' own APIs: one Jaeger trace per prompt, its
  * `invoke_agent` span naming the agent, with the stop reason (the truncated
@@ -33,7 +37,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../scripts/stack/stack.mjs';
 import type { Stack } from '../../scripts/stack/stack.mjs';
 import { startPeer, type AcpPeer, type Turn } from '../agents/acp-driver.js';
-import { launchSpec, type AgentLaunch } from '../agents/agents.js';
+import { launchSpec, type AgentLaunch, type AgentName } from '../agents/agents.js';
 import { startModelServer, type ModelServer } from '../agents/model-server.js';
 import { CLI } from '../helpers/paths.js';
 import { jaegerTraces, promQuery, tag, waitFor } from './observed.js';
@@ -41,6 +45,8 @@ import type { JaegerSpan, JaegerTrace } from './observed.js';
 
 /** The label claude-agent-acp's runs carry (its `initialize` `agentInfo.name`). */
 const AGENT = '@agentclientprotocol/claude-agent-acp';
+/** gemini-cli's label. */
+const GEMINI = 'gemini-cli';
 /** What the client receives for `normal` (the model server's text). */
 const NORMAL_TEXT = 'The answer is 42.';
 /** What the client receives for `max-tokens`: claude retries three times (the partial text four times), then sends its error as text. */
@@ -50,7 +56,7 @@ const MAX_TOKENS_TEXT =
 
 type Prompted = 'normal' | 'max-tokens';
 
-/** One proxy in front of one claude, and what its client saw. */
+/** One proxy in front of one agent, and what its client saw. */
 interface Observed {
   readonly service: string;
   readonly spec: AgentLaunch;
@@ -61,6 +67,7 @@ interface Observed {
 
 const CAPTURE_ON = { service: 'stack-e2e-claude', scenarios: ['normal', 'max-tokens', 'normal', 'max-tokens'] as const };
 const CAPTURE_OFF = { service: 'stack-e2e-claude-nocontent', scenarios: ['normal', 'max-tokens'] as const };
+const GEMINI_RUNS = { service: 'stack-e2e-gemini', scenarios: ['normal', 'max-tokens'] as const };
 
 let stack: Stack;
 let dir: string;
@@ -68,11 +75,11 @@ let server: ModelServer;
 const observed: Observed[] = [];
 let nonce = 0;
 
-/** Starts the proxy in front of claude with the stack's collector as OTLP endpoint, and plays `scenarios`, each in a new session. */
-async function play(service: string, scenarios: readonly Prompted[], env: NodeJS.ProcessEnv = {}): Promise<Observed> {
-  const spec = launchSpec('claude', server.origin);
+/** Starts the proxy (with `proxyArgs`) in front of `agent` with the stack's collector as OTLP endpoint, and plays `scenarios`, each in a new session. */
+async function play(agent: AgentName, service: string, scenarios: readonly Prompted[], env: NodeJS.ProcessEnv = {}, proxyArgs: readonly string[] = []): Promise<Observed> {
+  const spec = launchSpec(agent, server.origin);
   const out = mkdtempSync(join(tmpdir(), 'subagent-otel-stack-agent-out-'));
-  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--', ...spec.argv];
+  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', ...proxyArgs, '--', ...spec.argv];
   const peer = await startPeer(
     argv,
     {
@@ -97,9 +104,9 @@ async function play(service: string, scenarios: readonly Prompted[], env: NodeJS
   return o;
 }
 
-/** The single `invoke_agent` span of a trace. */
+/** The single run span of a trace (the proxy's `invoke_agent` span; an agent's own spans forwarded into the trace carry no stop reason). */
 function runSpan(trace: JaegerTrace): JaegerSpan {
-  const runs = trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent');
+  const runs = trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined);
   expect(runs, `trace ${trace.traceID}`).toHaveLength(1);
   return runs[0] as JaegerSpan;
 }
@@ -114,7 +121,7 @@ async function traces(service: string, count: number, tags: Record<string, strin
   return waitFor(`${count} traces of ${service} ${JSON.stringify(tags)} in Jaeger`, async () => {
     const t = await jaegerTraces(stack.urls.jaeger, service, tags);
     // Every span of each trace in (the run span and what the proxy hangs below it).
-    return t.length === count && t.every((tr) => tr.spans.some((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent')) ? t : undefined;
+    return t.length === count && t.every((tr) => tr.spans.some((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined)) ? t : undefined;
   });
 }
 
@@ -122,8 +129,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'subagent-otel-stack-agent-'));
   stack = await startStack({ dir, tiers: 1, ports: 'free' });
   server = await startModelServer();
-  await play(CAPTURE_ON.service, CAPTURE_ON.scenarios);
-  await play(CAPTURE_OFF.service, CAPTURE_OFF.scenarios, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' });
+  await play('claude', CAPTURE_ON.service, CAPTURE_ON.scenarios);
+  await play('claude', CAPTURE_OFF.service, CAPTURE_OFF.scenarios, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' });
+  // A generous bound on the wait for gemini's own records (released as soon as they are in).
+  await play('gemini', GEMINI_RUNS.service, GEMINI_RUNS.scenarios, { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' }, ['--agent-telemetry']);
 }, 600_000);
 
 afterAll(async () => {
@@ -139,7 +148,8 @@ afterAll(async () => {
 
 describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the stack', () => {
   it('the client got the agent\'s answers: normal text with end_turn, the truncated text with claude\'s limit error', () => {
-    for (const o of observed) {
+    expect(observed.map((o) => o.turns.length)).toEqual([4, 2, 2]);
+    for (const o of observed.slice(0, 2)) {
       for (const { scenario, turn } of o.turns) {
         if (scenario === 'normal') {
           expect(turn.text).toBe(NORMAL_TEXT);
@@ -202,20 +212,44 @@ describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the sta
     }
   }, 330_000);
 
+  it('gemini-cli with --agent-telemetry: a cut turn looks finished on the wire, its own telemetry makes it a max-tokens run', async () => {
+    const o = observed[2];
+    expect(o?.turns.map((t) => [t.turn.text, (t.turn.response as { stopReason?: string } | undefined)?.stopReason])).toEqual([
+      [NORMAL_TEXT, 'end_turn'],
+      ['Here is the first part of a long', 'end_turn'],
+    ]);
+    const truncated = await traces(GEMINI_RUNS.service, 1, { 'subagent.stop_reason': 'max-tokens' });
+    const cut = runSpan(truncated[0] as JaegerTrace);
+    expect(tag(cut, 'gen_ai.agent.name')).toBe(GEMINI);
+    expect(tag(cut, 'subagent.stop_reason.inferred_from')).toBe('agent-telemetry:gemini_cli.api_response.finish_reasons');
+    expect(tag(cut, 'subagent.output')).toBe(outputJson('Here is the first part of a long'));
+    const all = await traces(GEMINI_RUNS.service, 2);
+    const bySession = new Map(all.map((t) => [String(tag(runSpan(t), 'gen_ai.conversation.id')), runSpan(t)]));
+    for (const { scenario, turn } of o?.turns ?? []) {
+      const span = bySession.get(turn.sessionId);
+      expect(span, turn.sessionId).toBeDefined();
+      if (span === undefined) continue;
+      expect(tag(span, 'gen_ai.agent.name')).toBe(GEMINI);
+      expect(tag(span, 'subagent.stop_reason')).toBe(scenario === 'normal' ? 'completed' : 'max-tokens');
+      expect(tag(span, 'subagent.output')).toBe(outputJson(turn.text));
+    }
+  }, 330_000);
+
   it('Prometheus 3 has subagent_runs_total for the agent, exactly, per stop reason', async () => {
-    for (const [service, want] of [
-      [CAPTURE_ON.service, { completed: 2, 'max-tokens': 2 }],
-      [CAPTURE_OFF.service, { completed: 1, 'max-tokens': 1 }],
+    for (const [service, agent, want] of [
+      [CAPTURE_ON.service, AGENT, { completed: 2, 'max-tokens': 2 }],
+      [CAPTURE_OFF.service, AGENT, { completed: 1, 'max-tokens': 1 }],
+      [GEMINI_RUNS.service, GEMINI, { completed: 1, 'max-tokens': 1 }],
     ] as const) {
       const q = `sum by (gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total{job="${service}"})`;
       const counts = await waitFor(`${q} = ${JSON.stringify(want)}`, async () => {
         const r = await promQuery(stack.urls.prometheus, q);
         const got = Object.fromEntries(r.map((s) => [`${s.metric.gen_ai_agent_name} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]));
-        const expected = { [`${AGENT} completed`]: want.completed, [`${AGENT} max-tokens`]: want['max-tokens'] };
+        const expected = { [`${agent} completed`]: want.completed, [`${agent} max-tokens`]: want['max-tokens'] };
         const same = Object.keys(got).length === Object.keys(expected).length && Object.entries(expected).every(([k, v]) => got[k] === v);
         return same ? got : undefined;
       });
-      expect(counts).toEqual({ [`${AGENT} completed`]: want.completed, [`${AGENT} max-tokens`]: want['max-tokens'] });
+      expect(counts).toEqual({ [`${agent} completed`]: want.completed, [`${agent} max-tokens`]: want['max-tokens'] });
     }
   }, 330_000);
 });
