@@ -52,6 +52,8 @@ export interface PathView {
   readonly initFrames: Frame[];
   readonly scenarios: Record<Scenario, ScenarioView>;
   readonly modelRequests: SeenRequest[];
+  /** The agent's connection-level notifications ({@link CONNECTION_LEVEL_METHODS}), in order, from all of the path's frames. */
+  readonly connectionNotifications: Frame[];
   readonly exit: { code: number | null; signal: NodeJS.Signals | null };
   readonly stderr: string;
 }
@@ -94,7 +96,8 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
     }
     const exit = await peer.close();
     if (failure !== undefined) throw new Error(`${agent} failed (${JSON.stringify(exit)}); its stderr ends: ${peer.stderr().slice(-2000)}`, { cause: failure });
-    return { initialize: peer.initialize, initFrames, scenarios, modelRequests: [...server.requests], exit, stderr: peer.stderr() };
+    const connectionNotifications = peer.frames.filter(isConnectionLevel);
+    return { initialize: peer.initialize, initFrames, scenarios, modelRequests: [...server.requests], connectionNotifications, exit, stderr: peer.stderr() };
   } finally {
     await server.close();
     spec.dispose();
@@ -159,9 +162,25 @@ function turnLevel(update: unknown): boolean {
   return typeof kind !== 'string' || !SESSION_LEVEL_UPDATES.has(kind);
 }
 
-/** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}). */
+/**
+ * Notifications an agent sends once per connection, not per session or turn. codex-acp 2.6 pushes its first
+ * `_auth/status_update` after the initialize response is written and an account read in its app server has
+ * answered: it arrives before or after the client's first `session/new`, so in `initFrames` or in the first
+ * session's frames depending on timing. {@link framesView} leaves them out; the tests compare them apart, in
+ * full ({@link PathView.connectionNotifications}).
+ */
+export const CONNECTION_LEVEL_METHODS: ReadonlySet<string> = new Set(['_auth/status_update']);
+
+function isConnectionLevel(f: Frame): boolean {
+  const method = (f.frame as { method?: unknown; id?: unknown }).method;
+  return f.dir === 'agent->client' && typeof method === 'string' && CONNECTION_LEVEL_METHODS.has(method) && (f.frame as { id?: unknown }).id === undefined;
+}
+
+/** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}) and connection-level ones. */
 export function framesView(frames: readonly Frame[]): unknown {
-  return normalised(frames.filter((f) => (f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params)));
+  return normalised(
+    frames.filter((f) => !isConnectionLevel(f) && ((f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params))),
+  );
 }
 
 /**
