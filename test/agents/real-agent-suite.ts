@@ -186,14 +186,75 @@ export function framesView(frames: readonly Frame[]): unknown {
 /**
  * The client's view of a turn, normalised: updates (less the session-level
  * ones, whose arrival before or after the prompt is a race; `usage_update`s
- * apart, in their own order), permission
+ * apart, in their own order; codex's streamed command output folded into the
+ * command's end update, see {@link foldStreamedOutput}), permission
  * requests, the answer or error, and the text. Raw frames are left out (they
  * hold the JSON-RPC ids the client chose).
  */
 export function clientView(turn: Turn): unknown {
   const { frames: _frames, updates, ...rest } = turn;
   const kept = updates.filter(turnLevel);
-  return normalised({ ...rest, updates: kept.filter((u) => !isUsageUpdate(u)), usageUpdates: kept.filter(isUsageUpdate) });
+  return normalised({ ...rest, updates: foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u))), usageUpdates: kept.filter(isUsageUpdate) });
+}
+
+type ToolUpdate = { sessionId?: unknown; update: { sessionUpdate: string; toolCallId?: string; _meta?: Record<string, unknown> } & Record<string, unknown> };
+type OutputChunk = { data: string; terminal_id: unknown };
+
+/** A `tool_call_update` that carries nothing but codex-acp's `_meta.terminal_output_delta` chunk. */
+function outputChunkOnly(u: unknown): { toolCallId: string; chunk: OutputChunk } | undefined {
+  const update = (u as Partial<ToolUpdate>).update;
+  if (update?.sessionUpdate !== 'tool_call_update' || typeof update.toolCallId !== 'string') return undefined;
+  if (Object.keys(update).sort().join() !== '_meta,sessionUpdate,toolCallId') return undefined;
+  const meta = update._meta ?? {};
+  const chunk = meta.terminal_output_delta as Partial<OutputChunk> | undefined;
+  if (Object.keys(meta).join() !== 'terminal_output_delta' || typeof chunk?.data !== 'string') return undefined;
+  return { toolCallId: update.toolCallId, chunk: { data: chunk.data, terminal_id: chunk.terminal_id } };
+}
+
+/**
+ * codex-acp 2.6 sends a command's output as `_meta.terminal_output_delta` chunk updates while the app server
+ * streams it, and whatever did not stream inside the command's end update (`terminal_exit`), under the same key
+ * (its `commandEndMeta`). Whether codex streams the few bytes of the test's command before it reports the end is
+ * a race, so the client gets either [chunk, end] or [end with the chunk]. This folds chunk-only updates right
+ * before the end update of the same tool call and terminal into that end update (their data concatenated), the
+ * second form; nothing else is changed, and the output's bytes are still compared.
+ */
+function foldStreamedOutput(updates: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  let pending: { toolCallId: string; chunk: OutputChunk; updates: unknown[] } | undefined;
+  const flush = (): void => {
+    if (pending !== undefined) out.push(...pending.updates);
+    pending = undefined;
+  };
+  for (const u of updates) {
+    const only = outputChunkOnly(u);
+    if (only !== undefined) {
+      if (pending !== undefined && pending.toolCallId === only.toolCallId && pending.chunk.terminal_id === only.chunk.terminal_id) {
+        pending = { ...pending, chunk: { ...pending.chunk, data: pending.chunk.data + only.chunk.data }, updates: [...pending.updates, u] };
+      } else {
+        flush();
+        pending = { ...only, updates: [u] };
+      }
+      continue;
+    }
+    const update = (u as Partial<ToolUpdate>).update;
+    const exit = update?._meta?.terminal_exit as { terminal_id?: unknown } | undefined;
+    if (
+      pending !== undefined &&
+      update?.sessionUpdate === 'tool_call_update' &&
+      update.toolCallId === pending.toolCallId &&
+      exit?.terminal_id === pending.chunk.terminal_id &&
+      update._meta?.terminal_output_delta === undefined
+    ) {
+      out.push({ ...(u as ToolUpdate), update: { ...update, _meta: { ...update._meta, terminal_output_delta: pending.chunk } } });
+      pending = undefined;
+      continue;
+    }
+    flush();
+    out.push(u);
+  }
+  flush();
+  return out;
 }
 
 /** codex sends `usage_update` from another task than its tool output: its place among the other updates is a race. */
