@@ -10,9 +10,11 @@
  *
  * The scenario of a request is named by the last `scenario:<name>#<nonce>`
  * marker anywhere in its body (the prompt the test sent); the nonce keeps
- * per-turn state apart when one agent process plays many turns. Requests
- * without a marker (an agent's side requests: titles, checks) get a short
- * normal answer. Scenarios (texts and token counts are API: tests assert them
+ * per-turn state apart when one agent process plays many turns. An agent's
+ * side requests (titles, checks) get a short normal answer and leave the
+ * turn's state alone: requests without a marker, and those that are not a
+ * turn's own (Claude and Codex: no top-level `tools`; Gemini: not
+ * `:streamGenerateContent`), even when they quote the marker. Scenarios (texts and token counts are API: tests assert them
  * literally):
  * - `normal`: "The answer is 42." then a normal stop;
  * - `max-tokens`: "Here is the first part of a long" then a stop at the
@@ -108,7 +110,7 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
           return;
         }
         const { scenario, nonce } = lastMarker(raw);
-        const step = stepFor(dialect, req.url ?? '/', raw, scenario, nonce, turns);
+        const step = stepFor(dialect, req.url ?? '/', raw, body, scenario, nonce, turns);
         requests.push({ dialect, method: req.method ?? 'GET', path: req.url ?? '/', scenario, nonce, answered: step, body });
         if (requests.length > MAX_LOG) requests.shift();
         sequence += 1;
@@ -183,12 +185,23 @@ function hasToolResult(dialect: Dialect | 'other', raw: string): boolean {
   return false;
 }
 
-function stepFor(dialect: Dialect | 'other', url: string, raw: string, scenario: Scenario | undefined, nonce: string | undefined, turns: Map<string, number>): Step {
+function stepFor(
+  dialect: Dialect | 'other',
+  url: string,
+  raw: string,
+  body: unknown,
+  scenario: Scenario | undefined,
+  nonce: string | undefined,
+  turns: Map<string, number>,
+): Step {
   if (dialect === 'other' || scenario === undefined || nonce === undefined) return 'side';
   if (dialect === 'gemini' && !url.includes(':streamGenerateContent')) return 'side';
-  if (dialect === 'anthropic' && !isMainAnthropic(raw)) return 'side';
-  // codex's side requests (titles and the like, made or not depending on timing) offer no tools.
-  if (dialect === 'openai' && !raw.includes('"tools":[{')) return 'side';
+  if (dialect === 'anthropic' && !isMainAnthropic(body)) return 'side';
+  // codex's side requests offer no tools of their own (no top-level `tools`). Its title request (codex-acp 2.6
+  // asks one after a new session's first turn, fire and forget, so it arrives before or after the turn's end
+  // or, after the last turn, not at all before shutdown) still carries the scenario marker and, in an
+  // `additional_tools` input item, a nested `"tools":[{`: only the top level tells a turn's request.
+  if (dialect === 'openai' && !offersTools(body)) return 'side';
   const seen = turns.get(nonce) ?? 0;
   turns.set(nonce, seen + 1);
   switch (scenario) {
@@ -205,9 +218,15 @@ function stepFor(dialect: Dialect | 'other', url: string, raw: string, scenario:
   }
 }
 
-/** Claude's main-loop requests stream and offer tools; its side requests (titles, checks) do not. */
-function isMainAnthropic(raw: string): boolean {
-  return raw.includes('"stream":true') && raw.includes('"tools":[{');
+/** Whether the request body offers tools at its top level (`tools`: a non-empty array), the mark of a turn's own request. */
+function offersTools(body: unknown): boolean {
+  const tools = (body as { tools?: unknown } | undefined)?.tools;
+  return Array.isArray(tools) && tools.length > 0;
+}
+
+/** Claude's main-loop requests stream and offer tools (top level); its side requests (titles, checks) do not. */
+function isMainAnthropic(body: unknown): boolean {
+  return (body as { stream?: unknown } | undefined)?.stream === true && offersTools(body);
 }
 
 function answer(dialect: Dialect | 'other', url: string, body: unknown, step: Step, seq: string, res: ServerResponse): void {

@@ -52,6 +52,8 @@ export interface PathView {
   readonly initFrames: Frame[];
   readonly scenarios: Record<Scenario, ScenarioView>;
   readonly modelRequests: SeenRequest[];
+  /** The agent's connection-level notifications ({@link CONNECTION_LEVEL_METHODS}), in order, from all of the path's frames. */
+  readonly connectionNotifications: Frame[];
   readonly exit: { code: number | null; signal: NodeJS.Signals | null };
   readonly stderr: string;
 }
@@ -94,7 +96,8 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
     }
     const exit = await peer.close();
     if (failure !== undefined) throw new Error(`${agent} failed (${JSON.stringify(exit)}); its stderr ends: ${peer.stderr().slice(-2000)}`, { cause: failure });
-    return { initialize: peer.initialize, initFrames, scenarios, modelRequests: [...server.requests], exit, stderr: peer.stderr() };
+    const connectionNotifications = peer.frames.filter(isConnectionLevel);
+    return { initialize: peer.initialize, initFrames, scenarios, modelRequests: [...server.requests], connectionNotifications, exit, stderr: peer.stderr() };
   } finally {
     await server.close();
     spec.dispose();
@@ -159,22 +162,99 @@ function turnLevel(update: unknown): boolean {
   return typeof kind !== 'string' || !SESSION_LEVEL_UPDATES.has(kind);
 }
 
-/** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}). */
+/**
+ * Notifications an agent sends once per connection, not per session or turn. codex-acp 2.6 pushes its first
+ * `_auth/status_update` after the initialize response is written and an account read in its app server has
+ * answered: it arrives before or after the client's first `session/new`, so in `initFrames` or in the first
+ * session's frames depending on timing. {@link framesView} leaves them out; the tests compare them apart, in
+ * full ({@link PathView.connectionNotifications}).
+ */
+export const CONNECTION_LEVEL_METHODS: ReadonlySet<string> = new Set(['_auth/status_update']);
+
+function isConnectionLevel(f: Frame): boolean {
+  const method = (f.frame as { method?: unknown; id?: unknown }).method;
+  return f.dir === 'agent->client' && typeof method === 'string' && CONNECTION_LEVEL_METHODS.has(method) && (f.frame as { id?: unknown }).id === undefined;
+}
+
+/** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}) and connection-level ones. */
 export function framesView(frames: readonly Frame[]): unknown {
-  return normalised(frames.filter((f) => (f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params)));
+  return normalised(
+    frames.filter((f) => !isConnectionLevel(f) && ((f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params))),
+  );
 }
 
 /**
  * The client's view of a turn, normalised: updates (less the session-level
  * ones, whose arrival before or after the prompt is a race; `usage_update`s
- * apart, in their own order), permission
+ * apart, in their own order; codex's streamed command output folded into the
+ * command's end update, see {@link foldStreamedOutput}), permission
  * requests, the answer or error, and the text. Raw frames are left out (they
  * hold the JSON-RPC ids the client chose).
  */
 export function clientView(turn: Turn): unknown {
   const { frames: _frames, updates, ...rest } = turn;
   const kept = updates.filter(turnLevel);
-  return normalised({ ...rest, updates: kept.filter((u) => !isUsageUpdate(u)), usageUpdates: kept.filter(isUsageUpdate) });
+  return normalised({ ...rest, updates: foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u))), usageUpdates: kept.filter(isUsageUpdate) });
+}
+
+type ToolUpdate = { sessionId?: unknown; update: { sessionUpdate: string; toolCallId?: string; _meta?: Record<string, unknown> } & Record<string, unknown> };
+type OutputChunk = { data: string; terminal_id: unknown };
+
+/** A `tool_call_update` that carries nothing but codex-acp's `_meta.terminal_output_delta` chunk. */
+function outputChunkOnly(u: unknown): { toolCallId: string; chunk: OutputChunk } | undefined {
+  const update = (u as Partial<ToolUpdate>).update;
+  if (update?.sessionUpdate !== 'tool_call_update' || typeof update.toolCallId !== 'string') return undefined;
+  if (Object.keys(update).sort().join() !== '_meta,sessionUpdate,toolCallId') return undefined;
+  const meta = update._meta ?? {};
+  const chunk = meta.terminal_output_delta as Partial<OutputChunk> | undefined;
+  if (Object.keys(meta).join() !== 'terminal_output_delta' || typeof chunk?.data !== 'string') return undefined;
+  return { toolCallId: update.toolCallId, chunk: { data: chunk.data, terminal_id: chunk.terminal_id } };
+}
+
+/**
+ * codex-acp 2.6 sends a command's output as `_meta.terminal_output_delta` chunk updates while the app server
+ * streams it, and whatever did not stream inside the command's end update (`terminal_exit`), under the same key
+ * (its `commandEndMeta`). Whether codex streams the few bytes of the test's command before it reports the end is
+ * a race, so the client gets either [chunk, end] or [end with the chunk]. This folds chunk-only updates right
+ * before the end update of the same tool call and terminal into that end update (their data concatenated), the
+ * second form; nothing else is changed, and the output's bytes are still compared.
+ */
+function foldStreamedOutput(updates: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  let pending: { toolCallId: string; chunk: OutputChunk; updates: unknown[] } | undefined;
+  const flush = (): void => {
+    if (pending !== undefined) out.push(...pending.updates);
+    pending = undefined;
+  };
+  for (const u of updates) {
+    const only = outputChunkOnly(u);
+    if (only !== undefined) {
+      if (pending !== undefined && pending.toolCallId === only.toolCallId && pending.chunk.terminal_id === only.chunk.terminal_id) {
+        pending = { ...pending, chunk: { ...pending.chunk, data: pending.chunk.data + only.chunk.data }, updates: [...pending.updates, u] };
+      } else {
+        flush();
+        pending = { ...only, updates: [u] };
+      }
+      continue;
+    }
+    const update = (u as Partial<ToolUpdate>).update;
+    const exit = update?._meta?.terminal_exit as { terminal_id?: unknown } | undefined;
+    if (
+      pending !== undefined &&
+      update?.sessionUpdate === 'tool_call_update' &&
+      update.toolCallId === pending.toolCallId &&
+      exit?.terminal_id === pending.chunk.terminal_id &&
+      update._meta?.terminal_output_delta === undefined
+    ) {
+      out.push({ ...(u as ToolUpdate), update: { ...update, _meta: { ...update._meta, terminal_output_delta: pending.chunk } } });
+      pending = undefined;
+      continue;
+    }
+    flush();
+    out.push(u);
+  }
+  flush();
+  return out;
 }
 
 /** codex sends `usage_update` from another task than its tool output: its place among the other updates is a race. */

@@ -223,8 +223,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
     for (const o of observed) {
       // The agents really did answer with their truncation errors (claude
       // answers the prompt after one with an empty turn, so fewer than 3 in 4).
-      expect(o.maxTokensErrors).toBeGreaterThan(0);
-      expect(maxTokens[o.job]).toBeGreaterThanOrEqual(o.maxTokensErrors);
+      expect(o.maxTokensErrors, o.job).toBeGreaterThan(0);
+      expect(maxTokens[o.job], `${o.job}: max-tokens runs in Prometheus against truncated turns the client saw`).toBeGreaterThanOrEqual(o.maxTokensErrors);
     }
     expect(series.filter((s) => s.metric.subagent_stop_reason === 'error').map((s) => s.metric.job)).toEqual([]);
   }, TEST_BUDGET_MS);
