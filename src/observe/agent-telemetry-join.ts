@@ -4,9 +4,12 @@
  * end until the agent's own telemetry about it came, then completes it
  * (`completeRun`) and passes it on. Agents batch their records and send them
  * after the turn's answer, so a run is held until a main-loop model-call
- * report of its session arrived that is later than its last tool call (the
- * turn's final answer), or at most `waitMs` (then it is reported from the
- * wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
+ * report of its own arrived that is later than its last tool call (the
+ * turn's final answer). A report is the run's own when the run's window
+ * holds its time (`ownerOfReport`): consecutive turns of a session are
+ * milliseconds apart, and a late record of one turn must neither release
+ * nor complete the next. A run is held at most `waitMs` (then it is reported
+ * from the wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
  * during a whole wait is taken to send none (codex-acp 2.6): later runs pass
  * at once, marked `none`, until a report comes. Runs of other sources pass
  * through.
@@ -80,7 +83,7 @@ export class AgentTelemetryJoin implements RunListener {
       return;
     }
     if (!this.#holding) {
-      const { record: completed, join } = completeRun(record, this.#reports);
+      const { record: completed, join } = completeRun(record, this.#reports, this.#sessionWindows(record.sessionId));
       this.counts[join] += 1;
       this.#target.onRunEnd(completed);
       return;
@@ -125,9 +128,14 @@ export class AgentTelemetryJoin implements RunListener {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
+  /** The kept windows of one session's runs, for giving each report to its own run. */
+  #sessionWindows(sessionId: string | undefined): RunWindow[] {
+    return this.#windows.filter((w) => w.sessionId === sessionId);
+  }
+
   /** Whether the reports hold the turn's final model call: a main one after the run's last tool call. */
   #answered(record: RunRecord): boolean {
-    const mine = reportsOfRun(record, this.#reports);
+    const mine = reportsOfRun(record, this.#reports, this.#sessionWindows(record.sessionId));
     const last = mine.at(-1);
     if (last === undefined) return false;
     const lastTool = Math.max(record.startTime, ...record.toolCalls.map((t) => t.endTime ?? t.startTime));
@@ -140,7 +148,7 @@ export class AgentTelemetryJoin implements RunListener {
     if (timedOut && !this.#reportsSeen) this.#holding = false;
     this.#held.delete(runId);
     clearTimeout(held.timer);
-    const { record, join } = completeRun(held.record, this.#reports);
+    const { record, join } = completeRun(held.record, this.#reports, this.#sessionWindows(held.record.sessionId));
     this.counts[join] += 1;
     this.#target.onRunEnd(record);
     if (this.#held.size === 0) {

@@ -6,7 +6,7 @@
  * records (`session.id`, `query_source`, token counts; no stop reason); other
  * records are not turn reports.
  * `completeRun` is the join: the reports of the run's session within its time
- * window fill what the wire lacked (a length stop becomes `max-tokens`, with
+ * window (each report given to one run only, `ownerOfReport`) fill what the wire lacked (a length stop becomes `max-tokens`, with
  * `subagent.stop_reason.inferred_from` naming the source; tokens where the
  * wire had none) and never overrule what the wire said.
  *
@@ -112,11 +112,62 @@ export function modelCallReports(request: OtlpJsonLogsRequest): AgentModelCallRe
   return out;
 }
 
-/** The main-loop reports of a run: its session, within its window, oldest first. */
-export function reportsOfRun(record: Pick<RunRecord, 'sessionId' | 'startTime' | 'endTime'>, reports: readonly AgentModelCallReport[]): AgentModelCallReport[] {
+/** A run's place in time within its session, for giving each report to exactly one run. */
+export interface TurnWindow {
+  readonly runId: string;
+  readonly sessionId: string | undefined;
+  readonly startTime: number;
+  /** Unset while the run is open. */
+  readonly endTime?: number | undefined;
+}
+
+/** How far `time` lies outside the window (0 inside it). */
+function distance(time: number, w: TurnWindow): number {
+  if (time < w.startTime) return w.startTime - time;
+  if (w.endTime !== undefined && time > w.endTime) return time - w.endTime;
+  return 0;
+}
+
+/**
+ * The run a report belongs to among its session's `windows`: the one whose
+ * window holds its time, else the nearest within the slack; at a boundary
+ * shared by two consecutive turns, the earlier one (a call's record is
+ * stamped before its turn's answer goes out). Consecutive turns of one
+ * session follow each other within milliseconds, so the slack alone would
+ * let a turn claim the first call of the next one.
+ * @returns the run id, or `undefined` when no window is near enough.
+ */
+export function ownerOfReport(report: Pick<AgentModelCallReport, 'sessionId' | 'time'>, windows: readonly TurnWindow[]): string | undefined {
+  let best: TurnWindow | undefined;
+  let bestDistance = Infinity;
+  for (const w of windows) {
+    if (w.sessionId !== report.sessionId) continue;
+    const d = distance(report.time, w);
+    if (d > WINDOW_SLACK_MS) continue;
+    if (d < bestDistance || (d === bestDistance && best !== undefined && w.startTime < best.startTime)) {
+      best = w;
+      bestDistance = d;
+    }
+  }
+  return best?.runId;
+}
+
+/**
+ * The main-loop reports of a run: its session, within its window, oldest
+ * first. With `windows` (the session's runs, the run's own among them) only
+ * the reports this run owns ({@link ownerOfReport}), so that a late record of
+ * one turn never completes its neighbour.
+ */
+export function reportsOfRun(
+  record: Pick<RunRecord, 'runId' | 'sessionId' | 'startTime' | 'endTime'>,
+  reports: readonly AgentModelCallReport[],
+  windows?: readonly TurnWindow[],
+): AgentModelCallReport[] {
+  const own = windows?.some((w) => w.runId === record.runId) === true ? windows : undefined;
   return reports
     .filter((r) => r.sessionId === record.sessionId && r.role !== undefined && r.role === 'main')
     .filter((r) => r.time >= record.startTime - WINDOW_SLACK_MS && r.time <= record.endTime + WINDOW_SLACK_MS)
+    .filter((r) => own === undefined || ownerOfReport(r, own) === record.runId)
     .sort((a, b) => a.time - b.time);
 }
 
@@ -129,10 +180,16 @@ export type AgentTelemetryJoin = 'joined' | 'none';
  *   stopped at the length limit becomes `max-tokens`, inferred from
  *   {@link GEMINI_FINISH_REASON_SOURCE}; any other wire stop reason stands;
  * - usage: the sums of the main calls, only when the wire reported none.
+ *
+ * `windows`: as in {@link reportsOfRun}.
  * @returns the record (a new object) and how it was joined.
  */
-export function completeRun(record: RunRecord, reports: readonly AgentModelCallReport[]): { record: RunRecord; join: AgentTelemetryJoin } {
-  const mine = reportsOfRun(record, reports);
+export function completeRun(
+  record: RunRecord,
+  reports: readonly AgentModelCallReport[],
+  windows?: readonly TurnWindow[],
+): { record: RunRecord; join: AgentTelemetryJoin } {
+  const mine = reportsOfRun(record, reports, windows);
   const last = mine.at(-1);
   if (last === undefined) return { record: { ...record, agentTelemetry: 'none' }, join: 'none' };
   let out: RunRecord = record;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AgentTelemetryJoin } from '../../src/observe/agent-telemetry-join.js';
-import { completeRun, GEMINI_FINISH_REASON_SOURCE, modelCallReports, type AgentModelCallReport } from '../../src/observe/agent-turn-reports.js';
+import { completeRun, GEMINI_FINISH_REASON_SOURCE, modelCallReports, ownerOfReport, type AgentModelCallReport } from '../../src/observe/agent-turn-reports.js';
 import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
 import type { OtlpJsonLogsRequest } from '../../src/wire/otlp-json.js';
 
@@ -209,5 +209,90 @@ describe('AgentTelemetryJoin', () => {
     expect(join.runAt(T0 - 1000, SESSION)).toBeUndefined();
     expect(join.runAt(T0 + 2500, undefined)?.runId).toBe('run-2');
     expect(join.runAt(T0 + 2500, 'nobody')).toBeUndefined();
+  });
+
+  /**
+   * Four consecutive turns of one gemini-cli 0.61 session, max-tokens x3 then
+   * normal, as the proxy saw them in the truncation-alert e2e run (offsets
+   * from one real run: the turns follow each other within 1-4 ms, shorter
+   * than the report slack), each turn's main call stamped just before its end.
+   */
+  const TURNS = [
+    { runId: 'turn-1', startTime: T0 + 608, endTime: T0 + 739, call: T0 + 736, finish: 'length' },
+    { runId: 'turn-2', startTime: T0 + 743, endTime: T0 + 771, call: T0 + 770, finish: 'length' },
+    { runId: 'turn-3', startTime: T0 + 772, endTime: T0 + 792, call: T0 + 791, finish: 'length' },
+    { runId: 'turn-4', startTime: T0 + 795, endTime: T0 + 813, call: T0 + 811, finish: 'stop' },
+  ] as const;
+  const turnRecord = (i: number) => geminiRecord(TURNS[i]!.call, TURNS[i]!.finish);
+  const routerRecord = (i: number) => geminiRecord(TURNS[i]!.startTime + 5, 'stop', 'utility_router');
+
+  it('gives each late record of consecutive turns to its own turn, whatever order the batches come in', () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 600_000);
+    for (const turn of TURNS) {
+      const record = run({ runId: turn.runId, startTime: turn.startTime, endTime: turn.endTime });
+      join.onRunStart(record);
+      join.onRunEnd(record);
+    }
+    expect(t.ends).toEqual([]);
+    // First batch: turns 4 and 2 (out of order), with side calls.
+    join.addReports(modelCallReports(logs([turnRecord(3), routerRecord(1), turnRecord(1), routerRecord(3)])));
+    expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([
+      ['turn-2', 'max-tokens'],
+      ['turn-4', 'completed'],
+    ]);
+    // Then turn 3's, then turn 1's.
+    join.addReports(modelCallReports(logs([turnRecord(2)])));
+    join.addReports(modelCallReports(logs([turnRecord(0)])));
+    expect(t.ends.map((r) => [r.runId, r.stopReason, r.stopReasonInferredFrom ?? null, r.agentTelemetry])).toEqual([
+      ['turn-2', 'max-tokens', GEMINI_FINISH_REASON_SOURCE, 'joined'],
+      ['turn-4', 'completed', null, 'joined'],
+      ['turn-3', 'max-tokens', GEMINI_FINISH_REASON_SOURCE, 'joined'],
+      ['turn-1', 'max-tokens', GEMINI_FINISH_REASON_SOURCE, 'joined'],
+    ]);
+    expect(join.counts).toEqual({ joined: 4, none: 0 });
+  });
+
+  it("never lets the previous turn's late record release the next turn, nor the next turn's record complete it", () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 600_000);
+    const [one, two, three] = TURNS.map((turn) => run({ runId: turn.runId, startTime: turn.startTime, endTime: turn.endTime }));
+    join.onRunStart(one!);
+    join.onRunEnd(one!);
+    join.onRunStart(two!);
+    join.onRunEnd(two!);
+    // Turn 3 has started and is still open.
+    join.onRunStart(three!);
+    // Turn 1's record (4 ms before turn 2 starts) and turn 3's (20 ms after turn 2 ends) are not turn 2's.
+    join.addReports(modelCallReports(logs([turnRecord(0), turnRecord(2)])));
+    expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([['turn-1', 'max-tokens']]);
+    // Turn 2's own record, a normal stop here, decides it.
+    join.addReports(modelCallReports(logs([geminiRecord(TURNS[1].call, 'stop')])));
+    expect(t.ends.map((r) => [r.runId, r.stopReason, r.agentTelemetry])).toEqual([
+      ['turn-1', 'max-tokens', 'joined'],
+      ['turn-2', 'completed', 'joined'],
+    ]);
+  });
+});
+
+describe('ownerOfReport', () => {
+  const windows = [
+    { runId: 'a', sessionId: SESSION, startTime: T0, endTime: T0 + 100 },
+    { runId: 'b', sessionId: SESSION, startTime: T0 + 100, endTime: T0 + 200 },
+    { runId: 'c', sessionId: SESSION, startTime: T0 + 203 },
+    { runId: 'x', sessionId: 'other', startTime: T0, endTime: T0 + 1000 },
+  ];
+  it('is the run whose window holds the time, the earlier one at a shared boundary, else the nearest within the slack', () => {
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 99 }, windows)).toBe('a');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 100 }, windows)).toBe('a');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 101 }, windows)).toBe('b');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 201 }, windows)).toBe('b');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 202 }, windows)).toBe('c');
+    // An open run holds everything after its start.
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 99_999 }, windows)).toBe('c');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 - 10 }, windows)).toBe('a');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 - 51 }, windows)).toBeUndefined();
+    expect(ownerOfReport({ sessionId: 'other', time: T0 + 150 }, windows)).toBe('x');
+    expect(ownerOfReport({ sessionId: 'nobody', time: T0 + 150 }, windows)).toBeUndefined();
   });
 });
