@@ -67,7 +67,18 @@ describe('the OpenTelemetry release line', () => {
       devDependencies: Record<string, string>;
     };
     const otel = (deps: Record<string, string>): Array<[string, string]> => Object.entries(deps).filter(([name]) => name.startsWith('@opentelemetry/'));
-    expect(otel(manifest.dependencies).length).toBeGreaterThan(10);
+    // Exactly what src/ imports: the exporters are built from their delegates (decision 0072), so no exporter-trace-* package.
+    expect(otel(manifest.dependencies).map(([name]) => name)).toEqual([
+      '@opentelemetry/core',
+      '@opentelemetry/exporter-metrics-otlp-http',
+      '@opentelemetry/exporter-prometheus',
+      '@opentelemetry/otlp-exporter-base',
+      '@opentelemetry/otlp-grpc-exporter-base',
+      '@opentelemetry/otlp-transformer',
+      '@opentelemetry/resources',
+      '@opentelemetry/sdk-metrics',
+      '@opentelemetry/sdk-trace',
+    ]);
     for (const [name, range] of otel(manifest.dependencies)) expect(['^3.1.0', '^0.301.0'], name).toContain(range);
     expect(manifest.dependencies['@opentelemetry/api']).toBeUndefined();
     expect(manifest.peerDependencies).toEqual({ '@opentelemetry/api': '^1.10.0' });
