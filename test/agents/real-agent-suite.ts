@@ -129,7 +129,8 @@ function writeCaptures(dir: string, agent: AgentName, view: PathView): void {
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
-const TEMP_ROOT = /\/tmp\/real-agent-[a-z]+-[A-Za-z0-9]+/g;
+/** A run's temporary directories, under whatever directory `os.tmpdir()` names (TMPDIR moves it). */
+const TEMP_ROOT = new RegExp(`${tmpdir().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/real-agent-[a-z]+-[A-Za-z0-9]+`, 'g');
 const EPOCH_MS = /(?<![0-9])1[0-9]{12}(?![0-9])/g;
 const LOOPBACK_PORT = /127\.0\.0\.1:[0-9]+/g;
 // claude-agent-acp 0.101's `_meta.quota.model_usage` and `usage_update.cost` count the session's side calls too
