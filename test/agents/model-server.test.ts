@@ -4,7 +4,7 @@
  * requests that quote the scenario marker are answered as side requests and
  * leave the turn's state (its step and the ids the agent passes on) alone.
  * Bodies are hand-written in the shapes codex 0.166 (under codex-acp 2.6) and
- * Claude send; no agent runs here.
+ * Claude Code (under claude-agent-acp 0.101) send; no agent runs here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from './model-server.js';
@@ -71,5 +71,40 @@ describe('model server: side requests that quote the marker', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('"text":"ok"');
     expect(server.requests.slice(count).map((r) => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`)).toEqual(['anthropic normal side']);
+  });
+
+  it("answers Claude Code's prompt suggestion after a finished turn as a side request, and a later prompt of the session as a turn", async () => {
+    const count = server.requests.length;
+    const bash = { name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: {} } };
+    const prompt = { role: 'user', content: [{ type: 'text', text: 'scenario:tool#suggestion Please answer.' }] };
+    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_fixture_suggestion_1', name: 'Bash', input: { command: 'echo tool-ran' } }] };
+    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_fixture_suggestion_1', content: 'tool-ran' }] };
+    const answer = { role: 'assistant', content: [{ type: 'text', text: 'The tool said: done.' }] };
+    // What Claude Code 2.1 sends after the turn: the finished conversation, the same tools, its own instruction last.
+    const suggestion = { role: 'user', content: '[SUGGESTION MODE: Suggest what the user might naturally type next into Claude Code.]' };
+    const messages = async (list: unknown[]): Promise<string> => {
+      const res = await fetch(`${server.origin}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', stream: true, tools: [bash], messages: list }),
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+
+    await messages([prompt]);
+    await messages([prompt, call, result]);
+    const side = await messages([prompt, call, result, answer, suggestion]);
+    const next = { role: 'user', content: [{ type: 'text', text: 'scenario:normal#suggestion-next Please answer.' }] };
+    const nextTurn = await messages([prompt, call, result, answer, next]);
+
+    expect(server.requests.slice(count).map((r) => `${r.scenario ?? '-'} ${r.answered}`)).toEqual([
+      'tool tool-call',
+      'tool after-tool',
+      'tool side',
+      'normal normal',
+    ]);
+    expect(side).toContain('"text":"ok"');
+    expect(nextTurn).toContain('"id":"msg_fixture_suggestion-next_1"');
   });
 });

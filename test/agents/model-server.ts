@@ -14,7 +14,9 @@
  * side requests (titles, checks) get a short normal answer and leave the
  * turn's state alone: requests without a marker, and those that are not a
  * turn's own (Claude and Codex: no top-level `tools`; Gemini: not
- * `:streamGenerateContent`), even when they quote the marker. Scenarios (texts and token counts are API: tests assert them
+ * `:streamGenerateContent`; any agent: the conversation after the prompt
+ * already holds a final answer, like Claude Code's prompt suggestion after a
+ * turn), even when they quote the marker. Scenarios (texts and token counts are API: tests assert them
  * literally):
  * - `normal`: "The answer is 42." then a normal stop;
  * - `max-tokens`: "Here is the first part of a long" then a stop at the
@@ -202,6 +204,10 @@ function stepFor(
   // or, after the last turn, not at all before shutdown) still carries the scenario marker and, in an
   // `additional_tools` input item, a nested `"tools":[{`: only the top level tells a turn's request.
   if (dialect === 'openai' && !offersTools(body)) return 'side';
+  // A request whose conversation already holds the turn's final answer comes after the turn: Claude Code's
+  // prompt suggestion ("[SUGGESTION MODE: ...]", on by default) forks the finished conversation with the same
+  // tools, fire and forget, so it arrives before the next turn or, after the last one, not at all before shutdown.
+  if (answeredAfterMarker(raw)) return 'side';
   const seen = turns.get(nonce) ?? 0;
   turns.set(nonce, seen + 1);
   switch (scenario) {
@@ -216,6 +222,15 @@ function stepFor(
     case 'tool':
       return hasToolResult(dialect, raw) ? 'after-tool' : 'tool-call';
   }
+}
+
+/** The texts that end a turn: an answer with a normal stop (a cut answer is not one, the agent goes on). */
+const FINAL_TEXTS = [TEXT.normal, TEXT.continued, TEXT.afterTool] as const;
+
+/** Whether the body, after the last marker (the turn's prompt), already holds a final answer of this server. */
+function answeredAfterMarker(raw: string): boolean {
+  const tail = raw.slice(Math.max(0, raw.lastIndexOf('scenario:')));
+  return FINAL_TEXTS.some((text) => tail.includes(text));
 }
 
 /** Whether the request body offers tools at its top level (`tools`: a non-empty array), the mark of a turn's own request. */
