@@ -5,10 +5,11 @@
  * (`completeRun`) and passes it on. Agents batch their records and send them
  * after the turn's answer, so a run is held until a main-loop model-call
  * report of its own arrived that is later than its last tool call (the
- * turn's final answer). A report is the run's own when the run's window
- * holds its time (`ownerOfReport`): consecutive turns of a session are
- * milliseconds apart, and a late record of one turn must neither release
- * nor complete the next. A run is held at most `waitMs` (then it is reported
+ * turn's final answer). A report is the run's own when its time is after the
+ * end of the session's previous run and not after the run's own end
+ * (`ownerOfReport`): consecutive turns of a session are milliseconds apart,
+ * and a late record of one turn must neither release nor complete the next.
+ * A run is held at most `waitMs` (then it is reported
  * from the wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
  * during a whole wait is taken to send none (codex-acp 2.6): later runs pass
  * at once, marked `none`, until a report comes. Runs of other sources pass
@@ -133,13 +134,15 @@ export class AgentTelemetryJoin implements RunListener {
     return this.#windows.filter((w) => w.sessionId === sessionId);
   }
 
-  /** Whether the reports hold the turn's final model call: a main one after the run's last tool call. */
+  /**
+   * Whether the reports hold the turn's final model call: a main one of the run's own, after its last tool call
+   * when it made any. Not compared with the run's start: that stamp may be later than the turn's first call.
+   */
   #answered(record: RunRecord): boolean {
     const mine = reportsOfRun(record, this.#reports, this.#sessionWindows(record.sessionId));
     const last = mine.at(-1);
     if (last === undefined) return false;
-    const lastTool = Math.max(record.startTime, ...record.toolCalls.map((t) => t.endTime ?? t.startTime));
-    return last.time >= lastTool;
+    return record.toolCalls.every((t) => last.time >= (t.endTime ?? t.startTime));
   }
 
   #release(runId: string, timedOut = false): void {

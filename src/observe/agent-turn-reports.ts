@@ -5,10 +5,11 @@
  * `role`, `finish_reasons`, token counts) and Claude Code's `api_request`
  * records (`session.id`, `query_source`, token counts; no stop reason); other
  * records are not turn reports.
- * `completeRun` is the join: the reports of the run's session within its time
- * window (each report given to one run only, `ownerOfReport`) fill what the wire lacked (a length stop becomes `max-tokens`, with
- * `subagent.stop_reason.inferred_from` naming the source; tokens where the
- * wire had none) and never overrule what the wire said.
+ * `completeRun` is the join: the reports a run owns (its session's, after
+ * the previous turn's end and up to its own: `ownerOfReport`, each report
+ * given to one run only) fill what the wire lacked (a length stop becomes
+ * `max-tokens`, with `subagent.stop_reason.inferred_from` naming the source;
+ * tokens where the wire had none) and never overrule what the wire said.
  *
  * Pure: no I/O, no state, never throws.
  *
@@ -49,7 +50,11 @@ export const GEMINI_FINISH_REASON_SOURCE = 'agent-telemetry:gemini_cli.api_respo
 /** Finish reasons that mean the output-token limit (OTel's `length`, Gemini's own `MAX_TOKENS`). */
 const LENGTH_STOPS = new Set(['length', 'max_tokens', 'MAX_TOKENS']);
 
-/** Slack on the run's window: the agent's clock stamp and ours are read microseconds apart, on one machine. */
+/**
+ * Slack on a run's window when the session's other runs are not known
+ * ({@link reportsOfRun} without windows): the agent's clock stamp and ours
+ * are read on one machine.
+ */
 const WINDOW_SLACK_MS = 50;
 
 function count(value: unknown): number {
@@ -121,53 +126,60 @@ export interface TurnWindow {
   readonly endTime?: number | undefined;
 }
 
-/** How far `time` lies outside the window (0 inside it). */
-function distance(time: number, w: TurnWindow): number {
-  if (time < w.startTime) return w.startTime - time;
-  if (w.endTime !== undefined && time > w.endTime) return time - w.endTime;
-  return 0;
+/**
+ * The times whose reports a run owns among its session's runs: after the end
+ * of the session's previous run (exclusive), up to its own end (inclusive; no
+ * bound while it is open). Only end stamps bound it, because of what they
+ * are: the proxy stamps a frame after forwarding it, and a turn's calls are
+ * made, and recorded, before the agent writes the turn's answer, so each
+ * record is earlier than its turn's end stamp and later than the previous
+ * turn's (the next prompt is read only after that stamp was taken). A start
+ * stamp can come after the turn's first call: a proxy descheduled between
+ * forwarding the prompt and stamping it (a loaded machine) stamps late, while
+ * the agent already works on the prompt.
+ */
+function ownedSpan(windows: readonly TurnWindow[], index: number, until: number | undefined): { after: number; until: number } {
+  const run = windows[index]!;
+  let previous: TurnWindow | undefined;
+  for (let i = index - 1; i >= 0 && previous === undefined; i -= 1) if (windows[i]!.sessionId === run.sessionId) previous = windows[i];
+  return { after: previous === undefined ? -Infinity : (previous.endTime ?? run.startTime), until: until ?? Infinity };
 }
 
 /**
- * The run a report belongs to among its session's `windows`: the one whose
- * window holds its time, else the nearest within the slack; at a boundary
- * shared by two consecutive turns, the earlier one (a call's record is
- * stamped before its turn's answer goes out). Consecutive turns of one
- * session follow each other within milliseconds, so the slack alone would
- * let a turn claim the first call of the next one.
- * @returns the run id, or `undefined` when no window is near enough.
+ * The run a report belongs to among `windows` (runs in the order they
+ * started; other sessions' are passed over): the one of its session whose
+ * owned span holds its time, see {@link ownedSpan}. At a boundary shared by
+ * two consecutive turns (the same millisecond) the earlier one.
+ * @returns the run id, or `undefined` when the time is after the end of the session's last run, or no run is of its session.
  */
 export function ownerOfReport(report: Pick<AgentModelCallReport, 'sessionId' | 'time'>, windows: readonly TurnWindow[]): string | undefined {
-  let best: TurnWindow | undefined;
-  let bestDistance = Infinity;
-  for (const w of windows) {
+  for (const [index, w] of windows.entries()) {
     if (w.sessionId !== report.sessionId) continue;
-    const d = distance(report.time, w);
-    if (d > WINDOW_SLACK_MS) continue;
-    if (d < bestDistance || (d === bestDistance && best !== undefined && w.startTime < best.startTime)) {
-      best = w;
-      bestDistance = d;
-    }
+    const span = ownedSpan(windows, index, w.endTime);
+    if (report.time > span.after && report.time <= span.until) return w.runId;
   }
-  return best?.runId;
+  return undefined;
 }
 
 /**
- * The main-loop reports of a run: its session, within its window, oldest
- * first. With `windows` (the session's runs, the run's own among them) only
- * the reports this run owns ({@link ownerOfReport}), so that a late record of
- * one turn never completes its neighbour.
+ * The main-loop reports of a run, oldest first. With `windows` holding the
+ * run's own (runs in the order they started), the reports in the span it owns
+ * ({@link ownerOfReport}), so that a late record of one turn never completes
+ * its neighbour; otherwise those of its session within its window and
+ * {@link WINDOW_SLACK_MS}.
  */
 export function reportsOfRun(
   record: Pick<RunRecord, 'runId' | 'sessionId' | 'startTime' | 'endTime'>,
   reports: readonly AgentModelCallReport[],
   windows?: readonly TurnWindow[],
 ): AgentModelCallReport[] {
-  const own = windows?.some((w) => w.runId === record.runId) === true ? windows : undefined;
+  const index = windows?.findIndex((w) => w.runId === record.runId) ?? -1;
+  const span =
+    windows !== undefined && index !== -1
+      ? ownedSpan(windows, index, windows[index]!.endTime ?? record.endTime)
+      : { after: record.startTime - WINDOW_SLACK_MS - 1, until: record.endTime + WINDOW_SLACK_MS };
   return reports
-    .filter((r) => r.sessionId === record.sessionId && r.role !== undefined && r.role === 'main')
-    .filter((r) => r.time >= record.startTime - WINDOW_SLACK_MS && r.time <= record.endTime + WINDOW_SLACK_MS)
-    .filter((r) => own === undefined || ownerOfReport(r, own) === record.runId)
+    .filter((r) => r.sessionId === record.sessionId && r.role === 'main' && r.time > span.after && r.time <= span.until)
     .sort((a, b) => a.time - b.time);
 }
 

@@ -273,26 +273,53 @@ describe('AgentTelemetryJoin', () => {
       ['turn-2', 'completed', 'joined'],
     ]);
   });
+  it('gives a turn its record when the proxy stamped its prompt after the agent had made the call (a descheduled proxy)', () => {
+    const t = target();
+    const join = new AgentTelemetryJoin(t, 600_000);
+    // Turn 1 ends at +739. Turn 2's call is recorded at +760, but the proxy, off the CPU between forwarding the
+    // prompt and stamping it, stamped the prompt at +820: 21 ms after turn 1 ended, 60 ms before turn 2 "started".
+    const one = run({ runId: 'turn-1', startTime: T0 + 608, endTime: T0 + 739 });
+    const two = run({ runId: 'turn-2', startTime: T0 + 820, endTime: T0 + 840 });
+    for (const record of [one, two]) {
+      join.onRunStart(record);
+      join.onRunEnd(record);
+    }
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 736, 'stop'), geminiRecord(T0 + 760, 'length')])));
+    expect(t.ends.map((r) => [r.runId, r.stopReason, r.agentTelemetry])).toEqual([
+      ['turn-1', 'completed', 'joined'],
+      ['turn-2', 'max-tokens', 'joined'],
+    ]);
+  });
 });
 
 describe('ownerOfReport', () => {
   const windows = [
     { runId: 'a', sessionId: SESSION, startTime: T0, endTime: T0 + 100 },
+    { runId: 'x', sessionId: 'other', startTime: T0, endTime: T0 + 1000 },
     { runId: 'b', sessionId: SESSION, startTime: T0 + 100, endTime: T0 + 200 },
     { runId: 'c', sessionId: SESSION, startTime: T0 + 203 },
-    { runId: 'x', sessionId: 'other', startTime: T0, endTime: T0 + 1000 },
   ];
-  it('is the run whose window holds the time, the earlier one at a shared boundary, else the nearest within the slack', () => {
+  it("is the run of the session whose span holds the time: after the previous run's end, up to its own end, the earlier one at a shared boundary", () => {
     expect(ownerOfReport({ sessionId: SESSION, time: T0 + 99 }, windows)).toBe('a');
     expect(ownerOfReport({ sessionId: SESSION, time: T0 + 100 }, windows)).toBe('a');
     expect(ownerOfReport({ sessionId: SESSION, time: T0 + 101 }, windows)).toBe('b');
-    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 201 }, windows)).toBe('b');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 200 }, windows)).toBe('b');
+    // After b's end stamp: b's calls were recorded before its answer went out, so this is c's, though c's start stamp is later.
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 201 }, windows)).toBe('c');
     expect(ownerOfReport({ sessionId: SESSION, time: T0 + 202 }, windows)).toBe('c');
-    // An open run holds everything after its start.
+    // An open run holds everything after the previous run's end.
     expect(ownerOfReport({ sessionId: SESSION, time: T0 + 99_999 }, windows)).toBe('c');
+    // The session's first run holds what came before its start stamp.
     expect(ownerOfReport({ sessionId: SESSION, time: T0 - 10 }, windows)).toBe('a');
-    expect(ownerOfReport({ sessionId: SESSION, time: T0 - 51 }, windows)).toBeUndefined();
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 - 5000 }, windows)).toBe('a');
     expect(ownerOfReport({ sessionId: 'other', time: T0 + 150 }, windows)).toBe('x');
+    expect(ownerOfReport({ sessionId: 'other', time: T0 + 1001 }, windows)).toBeUndefined();
     expect(ownerOfReport({ sessionId: 'nobody', time: T0 + 150 }, windows)).toBeUndefined();
+  });
+
+  it("gives nothing after the end of the session's last run to any run", () => {
+    const ended = windows.map((w) => (w.runId === 'c' ? { ...w, endTime: T0 + 300 } : w));
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 300 }, ended)).toBe('c');
+    expect(ownerOfReport({ sessionId: SESSION, time: T0 + 301 }, ended)).toBeUndefined();
   });
 });
