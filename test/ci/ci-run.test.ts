@@ -1,9 +1,9 @@
 /**
  * `.ci/run` runs the README's test command (under the pinned Node 22 of the
  * devDependencies, whatever the machine's own Node), then the suite under
- * Node 24 from the npm registry's `node` package (26 is out until its
- * claude comparison holds, docs/decisions/0032), and its plain
- * closing line counts every run.
+ * Node 24 and 26, the other LTS lines, from the npm registry's `node`
+ * package (docs/decisions/0032), and its plain closing line counts every
+ * run.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,9 +22,9 @@ function closingLine(dir: string): string {
 }
 
 describe('.ci/run', () => {
-  it('runs the test command under the pinned Node, then installs Node 24 from the npm registry and runs the suite with each first on PATH', () => {
+  it('runs the test command under the pinned Node, then installs Node 24 and 26 from the npm registry and runs the suite with each first on PATH', () => {
     expect(script).toContain('npm test -- --reporter=default --reporter=json --outputFile.json=.vitest-results.json');
-    expect(script).toContain('for major in 24; do');
+    expect(script).toContain('for major in 24 26; do');
     expect(script).toContain('npm install --prefix "$node_dir" --no-audit --no-fund --no-save "node@$major"');
     // Not through npm: an npm script would put node_modules/.bin (the pinned Node 22) first on PATH again.
     // The stack's tests ran once in the test command: the further lines run the `suite` project only.
@@ -42,9 +42,11 @@ describe('.ci/run', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ci-run-'));
     try {
       writeFileSync(join(dir, '.vitest-results.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
-      expect(closingLine(dir)).toBe('700 passed, 1 failed');
+      expect(closingLine(dir)).toBe('700 passed, 2 failed');
       writeFileSync(join(dir, '.vitest-results-node24.json'), JSON.stringify({ numPassedTests: 698, numFailedTests: 2, numPendingTests: 1 }));
-      expect(closingLine(dir)).toBe('1398 passed, 2 failed, 1 skipped');
+      expect(closingLine(dir)).toBe('1398 passed, 3 failed, 1 skipped');
+      writeFileSync(join(dir, '.vitest-results-node26.json'), JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 0 }));
+      expect(closingLine(dir)).toBe('2097 passed, 2 failed, 1 skipped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
