@@ -188,7 +188,7 @@ describe('SDK backend (real runtime process)', () => {
       const script = join(dir, 'env-dump.cjs');
       writeFileSync(script, "require('fs').writeFileSync(process.argv[2], JSON.stringify(process.env));\n");
       await runSdkSubagent({ command: process.execPath, args: [script, join(dir, 'env.json')],
-        ...route, prompt: 'x', initializeTimeoutMs: 2000 });
+        ...route, prompt: 'x', initializeTimeoutMs: 60_000 }); // the script exits at once; the bound only has to outlast its start on a loaded machine
       const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Record<string, string>;
       expect(env.SUBAGENT_TEST_SECRET).toBeUndefined();
       expect(env.PATH).toBe(process.env.PATH);
