@@ -177,10 +177,14 @@ function lastMarker(raw: string): { scenario: Scenario | undefined; nonce: strin
   return { scenario, nonce };
 }
 
+/** The body from its last marker on (the turn's prompt and what the conversation holds after it); all of it without one. */
+function afterLastMarker(raw: string): string {
+  return raw.slice(Math.max(0, raw.lastIndexOf('scenario:')));
+}
+
 /** Whether the body, after the last marker, carries a tool result in the dialect's shape. */
 function hasToolResult(dialect: Dialect | 'other', raw: string): boolean {
-  const at = raw.lastIndexOf('scenario:');
-  const tail = at === -1 ? raw : raw.slice(at);
+  const tail = afterLastMarker(raw);
   if (dialect === 'anthropic') return tail.includes('"tool_result"');
   if (dialect === 'openai') return tail.includes('"function_call_output"') || tail.includes('"custom_tool_call_output"');
   if (dialect === 'gemini') return tail.includes('"functionResponse"');
@@ -229,7 +233,7 @@ const FINAL_TEXTS = [TEXT.normal, TEXT.continued, TEXT.afterTool] as const;
 
 /** Whether the body, after the last marker (the turn's prompt), already holds a final answer of this server. */
 function answeredAfterMarker(raw: string): boolean {
-  const tail = raw.slice(Math.max(0, raw.lastIndexOf('scenario:')));
+  const tail = afterLastMarker(raw);
   return FINAL_TEXTS.some((text) => tail.includes(text));
 }
 
