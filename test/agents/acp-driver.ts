@@ -7,9 +7,11 @@
  * frame in both directions (for the captures and for normalised comparison).
  *
  * Owns the child it spawns, in a process group of its own: `close()` ends
- * stdin, then sends SIGTERM to the group (codex and claude do not exit on
- * stdin EOF) and waits for the exit event; a group still running when the
- * test process exits is killed then.
+ * stdin and goes on reading until the agent exits, as a client that is done
+ * would (all three pinned agents exit on stdin EOF, with code 0: claude and
+ * gemini within tens of milliseconds, codex in about 2 s), and sends SIGTERM
+ * to the group only when it has not exited within {@link EXIT_GRACE_MS}; a
+ * group still running when the test process exits is killed then.
  *
  * @module subagent-otel/test/agents/acp-driver
  */
@@ -49,6 +51,15 @@ export interface AcpPeer {
 }
 
 const STDERR_KEEP = 64 * 1024;
+
+/**
+ * How long `close()` waits for the agent to exit on stdin EOF before it sends SIGTERM: thirty times codex's 2 s.
+ * A budget, not a verdict. Closing the client's reading side or signalling at once would race the agent's
+ * background writes after its last turn (claude's title and prompt-suggestion updates): a write after the client
+ * stopped reading breaks the agent's pipe, which it meets on that write when direct, one write later behind a
+ * relay, so the two paths could exit differently by chance.
+ */
+const EXIT_GRACE_MS = 60_000;
 
 function lineSplitter(onLine: (line: string) => void): (chunk: Buffer | Uint8Array) => void {
   let buffered = '';
@@ -202,13 +213,20 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
       };
     },
     async close() {
-      connection.close();
       child.stdin.end();
       const group = child.pid;
-      if (group === undefined) return exited;
-      if (child.exitCode === null && child.signalCode === null) signalGroup(group, 'SIGTERM');
+      if (group !== undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<'grace'>((resolve) => {
+          timer = setTimeout(() => resolve('grace'), EXIT_GRACE_MS);
+        });
+        // Still open after the grace (the agent, or something of its group holding its pipes): end the group.
+        if ((await Promise.race([exited, grace])) === 'grace') signalGroup(group, 'SIGTERM');
+        clearTimeout(timer);
+      }
       const exit = await exited;
-      await groupGone(group);
+      connection.close();
+      if (group !== undefined) await groupGone(group);
       return exit;
     },
   };

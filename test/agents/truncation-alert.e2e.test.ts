@@ -170,8 +170,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
 
   afterAll(async () => {
     stopDriving = true;
-    // Close first: a prompt still in flight is then rejected instead of awaited
-    // (claude answers turns after a failed one out of step, see the README).
+    // Close first: each agent's input ends and it exits, so a prompt still in flight
+    // is rejected instead of awaited (claude answers turns after a failed one out of step, see the README).
     await Promise.all(observed.map((o) => o.peer.close()));
     await driving?.catch(() => undefined);
     for (const o of observed) o.spec.dispose();
