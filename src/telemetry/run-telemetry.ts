@@ -69,6 +69,7 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   ATTR_SUBAGENT_TELEMETRY_EXPORTER,
   ATTR_SUBAGENT_TELEMETRY_SIGNAL,
+  ATTR_SUBAGENT_USAGE_ROLLUP,
   AGENT_DURATION_BUCKETS,
   CALL_COUNT_BUCKETS,
   DURATION_BUCKETS,
@@ -308,10 +309,13 @@ function usageAttributes(usage: RunTokenCounts, names: UsageAttributeNames): Att
 }
 
 /**
- * Which span of a run carries its token usage, so that a backend summing
- * usage over every span of a trace counts it once (decision 0071): the
- * `chat` spans when any step reported usage, else the `invoke_agent` span
- * (runs whose usage is known only per run: ACP, session logs without steps).
+ * Which spans of a run count its token usage once, for the per-call metrics
+ * of the latest names (decision 0071): the `chat` spans when any step
+ * reported usage, else the `invoke_agent` span (runs whose usage is known
+ * only per run: ACP, session logs without steps). Spans do not follow it:
+ * the `invoke_agent` span always carries the run's usage (decision 0071,
+ * 2026-12 update), and `subagent.usage.rollup` marks it when the `chat`
+ * spans below it carry the same tokens.
  */
 export function usageCarrier(record: Pick<RunRecord, 'usage' | 'steps'>): 'chat' | 'invoke_agent' | 'none' {
   if (record.steps.some((step) => step.usage !== undefined)) return 'chat';
@@ -604,8 +608,10 @@ export class RunTelemetry implements RunListener {
       [ATTR_SUBAGENT_STOP_REASON]: record.stopReason,
       [ATTR_SUBAGENT_EMPTY_MESSAGES]: record.emptyMessages,
     };
+    // The run span says what the parent received, usage included (decision 0071); the chat spans keep each call's share.
     const carrier = usageCarrier(record);
-    if (carrier === 'invoke_agent') Object.assign(attributes, usageAttributes(record.usage, this.#usageNames));
+    if (record.usage.reported) Object.assign(attributes, usageAttributes(record.usage, this.#usageNames));
+    if (carrier === 'chat') attributes[ATTR_SUBAGENT_USAGE_ROLLUP] = true;
     const acp = acpRunAttributes(record, this.#content);
     Object.assign(attributes, acp.attributes);
     let mismatch = false;

@@ -161,6 +161,14 @@ export const ATTR_SUBAGENT_ERROR_MESSAGE = 'subagent.error.message' as const;
  * `meta-quota` (`_meta.quota.token_count`).
  */
 export const ATTR_SUBAGENT_USAGE_ORIGIN = 'subagent.usage.origin' as const;
+/**
+ * On an `invoke_agent` span: `true` when the `chat` spans below it carry the
+ * same tokens, call by call (the run span's `gen_ai.usage.*` is their sum).
+ * A backend summing usage over every span of a trace skips these spans, or
+ * sums only `chat` spans (docs/TELEMETRY.md, decision 0071). Absent when no
+ * step reported usage (the run span is then the only carrier).
+ */
+export const ATTR_SUBAGENT_USAGE_ROLLUP = 'subagent.usage.rollup' as const;
 /** `proxy --agent-telemetry`: whether the agent's own telemetry about the run came (`joined`) or not (`none`). */
 export const ATTR_SUBAGENT_AGENT_TELEMETRY = 'subagent.agent_telemetry' as const;
 /** Tokens in the agent's context window at its last ACP `usage_update` of the run. Not token usage. */

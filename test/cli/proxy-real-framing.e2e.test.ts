@@ -36,9 +36,13 @@ describe('proxy in front of a runtime that answers prompts on queueing', () => {
 
     const all = readSpans(out);
     const spans = all.filter((s) => s.name.startsWith('invoke_agent'));
-    /** A run's usage as a backend summing spans sees it: its own span and its chat spans (decision 0071: one of the two carries it). */
-    const usage = (run: (typeof all)[number], key: string): number =>
-      [run, ...all.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat'))].reduce((sum, s) => sum + Number(attributes(s)[key] ?? 0), 0);
+    /** A run's usage as its own span carries it (decision 0071, 2026-12 update); its chat spans, when they carry usage, sum to the same. */
+    const usage = (run: (typeof all)[number], key: string): number => {
+      const own = Number(attributes(run)[key] ?? 0);
+      const chats = all.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat') && attributes(s)[key] !== undefined);
+      if (chats.length > 0) expect(chats.reduce((sum, s) => sum + Number(attributes(s)[key]), 0)).toBe(own);
+      return own;
+    };
     const row = (sessionId: string) => {
       const span = spans.find((s) => attributes(s)['gen_ai.conversation.id'] === sessionId);
       if (span === undefined) return [];

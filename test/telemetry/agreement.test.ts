@@ -117,11 +117,12 @@ describe.each<Generation>(['chunk', 'embedded'])('span, result and subagent/end 
     expect(result.stopReason).toBe(scenario.stopReason);
     expect(attrs[ATTR_SUBAGENT_OUTPUT_SOURCE]).toBe(scenario.source);
     if (scenario.tokens !== undefined) {
-      // Steps report the usage, so the chat spans carry it and the run span does not (decision 0071): the trace's sum is the run's.
-      const spans = harness.spanExporter.getFinishedSpans();
-      const sum = (key: string): number => spans.reduce((total, s) => total + ((s.attributes[key] as number | undefined) ?? 0), 0);
+      // The run span carries the run's usage (decision 0071, 2026-12 update); its chat spans carry the same tokens call by call.
+      expect([attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS], attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]]).toEqual(scenario.tokens);
+      expect(attrs['subagent.usage.rollup']).toBe(true);
+      const chats = harness.spanExporter.getFinishedSpans().filter((s) => s.name.startsWith('chat'));
+      const sum = (key: string): number => chats.reduce((total, s) => total + ((s.attributes[key] as number | undefined) ?? 0), 0);
       expect([sum(ATTR_GEN_AI_USAGE_INPUT_TOKENS), sum(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS)]).toEqual(scenario.tokens);
-      expect(attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS]).toBeUndefined();
     }
   });
 });

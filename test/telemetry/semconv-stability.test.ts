@@ -209,27 +209,46 @@ describe('latest names (gen_ai_latest_experimental)', () => {
   });
 });
 
-describe('usage is carried by one span of a run', () => {
+describe('the run span carries the run\'s usage; chat spans carry each call\'s (decision 0071, 2026-12 update)', () => {
+  /** Sum of one usage attribute over the spans a backend totals: every span but the run spans marked as roll-ups. */
+  const summedOnce = (spans: readonly ReadableSpan[], key: string): number => summed(spans.filter((s) => s.attributes['subagent.usage.rollup'] !== true), key);
   for (const semconv of ['previous', 'latest'] as const) {
-    it(`${semconv}: the chat spans when steps report usage, so a sum over the trace is the run's usage`, async () => {
+    it(`${semconv}: steps report usage, so the run span holds their sum and is marked as a roll-up`, async () => {
       const h = harness(semconv);
       h.runs.onRunEnd(record());
       const run = h.spans().find((s) => s.name === 'invoke_agent reviewer');
-      expect(run?.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
-      expect(run?.attributes['gen_ai.usage.output_tokens']).toBeUndefined();
-      expect(summed(h.spans(), 'gen_ai.usage.input_tokens')).toBe(40);
-      expect(summed(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
+      expect(run?.attributes['gen_ai.usage.input_tokens']).toBe(40);
+      expect(run?.attributes['gen_ai.usage.output_tokens']).toBe(12);
+      expect(run?.attributes['gen_ai.usage.cache_read.input_tokens']).toBe(6);
+      expect(run?.attributes['gen_ai.usage.reasoning.output_tokens']).toBe(2);
+      expect(run?.attributes['subagent.usage.rollup']).toBe(true);
+      const chat = h.spans().filter((s) => s.name.startsWith('chat'));
+      expect(chat.map((s) => s.attributes['gen_ai.usage.input_tokens'])).toEqual([20, 20]);
+      expect(summed(chat, 'gen_ai.usage.input_tokens')).toBe(40);
+      // A backend summing every span counts the run twice; skipping the marked run spans counts it once.
+      expect(summed(h.spans(), 'gen_ai.usage.input_tokens')).toBe(80);
+      expect(summedOnce(h.spans(), 'gen_ai.usage.input_tokens')).toBe(40);
+      expect(summedOnce(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
       await h.tracerProvider.shutdown();
       await h.meterProvider.shutdown();
     });
 
-    it(`${semconv}: the invoke_agent span when no step reports usage`, async () => {
+    it(`${semconv}: no step reports usage, so the run span is the only carrier and carries no roll-up mark`, async () => {
       const h = harness(semconv);
       h.runs.onRunEnd(record({ steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }] }));
       const run = h.spans().find((s) => s.name === 'invoke_agent reviewer');
       expect(run?.attributes['gen_ai.usage.input_tokens']).toBe(40);
+      expect(run?.attributes['subagent.usage.rollup']).toBeUndefined();
       expect(summed(h.spans(), 'gen_ai.usage.input_tokens')).toBe(40);
-      expect(summed(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
+      expect(summedOnce(h.spans(), 'gen_ai.usage.output_tokens')).toBe(12);
+      await h.tracerProvider.shutdown();
+      await h.meterProvider.shutdown();
+    });
+
+    it(`${semconv}: a run that reported no usage has no usage attribute anywhere`, async () => {
+      const h = harness(semconv);
+      h.runs.onRunEnd(record({ steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }], usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false } }));
+      expect(h.spans().some((s) => s.attributes['gen_ai.usage.input_tokens'] !== undefined || s.attributes['subagent.usage.rollup'] !== undefined)).toBe(false);
       await h.tracerProvider.shutdown();
       await h.meterProvider.shutdown();
     });
