@@ -10,8 +10,15 @@ import type { ContentBlock, TokenUsage } from '../wire/content.js';
 import type { OutputSource } from '../output/assistant-output.js';
 import type { SubagentStopReason } from '../output/stop-reason.js';
 
-/** Where a run was observed. */
-export type RunSource = 'sdk' | 'sdk-subagent' | 'acp' | 'log';
+/**
+ * Where a run was observed: the SDK runtime's protocol (`sdk`, its in-runtime
+ * children `sdk-subagent`), ACP, a durable session log (`log`), or a coding
+ * agent's own transcript on disk (`claude-code`, `codex`, `gemini-cli`).
+ */
+export type RunSource = 'sdk' | 'sdk-subagent' | 'acp' | 'log' | NativeTranscriptFormat;
+
+/** The coding agents whose transcripts on disk `replay` and `watch` read (docs/TRANSCRIPTS.md). */
+export type NativeTranscriptFormat = 'claude-code' | 'codex' | 'gemini-cli';
 
 /** Token totals of a run: sums over every assistant message, empty ones included. As in dsh: disjoint input buckets, `reasoningTokens` a part of `outputTokens`. */
 export interface UsageTotals {
@@ -36,6 +43,23 @@ export interface RunStart {
   readonly parentSessionId?: string;
   /** Run id whose span this run nests under (an in-runtime subagent under the prompting turn). */
   readonly parentRunId?: string;
+  /**
+   * The parent run's tool call that delegated this run (a Task/Agent
+   * `tool_use`, a `spawn_agent` call): the run span nests under that tool
+   * call's `execute_tool` span rather than directly under the parent run's.
+   * Only with `parentRunId`.
+   */
+  readonly parentToolCallId?: string;
+  /**
+   * Names the trace this run belongs to (the root session of a transcript).
+   * A run that names one gets span and trace ids derived from its run id and
+   * this key when telemetry is this package's own pipeline, so a file read
+   * again gives the same ids, and its parent's span (or parent tool span)
+   * is found by its derived id even when that span was never started in
+   * this process (decision 0093). Absent: random ids, parents looked up
+   * among open and recently closed runs.
+   */
+  readonly traceKey?: string;
   /** W3C `traceparent` handed in (environment, ACP `_meta`); parents the run span when no parent run exists. */
   readonly traceparent?: string;
   /** W3C `tracestate` handed in with `traceparent`. */
@@ -152,8 +176,24 @@ export interface RunRecord extends RunStart {
    * when it reported anything: `{ output: undefined }` means the field was absent from a report.
    * Absent when the source reports nothing (prompt turns, ACP).
    */
-  readonly reported?: { readonly output: readonly ContentBlock[] | undefined };
-  /** ACP: id of the truncation signature that turned the agent's answer into `max-tokens`; absent when the stop reason was reported. */
+  readonly reported?: {
+    readonly output: readonly ContentBlock[] | undefined;
+    /**
+     * How the report is compared with the selection (`reportedOutputMatches`):
+     * `blocks` (default) as JSON; `text` by the text alone, for parents that
+     * receive only the child's text (transcripts: a Task or spawn result).
+     */
+    readonly compare?: 'blocks' | 'text';
+  };
+  /**
+   * Where the stop reason came from when it was not reported as such: the id
+   * of the ACP truncation signature that turned the agent's answer into
+   * `max-tokens`, or, for transcripts, the record that says how the run
+   * ended (`claude-code:api-error:max_output_tokens`,
+   * `claude-code:parent-result:completed`, ...), or `none` when the file
+   * says nothing (stop reason `unknown`). Absent when the stop reason was
+   * reported.
+   */
   readonly stopReasonInferredFrom?: string;
   /** ACP: the failure the agent answered the turn with, when it answered one. */
   readonly rpcError?: RunRpcError;
@@ -171,6 +211,39 @@ export interface RunRecord extends RunStart {
   readonly contextWindow?: { readonly used: number; readonly size: number };
   /** ACP `usage_update` cost: cumulative over the whole session (not this run), as last reported during the run. */
   readonly sessionCost?: { readonly amount: number; readonly currency: string };
+  /**
+   * What the run's token usage cost, priced from a maintained price table by
+   * the model each call names (replay and watch of transcripts). Absent when
+   * nothing was priced.
+   */
+  readonly cost?: RunCost;
+  /**
+   * Transcripts, on a session's root run: the cost of the whole session, this
+   * run's own plus every run nested under it that ended before it. Absent
+   * when nothing of it was priced.
+   */
+  readonly sessionTotalCost?: RunCost;
+  /**
+   * Transcripts: how the usage was read and where it is approximate (for
+   * example `claude-code:subagent-final-usage-from-parent`), in the order
+   * the reader met them. Absent when the figures are exact as recorded.
+   */
+  readonly usageNotes?: readonly string[];
+}
+
+/** A run's cost in a currency. */
+export interface RunCost {
+  /** The priced calls' sum; 0 with `pricedCalls` 0 means unknown, not free. */
+  readonly amount: number;
+  /** ISO 4217 code; the price table is in `USD`. */
+  readonly currency: string;
+  /**
+   * Models whose calls could not be priced (not in the price table); their
+   * tokens are not in `amount`. Empty when every priced call's model was known.
+   */
+  readonly unpricedModels: readonly string[];
+  /** Calls (or, for a run without per-call usage, the run) that were priced. */
+  readonly pricedCalls: number;
 }
 
 /**

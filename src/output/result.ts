@@ -155,12 +155,18 @@ function canonicalJson(value: unknown): string | undefined {
  * Whether a runtime-reported output (`lastAssistantMessage`) equals the
  * rule's selection: both absent, or the same JSON with object key order
  * ignored. A reported `[]` against no selection is a mismatch: the runtime
- * should have left the field out. Pure; never throws on JSON values.
+ * should have left the field out. With `compare` `text`, for parents that
+ * receive only a child's text (a coding agent's Task or spawn result), the
+ * text of both (text blocks joined, as the foreground tool result joins
+ * them) is compared instead, an absent output reading as no text. Pure;
+ * never throws on JSON values.
  */
 export function reportedOutputMatches(
   reported: readonly ContentBlock[] | undefined,
   selected: readonly ContentBlock[] | undefined,
+  compare: 'blocks' | 'text' = 'blocks',
 ): boolean {
+  if (compare === 'text') return textOf(reported ?? []) === textOf(selected ?? []);
   return canonicalJson(reported) === canonicalJson(selected);
 }
 

@@ -19,12 +19,24 @@ import { ByteLineReader, FEED_SLICE_BYTES, detectCompression, type ByteLineItem,
 import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from '../wire/ndjson.js';
+import type { NativeTranscriptFormat } from '../observe/run-record.js';
+import type { TranscriptFileInfo, TranscriptHead } from './transcripts/format.js';
 
-/** What a replayable file holds. */
-export type InputFormat = 'log' | 'capture' | 'ndjson';
+/** What a replayable file holds: a durable session log, a capture, raw NDJSON JSON-RPC, or a coding agent's transcript. */
+export type InputFormat = 'log' | 'capture' | 'ndjson' | NativeTranscriptFormat;
 
-/** File name endings a directory walk picks up; other files only when they start with zstd magic. */
+/** File name endings a directory walk picks up; other files only when they start with zstd magic, or are transcript JSON ({@link isTranscriptJsonName}). */
 export const REPLAY_FILE_SUFFIXES = ['.jsonl', '.jsonl.zstd', '.ndjson', '.zst', '.zstd'] as const;
+
+/**
+ * Whether a directory walk picks up a `.json` file as a possible transcript
+ * file: Gemini CLI's legacy single-JSON chats (`session-<time>-<id>.json`)
+ * and Claude Code's subagent sidecars (`agent-<id>.meta.json`). Other JSON
+ * files in a walked tree (settings, indexes) are not inputs.
+ */
+export function isTranscriptJsonName(name: string): boolean {
+  return /^session-.+\.json$/.test(name) || /^agent-.+\.meta\.json$/.test(name);
+}
 
 /** How much of line 1 (after decompression) format detection reads at most. */
 export const SNIFF_MAX_BYTES = 64 * 1024;
@@ -34,6 +46,8 @@ export const SNIFF_MAX_BYTES = 64 * 1024;
 export interface InputFile {
   readonly path: string;
   readonly size: number;
+  /** Last modification, epoch ms, when listed. */
+  readonly mtimeMs: number;
 }
 
 /** A path {@link expandPaths} could not use: `missing` (no such path), `unreadable`, or `no-files` (a directory without replayable files). */
@@ -72,11 +86,11 @@ export async function expandPaths(
   /** Excluded directories the walk of the current command-line path met (and did not enter). */
   let excludedHits: string[] = [];
 
-  const addFile = (path: string, size: number): void => {
+  const addFile = (path: string, size: number, mtimeMs: number): void => {
     const key = resolve(path);
     if (seenFiles.has(key)) return;
     seenFiles.add(key);
-    files.push({ path, size });
+    files.push({ path, size, mtimeMs });
   };
 
   const walk = async (dir: string): Promise<number> => {
@@ -106,8 +120,8 @@ export async function expandPaths(
       }
       if (info.isDirectory()) {
         found += await walk(path);
-      } else if (info.isFile() && (hasReplaySuffix(name) || (await startsWithZstdMagic(path)))) {
-        addFile(path, info.size);
+      } else if (info.isFile() && (hasReplaySuffix(name) || isTranscriptJsonName(name) || (await startsWithZstdMagic(path)))) {
+        addFile(path, info.size, info.mtimeMs);
         found += 1;
       }
     }
@@ -124,7 +138,7 @@ export async function expandPaths(
       continue;
     }
     if (info.isFile()) {
-      addFile(path, info.size);
+      addFile(path, info.size, info.mtimeMs);
       continue;
     }
     if (!info.isDirectory()) {
@@ -161,6 +175,8 @@ export type SniffResult =
       readonly compression: LogCompression;
       /** For a session log whose line 1 was read whole: its session id and parent session (when it names one). */
       readonly session?: { readonly id: string; readonly parentSessionId?: string };
+      /** For a coding agent's transcript (`format` is its agent): what the file is, from `SniffOptions.classifyTranscript`. */
+      readonly transcript?: TranscriptFileInfo;
     }
   | { readonly ok: false; readonly code: 'unreadable' | 'empty-file' | 'binary' | 'corrupt-zstd' | 'unrecognized'; readonly message: string };
 
@@ -199,10 +215,16 @@ export async function sniffFile(path: string, options: SniffOptions = {}): Promi
     const session = format === 'log' ? sessionOf(line1) : undefined;
     return { ok: true, format, compression, ...(session !== undefined ? { session } : {}) };
   }
+  if (options.classifyTranscript !== undefined && compression === 'plain') {
+    // A document spanning lines (a pretty-printed JSON chat) needs more than line 1: its first bytes.
+    const prefix = head.isComplete && line1 !== undefined ? text.text : await readTextPrefix(path);
+    const transcript = options.classifyTranscript({ path, firstLine: line1, prefix });
+    if (transcript !== undefined) return { ok: true, format: transcript.format, compression, transcript };
+  }
   return {
     ok: false,
     code: 'unrecognized',
-    message: 'line 1 is neither a session log header, a capture header nor a JSON-RPC message: not a session log or capture',
+    message: 'line 1 is neither a session log header, a capture header, a JSON-RPC message nor a Claude Code, Codex or Gemini CLI transcript record: not a session log, capture or transcript',
   };
 }
 
@@ -220,6 +242,12 @@ export type InputLine =
 export interface SniffOptions {
   /** Largest zstd window a frame may declare, in bytes (default 32 MiB); see `wire/byte-lines`. */
   readonly maxZstdWindowBytes?: number;
+  /**
+   * Asked about a plain-text file that is none of the project's own formats:
+   * whether it is a coding agent's transcript (`replay/transcripts`). Default
+   * none: such a file is `unrecognized`.
+   */
+  readonly classifyTranscript?: (head: TranscriptHead) => TranscriptFileInfo | undefined;
 }
 
 /** Options of {@link readLines}. */
@@ -341,6 +369,23 @@ async function readFirstLine(path: string, options: SniffOptions): Promise<{ byt
   const compression = reader.compression ?? 'plain';
   const bytes = first ?? new Uint8Array(0);
   return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };
+}
+
+/** The first {@link SNIFF_MAX_BYTES} of a plain file as text (a cut character dropped); empty when unreadable or not UTF-8. */
+async function readTextPrefix(path: string): Promise<string> {
+  try {
+    const handle = await open(path, 'r');
+    try {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_MAX_BYTES), 0, SNIFF_MAX_BYTES, 0);
+      const decoded = decodeUtf8Prefix(buffer.subarray(0, bytesRead));
+      return decoded.ok ? decoded.text : '';
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // EACCES/EIO/ENOENT between sniffing line 1 and here: no prefix, so no format claims the file (reported as unrecognized).
+    return '';
+  }
 }
 
 function parseLine(text: string): unknown {

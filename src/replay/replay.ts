@@ -42,6 +42,8 @@ import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js'
 import { SdkTracker } from '../observe/sdk-tracker.js';
 import { conventionTokenCounts } from '../telemetry/token-usage.js';
 import { expandPaths, readLines, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
+import type { TranscriptFile } from './transcripts/format.js';
+import { classifyTranscript, readTranscripts } from './transcripts/transcripts.js';
 import { fileChunks } from '../wire/file-chunks.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
@@ -113,6 +115,12 @@ export interface FileSummary {
   readonly problems: number;
   /** True when nothing of the file was replayed. */
   readonly isSkipped: boolean;
+  /**
+   * A coding agent's file that holds no run (an auto-compaction summariser,
+   * a side question, a workflow journal, a sidecar read with its session):
+   * what it is. Such a file is read (not skipped) and gives no run.
+   */
+  readonly what?: string;
 }
 
 /** Runs of one stop reason. */
@@ -159,8 +167,10 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   const stats = new SummaryListener(listener);
   const problems: ReplayProblem[] = [];
   const skipped = { files: 0, records: 0 };
+  const problemsByFile = new Map<string, number>();
   const report = (problem: ReplayProblem): void => {
     problems.push(problem);
+    problemsByFile.set(problem.file, (problemsByFile.get(problem.file) ?? 0) + 1);
     if (problem.scope === 'record') skipped.records += 1;
     options.onProblem?.(problem);
   };
@@ -179,7 +189,9 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
 
   // Line 1 of every file first: which sessions link to which, before any run is reported.
   const sniffs: SniffResult[] = [];
-  for (const { path } of expanded.files) sniffs.push(await sniffFile(path));
+  for (const { path } of expanded.files) sniffs.push(await sniffFile(path, { classifyTranscript }));
+  /** Coding agents' transcript files, read after the project's own formats, session by session. */
+  const transcripts: TranscriptFile[] = [];
   const sessions = new Set<string>();
   const linked = new Set<string>();
   for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
@@ -207,12 +219,19 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
       skipped.files += 1;
       files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
+    } else if (sniffed.transcript !== undefined) {
+      const info = sniffed.transcript;
+      if (info.kind === 'other') files.push({ path, format: info.format, records: 0, runs: 0, problems: 0, isSkipped: false, ...(info.what !== undefined ? { what: info.what } : {}) });
+      else transcripts.push({ path, size, mtimeMs: expanded.files[index]?.mtimeMs ?? 0, info });
+      // Read below, with the rest of its session; its bytes count as done then.
+      progress(index + 1);
+      continue;
     } else if (sniffed.format === 'log') {
       const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index), pause });
       if (result.isSkipped) skipped.files += 1;
       files.push({ path, format: 'log', records: result.records, runs: result.runs, problems: problemCount, isSkipped: result.isSkipped });
     } else {
-      const result = await replayStream(path, sniffed.format, stats, options, fileProblem, onBytes(path, index), pause);
+      const result = await replayStream(path, sniffed.format === 'capture' ? 'capture' : 'ndjson', stats, options, fileProblem, onBytes(path, index), pause);
       if (result.isSkipped) skipped.files += 1;
       files.push({ ...result, problems: problemCount });
     }
@@ -222,6 +241,33 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   }
 
   await logs.emitPausing(pause);
+  if (transcripts.length > 0) {
+    const formatOf = new Map(transcripts.map((file) => [file.path, file.info]));
+    const results = await readTranscripts(transcripts, {
+      listener: stats,
+      onProblem: report,
+      onBytes: (file, bytes) => {
+        bytesDone += bytes;
+        progress(expanded.files.length, file);
+      },
+      pause,
+      ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    });
+    for (const result of results) {
+      const info = formatOf.get(result.path);
+      const problemCount = problemsByFile.get(result.path) ?? 0;
+      if (result.isSkipped) skipped.files += 1;
+      files.push({
+        path: result.path,
+        ...(info !== undefined ? { format: info.format } : {}),
+        records: result.records,
+        runs: result.runs,
+        problems: problemCount,
+        isSkipped: result.isSkipped,
+        ...(info?.kind === 'sidecar' && info.what !== undefined ? { what: info.what } : {}),
+      });
+    }
+  }
   await stats.settle(options.backpressure);
   for (const problem of expanded.problems) {
     report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
@@ -430,7 +476,7 @@ function parseJsonLine(bytes: Uint8Array): unknown {
  * field out). @returns `false` when the runtime reported nothing.
  */
 export function isOutputMismatch(record: RunRecord): boolean {
-  return record.reported !== undefined && !reportedOutputMatches(record.reported.output, record.output);
+  return record.reported !== undefined && !reportedOutputMatches(record.reported.output, record.output, record.reported.compare);
 }
 
 /** Forwards runs to the caller's listener and counts them for the summary. */

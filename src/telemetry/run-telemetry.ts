@@ -21,6 +21,7 @@ import {
   type MeterProvider,
   type TracerProvider,
   SpanStatusCode,
+  TraceFlags,
   ValueType,
   defaultTextMapGetter,
   trace,
@@ -32,6 +33,7 @@ import {
   type Meter,
   type Span,
   type SpanContext,
+  type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
@@ -42,8 +44,10 @@ import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
 import { acpRunAttributes, acpToolAttributes } from './acp-attributes.js';
 import { inputAttributes } from './input-messages.js';
+import { transcriptRunAttributes } from './transcript-attributes.js';
 import { describeError, OnceReporter } from './report-once.js';
 import { readSetting, SETTINGS } from './config.js';
+import { stableChatSpanId, stableRunSpanId, stableToolSpanId, stableTraceId, type PlannedIds, type StableIdGenerator } from './stable-ids.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,
@@ -103,12 +107,16 @@ import {
   METRIC_SUBAGENT_FRAMES_MALFORMED,
   METRIC_SUBAGENT_OUTPUT_MISMATCHES,
   METRIC_SUBAGENT_RUNS,
+  METRIC_SUBAGENT_COST_USD,
   METRIC_SUBAGENT_TELEMETRY_DROPPED,
   SPAN_NAME_CHAT,
   SPAN_NAME_EXECUTE_TOOL,
   SPAN_NAME_INVOKE_AGENT,
   STOP_REASON_VALUE_ABORTED,
   STOP_REASON_VALUE_COMPLETED,
+  STOP_REASON_VALUE_UNKNOWN,
+  UNIT_USD,
+  COST_CURRENCY_USD,
   STOP_REASON_VALUE_ERROR,
   STOP_REASON_VALUE_MAX_TOKENS,
   STOP_REASON_VALUE_REFUSAL,
@@ -143,6 +151,13 @@ export interface RunTelemetryOptions {
    * `gen_ai_latest_experimental`, else `previous`).
    */
   readonly semconv?: SemconvStability;
+  /**
+   * The id generator of the tracer provider behind `tracer`, when it is a
+   * {@link StableIdGenerator}: runs that name a `traceKey` then get ids
+   * derived from their run ids (decision 0093). `createTelemetry` passes its
+   * own. Default none: every span gets the provider's ids.
+   */
+  readonly stableIds?: StableIdGenerator;
 }
 
 /** The run instruments, created together from one meter for one `SemconvStability`. */
@@ -153,6 +168,7 @@ interface Instruments {
   readonly mismatches: Counter;
   readonly malformed: Counter;
   readonly dropped: Counter;
+  readonly cost: Counter;
   /** Previous names only: `gen_ai.client.token.usage`, one point per token type per run. */
   readonly tokenUsage?: Histogram;
   /** Latest names only. */
@@ -238,6 +254,11 @@ function createInstruments(meter: Meter, stability: SemconvStability): Instrumen
       unit: UNIT_ITEMS,
       description: 'Spans or metric batches an exporter failed to deliver.',
       valueType: ValueType.INT,
+    }),
+    cost: meter.createCounter(METRIC_SUBAGENT_COST_USD, {
+      unit: UNIT_USD,
+      description: 'What finished runs cost in US dollars, priced from a maintained price table by the model of each call.',
+      valueType: ValueType.DOUBLE,
     }),
   };
 }
@@ -413,6 +434,7 @@ export class RunTelemetry implements RunListener {
   readonly #content: ContentPolicy;
   readonly #semconv: SemconvStability;
   readonly #usageNames: UsageAttributeNames;
+  readonly #stableIds: StableIdGenerator | undefined;
   readonly #open = new Map<string, OpenRun>();
   readonly #closed = new Map<string, SpanContext>();
   readonly #propagator = new W3CTraceContextPropagator();
@@ -432,6 +454,7 @@ export class RunTelemetry implements RunListener {
     this.#content = options.content ?? resolveContentPolicy(undefined, process.env);
     this.#semconv = options.semconv ?? readSetting(SETTINGS.semconvStability, process.env, this.#reports);
     this.#usageNames = usageAttributeNames(this.#semconv);
+    this.#stableIds = options.stableIds;
     if (options.meter !== undefined) this.#fixedInstruments = createInstruments(options.meter, this.#semconv);
   }
 
@@ -556,6 +579,11 @@ export class RunTelemetry implements RunListener {
   }
 
   #parentContext(start: RunStart, fallback: ParentSource): Context {
+    if (start.parentRunId !== undefined && start.traceKey !== undefined && this.#stableIds !== undefined) {
+      // Stable ids: the parent's span (or its tool call's) has a derived id, whether or not it was started here.
+      const spanId = start.parentToolCallId !== undefined ? stableToolSpanId(start.parentRunId, start.parentToolCallId) : stableRunSpanId(start.parentRunId);
+      return trace.setSpanContext(ROOT_CONTEXT, { traceId: stableTraceId(start.traceKey), spanId, traceFlags: TraceFlags.SAMPLED, isRemote: false });
+    }
     if (start.parentRunId !== undefined) {
       const parent = this.#open.get(start.parentRunId)?.span.spanContext() ?? this.#closed.get(start.parentRunId);
       if (parent !== undefined) return trace.setSpanContext(ROOT_CONTEXT, parent);
@@ -572,12 +600,26 @@ export class RunTelemetry implements RunListener {
 
   #startRun(start: RunStart, parent: ParentSource): OpenRun {
     const name = start.agentName !== '' ? `${SPAN_NAME_INVOKE_AGENT} ${start.agentName}` : SPAN_NAME_INVOKE_AGENT;
-    const span = this.#tracer().startSpan(
+    const context = this.#parentContext(start, parent);
+    const span = this.#startSpan(
+      this.#plannedIds(start, () => ({ spanId: stableRunSpanId(start.runId), traceId: stableTraceId(start.traceKey ?? start.runId) })),
       name,
       { kind: spanKindOf(start), startTime: hrTimeOf(start.startTime), attributes: identityAttributes(start) },
-      this.#parentContext(start, parent),
+      context,
     );
     return { span, startTime: start.startTime };
+  }
+
+  /** The ids planned for a span of `run`, when the run names a trace key and the pipeline takes planned ids. */
+  #plannedIds(run: Pick<RunStart, 'traceKey'>, ids: () => PlannedIds): PlannedIds | undefined {
+    return run.traceKey !== undefined && this.#stableIds !== undefined ? ids() : undefined;
+  }
+
+  /** Starts one span, with `planned` ids when given. */
+  #startSpan(planned: PlannedIds | undefined, name: string, options: SpanOptions, context: Context): Span {
+    const tracer = this.#tracer();
+    if (planned === undefined || this.#stableIds === undefined) return tracer.startSpan(name, options, context);
+    return this.#stableIds.withPlannedIds(planned, () => tracer.startSpan(name, options, context));
   }
 
   /**
@@ -618,7 +660,7 @@ export class RunTelemetry implements RunListener {
     try {
       Object.assign(attributes, outputAttributes(record.output, record.outputSource, this.#content, finishReason));
       if (record.reported !== undefined) {
-        const match = reportedOutputMatches(record.reported.output, record.output);
+        const match = reportedOutputMatches(record.reported.output, record.output, record.reported.compare);
         attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH] = match;
         mismatch = !match;
       }
@@ -633,20 +675,23 @@ export class RunTelemetry implements RunListener {
       // Same containment as the output: the prompt is lost, the run is not.
       this.#reports.report('error', `input:${describeError(error)}`, `run ${record.runId}: input attributes skipped: ${describeError(error)}`);
     }
-    if (!completed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
+    Object.assign(attributes, transcriptRunAttributes(record));
+    // A run the file says nothing about (`unknown`) did not fail as far as anyone knows: no error status (decision 0093).
+    const failed = !completed && record.stopReason !== STOP_REASON_VALUE_UNKNOWN;
+    if (failed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
-    if (!completed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
 
     const window = runWindow(open.startTime, record.endTime);
     const runContext = trace.setSpan(ROOT_CONTEXT, span);
-    for (const step of record.steps) this.#stepSpan(step, record, window, runContext, carrier === 'chat');
+    record.steps.forEach((step, index) => this.#stepSpan(step, index, record, window, runContext, carrier === 'chat'));
     for (const call of record.toolCalls) this.#toolSpan(call, record, window, runContext);
     span.end(hrTimeOf(window.end));
 
     this.#recordRunMetrics(record, window, mismatch);
   }
 
-  #stepSpan(step: StepRecord, record: RunRecord, run: TimeWindow, parent: Context, carriesUsage: boolean): void {
+  #stepSpan(step: StepRecord, index: number, record: RunRecord, run: TimeWindow, parent: Context, carriesUsage: boolean): void {
     const times = childWindow(run, step.startTime, step.endTime);
     const model = step.model ?? record.model;
     const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT };
@@ -657,7 +702,8 @@ export class RunTelemetry implements RunListener {
     const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
     if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
     const name = model !== undefined && model !== '' ? `${SPAN_NAME_CHAT} ${model}` : SPAN_NAME_CHAT;
-    const span = this.#tracer().startSpan(name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(times.start), attributes }, parent);
+    const planned = this.#plannedIds(record, () => ({ spanId: stableChatSpanId(record.runId, index) }));
+    const span = this.#startSpan(planned, name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(times.start), attributes }, parent);
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: `finish reason: ${String(step.finishReason)}` });
     span.end(hrTimeOf(times.end));
   }
@@ -681,7 +727,9 @@ export class RunTelemetry implements RunListener {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
-    const span = this.#tracer().startSpan(call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
+    const planned = this.#plannedIds(record, () => ({ spanId: stableToolSpanId(record.runId, call.callId) }));
+    const name = call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL;
+    const span = this.#startSpan(planned, name, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
     span.end(hrTimeOf(times.end));
     this.#instruments().toolDuration.record((times.end - times.start) / 1000, metricAttributes);
@@ -700,7 +748,7 @@ export class RunTelemetry implements RunListener {
     putString(operation, ATTR_GEN_AI_REQUEST_MODEL, record.model);
 
     const duration: Attributes = { ...operation, [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
-    if (!completed) duration[ATTR_ERROR_TYPE] = record.stopReason;
+    if (!completed && record.stopReason !== STOP_REASON_VALUE_UNKNOWN) duration[ATTR_ERROR_TYPE] = record.stopReason;
     const seconds = (window.end - window.start) / 1000;
     const latest = instruments.latest;
     // Latest names: gen_ai.invoke_agent.duration is the in-process measure; a run in another process gets the client-side one.
@@ -714,6 +762,9 @@ export class RunTelemetry implements RunListener {
     }
     if (latest !== undefined) this.#recordLatestUsage(latest, record);
     if (mismatch) instruments.mismatches.add(1, agent);
+    if (record.cost !== undefined && record.cost.currency === COST_CURRENCY_USD && record.cost.pricedCalls > 0) {
+      instruments.cost.add(record.cost.amount, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason });
+    }
   }
 
   /**

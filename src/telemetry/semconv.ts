@@ -169,6 +169,18 @@ export const ATTR_SUBAGENT_USAGE_ORIGIN = 'subagent.usage.origin' as const;
  * step reported usage (the run span is then the only carrier).
  */
 export const ATTR_SUBAGENT_USAGE_ROLLUP = 'subagent.usage.rollup' as const;
+/** What the run's own token usage cost (transcripts), priced by the model of each call. @example `0.0315` */
+export const ATTR_SUBAGENT_COST_AMOUNT = 'subagent.cost.amount' as const;
+/** Currency of `subagent.cost.amount` and `subagent.session.cost.amount`: ISO 4217. @example `USD` */
+export const ATTR_SUBAGENT_COST_CURRENCY = 'subagent.cost.currency' as const;
+/** Models of the run whose calls the price table does not know (their tokens are not in the cost). @example `["<synthetic>"]` */
+export const ATTR_SUBAGENT_COST_UNPRICED_MODELS = 'subagent.cost.unpriced_models' as const;
+/** On a transcript session's root run: the whole session's cost, its own plus its subagents'. */
+export const ATTR_SUBAGENT_SESSION_COST_AMOUNT = 'subagent.session.cost.amount' as const;
+/** Currency of `subagent.session.cost.amount`. */
+export const ATTR_SUBAGENT_SESSION_COST_CURRENCY = 'subagent.session.cost.currency' as const;
+/** Transcripts: where the usage is approximate, in the reader's words. @example `["claude-code:subagent-final-usage-from-parent"]` */
+export const ATTR_SUBAGENT_USAGE_NOTES = 'subagent.usage.notes' as const;
 /** `proxy --agent-telemetry`: whether the agent's own telemetry about the run came (`joined`) or not (`none`). */
 export const ATTR_SUBAGENT_AGENT_TELEMETRY = 'subagent.agent_telemetry' as const;
 /** Tokens in the agent's context window at its last ACP `usage_update` of the run. Not token usage. */
@@ -216,6 +228,8 @@ export const STOP_REASON_VALUE_MAX_TOKENS = 'max-tokens' as const;
 export const STOP_REASON_VALUE_ABORTED = 'aborted' as const;
 export const STOP_REASON_VALUE_ERROR = 'error' as const;
 export const STOP_REASON_VALUE_REFUSAL = 'refusal' as const;
+/** A transcript run whose file says nothing about how it ended: never `completed` by default, no error status (decision 0093). */
+export const STOP_REASON_VALUE_UNKNOWN = 'unknown' as const;
 
 export const FINISH_REASON_VALUE_STOP = 'stop' as const;
 export const FINISH_REASON_VALUE_LENGTH = 'length' as const;
@@ -241,6 +255,8 @@ export const SPAN_NAME_CHECK = 'subagent-otel check' as const;
 
 /** Counter of finished runs by stop reason, agent name, provider and output source. Prometheus: `subagent_runs_total`. */
 export const METRIC_SUBAGENT_RUNS = 'subagent.runs' as const;
+/** What finished runs cost, in US dollars (transcripts): by `gen_ai.agent.name`, `gen_ai.provider.name`, `subagent.stop_reason`. */
+export const METRIC_SUBAGENT_COST_USD = 'subagent.cost.usd' as const;
 /** Previous conventions: histogram of a run's tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage' as const;
 /**
@@ -285,6 +301,10 @@ export const METRIC_SUBAGENT_CHECKS = 'subagent.checks' as const;
 export const UNIT_SECONDS = 's' as const;
 export const UNIT_TOKENS = '{token}' as const;
 export const UNIT_RUNS = '{run}' as const;
+/** US dollars, as an annotation (UCUM has no currency units); Prometheus names the counter `subagent_cost_usd_total`. */
+export const UNIT_USD = '{USD}' as const;
+/** The currency of the price table. */
+export const COST_CURRENCY_USD = 'USD' as const;
 export const UNIT_FRAMES = '{frame}' as const;
 /** Spans or metric batches. */
 export const UNIT_ITEMS = '{item}' as const;

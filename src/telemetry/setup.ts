@@ -49,6 +49,7 @@ import {
 import { checkOption, MAX_TIMER_MS, readSetting, SETTINGS, type OtlpProtocol, type TemporalityPreference } from './config.js';
 import { resolveContentPolicy, type ContentPolicy, type Environment } from './content-policy.js';
 import { EndedTogetherSpanProcessor } from './ended-together-span-processor.js';
+import { StableIdGenerator } from './stable-ids.js';
 import { RunTelemetry, type TelemetrySignal } from './run-telemetry.js';
 import {
   OtlpJsonLinesMetricExporter,
@@ -568,8 +569,11 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   }
   if (spanProcessors.length === 1) destinations.push('traces: none');
 
+  // Runs read from transcripts get ids derived from their names (decision 0093); every other span random ones.
+  const stableIds = new StableIdGenerator();
   const tracerProvider = new TracerProvider({
     resource,
+    idGenerator: stableIds,
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     // No SDK length limit (explicit, so the environment's cannot apply): the content cap is the content
     // policy's, on content attributes only (JSON kept valid); names, models and hashes are never cut.
@@ -635,6 +639,7 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     meter: meterProvider.getMeter(INSTRUMENTATION_SCOPE_NAME),
     content: plan.content,
     semconv: readSetting(SETTINGS.semconvStability, env, reports),
+    stableIds,
   });
 
   let shuttingDown: Promise<TelemetryShutdownReport> | undefined;

@@ -32,6 +32,12 @@ export interface TokenUsage {
   readonly cacheReadTokens?: number | undefined;
   readonly cacheWriteTokens?: number | undefined;
   readonly reasoningTokens?: number | undefined;
+  /**
+   * Transcripts only (never on the dsh wire): the part of `cacheWriteTokens`
+   * written with a one-hour lifetime, which Anthropic prices apart from
+   * five-minute writes (Claude Code's `cache_creation.ephemeral_1h_input_tokens`).
+   */
+  readonly cacheWrite1hTokens?: number | undefined;
   readonly [field: string]: unknown;
 }
 
@@ -60,12 +66,14 @@ export function normalizeUsage(usage: TokenUsage): TokenUsage {
   const cacheReadTokens = optional(usage.cacheReadTokens);
   const cacheWriteTokens = optional(usage.cacheWriteTokens);
   const reasoningTokens = optional(usage.reasoningTokens);
+  const cacheWrite1hTokens = optional(usage.cacheWrite1hTokens);
   return {
     inputTokens: clampTokenCount(usage.inputTokens),
     outputTokens: clampTokenCount(usage.outputTokens),
     ...(cacheReadTokens !== undefined ? { cacheReadTokens } : {}),
     ...(cacheWriteTokens !== undefined ? { cacheWriteTokens } : {}),
     ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cacheWrite1hTokens !== undefined ? { cacheWrite1hTokens } : {}),
   };
 }
 

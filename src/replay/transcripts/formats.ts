@@ -1,0 +1,11 @@
+/**
+ * The transcript formats `replay` and `watch` know, in the order they are
+ * asked to classify a file. One entry per coding agent; each module says
+ * which versions and layouts it reads (docs/TRANSCRIPTS.md).
+ *
+ * @module subagent-otel/replay/transcripts/formats
+ */
+import type { TranscriptFormat } from './format.js';
+
+/** Every known format. */
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [];
