@@ -45,7 +45,26 @@ export type Command =
       readonly command: string;
       readonly args: readonly string[];
     } & TelemetryFlags)
-  | ({ readonly name: 'replay'; readonly paths: readonly string[]; readonly json: boolean; readonly progress?: boolean; readonly protocol: Protocol } & TelemetryFlags)
+  | ({
+      readonly name: 'replay';
+      readonly paths: readonly string[];
+      readonly json: boolean;
+      readonly progress?: boolean;
+      /** `--no-runs`: no row per run before the summary. */
+      readonly runs?: false;
+      readonly protocol: Protocol;
+    } & TelemetryFlags)
+  | ({
+      readonly name: 'watch';
+      readonly dirs: readonly string[];
+      readonly json: boolean;
+      /** `--idle <seconds>` in ms. */
+      readonly idleMs?: number;
+      /** `--interval <seconds>` in ms. */
+      readonly intervalMs?: number;
+      readonly checkpoint?: string;
+      readonly history: boolean;
+    } & TelemetryFlags)
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
   | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags);
 
@@ -77,13 +96,14 @@ Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTE
   (grpc, http/protobuf (default), http/json; per signal with _TRACES_/_METRICS_),
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
-export const HELP: Record<'main' | 'proxy' | 'replay' | 'demo' | 'check', string> = {
+export const HELP: Record<'main' | 'proxy' | 'replay' | 'watch' | 'demo' | 'check', string> = {
   main: `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
 
 Usage:
   subagent-otel demo [options]                         run the bundled keyless scenarios and show what was observed
   subagent-otel proxy [options] -- <command> [args...] run an agent behind a transparent stdio proxy and observe it
-  subagent-otel replay [options] <file-or-dir...>      turn captures and durable session logs into telemetry
+  subagent-otel replay [options] <file-or-dir...>      turn captures, session logs and agents' transcripts into telemetry
+  subagent-otel watch [options] <dir...>               follow Claude Code, Codex and Gemini CLI transcripts as agents run
   subagent-otel check [options]                        show where telemetry goes and send a test span and metric there
   subagent-otel help <command>                         help for one command
   subagent-otel --version
@@ -130,17 +150,41 @@ Environment of its own:
                                       (default ~/.cache/subagent-otel)`,
   replay: `Usage: subagent-otel replay [options] <file-or-directory...>
 
-Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC) and dsh
-durable session logs (.jsonl, .jsonl.zstd), emits the same spans and metrics as live
-observation, and prints a summary. Directories are searched recursively; child session logs
-are nested under their parent's span. Exit code 0: everything read and delivered; 1: something
-was skipped (reported on stderr); 2: usage error or an unwritable --out; 3: telemetry not all
-delivered (counts on stderr).
+Reads SDK and ACP captures (what 'proxy --capture' writes, or raw NDJSON JSON-RPC), dsh
+durable session logs (.jsonl, .jsonl.zstd), and the transcripts Claude Code
+(~/.claude/projects), Codex (~/.codex/sessions) and Gemini CLI (~/.gemini/tmp) write, each told
+by its content. Emits the same spans and metrics as live observation, prints one row per run
+as it is read, then a summary. Directories are searched recursively; child sessions and
+subagents are nested under their parent's span. Exit code 0: everything read and delivered;
+1: something was skipped (reported on stderr); 2: usage error or an unwritable --out;
+3: telemetry not all delivered (counts on stderr).
 
 Options:
-  --json                      print the summary as JSON on stdout
+  --json                      print the summary as JSON on stdout (no run rows)
+  --no-runs                   print the summary only, no row per run
   --protocol <sdk|acp|auto>   protocol of NDJSON captures without a header (default auto)
   --no-progress               no progress bar (it is shown only on a terminal anyway)
+
+${TELEMETRY_HELP}`,
+  watch: `Usage: subagent-otel watch [options] <directory...>
+
+Follows the directories where Claude Code, Codex and Gemini CLI write their transcripts
+(e.g. ~/.claude/projects ~/.codex/sessions ~/.gemini/tmp) while the agents run, and emits each
+run once, when it has ended: when its files record the end (a subagent's result in its
+parent), or after they have not grown for the idle time (closed as the files say). Prints one
+row per run (or one JSON line with --json). A checkpoint in the user's state directory
+remembers what was emitted, so a restart neither repeats nor loses a run; nothing is ever
+written into the watched directories. Stops on Ctrl-C (SIGINT) or SIGTERM after flushing.
+
+Options:
+  --idle <seconds>            close a run without a recorded end after this long without
+                              growth (default 600)
+  --interval <seconds>        time between two looks at the directories (default 2)
+  --checkpoint <file>         where to keep the checkpoint (default
+                              $XDG_STATE_HOME/subagent-otel/watch/<hash of the directories>.json)
+  --history                   on the first start, also emit the runs that ended before it
+                              (default: only runs that end from now on; use replay for history)
+  --json                      one JSON line per run on stdout instead of a table row
 
 ${TELEMETRY_HELP}`,
   demo: `Usage: subagent-otel demo [options]
@@ -187,6 +231,16 @@ function hostOf(flag: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value === '' || /\s/.test(value)) throw new UsageError(`${flag} takes a host name or IP address such as 127.0.0.1, got '${value}'`);
   return value;
+}
+
+/** A `--idle`/`--interval` value in seconds, as milliseconds; a value that is no number in `min..max` is a usage error. */
+function secondsFlag(flag: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < min || seconds > max) {
+    throw new UsageError(`${flag} takes seconds from ${min} to ${max}, got '${value}'`);
+  }
+  return Math.round(seconds * 1000);
 }
 
 function agentNameOf(value: string): string {
@@ -278,7 +332,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       const { values, positionals } = parse(
         'replay',
         rest,
-        { ...telemetryOptions, json: { type: 'boolean' }, 'no-progress': { type: 'boolean' }, protocol: { type: 'string' } },
+        { ...telemetryOptions, json: { type: 'boolean' }, 'no-progress': { type: 'boolean' }, 'no-runs': { type: 'boolean' }, protocol: { type: 'string' } },
         true,
       );
       if (values.help === true) return { name: 'help', topic: 'replay' };
@@ -288,7 +342,31 @@ export function parseCommandLine(argv: readonly string[]): Command {
         paths: positionals,
         json: values.json === true,
         ...(values['no-progress'] === true ? { progress: false } : {}),
+        ...(values['no-runs'] === true ? { runs: false as const } : {}),
         protocol: protocolOf(values.protocol as string | undefined),
+        ...telemetryFlags(values),
+      };
+    }
+    case 'watch': {
+      const { values, positionals } = parse(
+        'watch',
+        rest,
+        { ...telemetryOptions, json: { type: 'boolean' }, idle: { type: 'string' }, interval: { type: 'string' }, checkpoint: { type: 'string' }, history: { type: 'boolean' } },
+        true,
+      );
+      if (values.help === true) return { name: 'help', topic: 'watch' };
+      if (positionals.length === 0) throw new UsageError('watch needs at least one directory, e.g. subagent-otel watch ~/.claude/projects');
+      if (values.checkpoint === '') throw new UsageError('--checkpoint takes a file, e.g. --checkpoint ./watch.json');
+      const idleMs = secondsFlag('--idle', values.idle as string | undefined, 1, 86_400);
+      const intervalMs = secondsFlag('--interval', values.interval as string | undefined, 0.1, 3_600);
+      return {
+        name: 'watch',
+        dirs: positionals,
+        json: values.json === true,
+        ...(idleMs !== undefined ? { idleMs } : {}),
+        ...(intervalMs !== undefined ? { intervalMs } : {}),
+        ...(typeof values.checkpoint === 'string' ? { checkpoint: values.checkpoint } : {}),
+        history: values.history === true,
         ...telemetryFlags(values),
       };
     }
@@ -311,13 +389,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { name: 'check', json: values.json === true, ...telemetryFlags(values) };
     }
     default:
-      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, check (see 'subagent-otel --help')`);
+      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, watch, check (see 'subagent-otel --help')`);
   }
 }
 
 /** Help text for a topic. @throws UsageError for an unknown topic. */
 export function helpText(topic?: string): string {
   if (topic === undefined) return HELP.main;
-  if (topic === 'proxy' || topic === 'replay' || topic === 'demo' || topic === 'check') return HELP[topic];
-  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, check`);
+  if (topic === 'proxy' || topic === 'replay' || topic === 'watch' || topic === 'demo' || topic === 'check') return HELP[topic];
+  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, watch, check`);
 }

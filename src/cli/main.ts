@@ -75,6 +75,17 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runReplay } = await import('./commands/replay.js');
       return runReplay(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     }
+    case 'watch': {
+      const { runWatch } = await import('./commands/watch.js');
+      const stop = new AbortController();
+      // A second signal while stopping exits at once (the checkpoint keeps what was delivered).
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (stop.signal.aborted) process.exit(128 + (constants.signals[signal] ?? 0));
+        stop.abort();
+      };
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+      return runWatch(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal });
+    }
     case 'check': {
       const { runCheck } = await import('./commands/check.js');
       return runCheck(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });

@@ -56,6 +56,63 @@ export function formatRunTable(records: readonly RunRecord[], options: RunTableO
   return alignRows(header, body, new Set()).join('\n');
 }
 
+/** Widths of the streamed run rows' columns (the output column takes the rest of the line). */
+const ROW_WIDTHS = { agent: 18, session: 12, stopReason: 12, tokens: 17, cost: 10 } as const;
+
+/**
+ * The header and rule of the run rows `replay` and `watch` print as runs are
+ * reported ({@link formatRunRow}). @returns two lines joined with `\n`.
+ */
+export function formatRunRowHeader(): string {
+  const cells = ['agent', 'session', 'stop reason', 'tokens in/out', 'cost', 'output'];
+  const rule = [ROW_WIDTHS.agent, ROW_WIDTHS.session, ROW_WIDTHS.stopReason, ROW_WIDTHS.tokens, ROW_WIDTHS.cost, 6].map((w) => '-'.repeat(w));
+  return [rowLine(cells), rowLine(rule)].join('\n');
+}
+
+/**
+ * One run as a fixed-width row, printable as soon as the run is reported
+ * (no table to align first): the agent name (`↳ ` before a run nested under
+ * another), the session id (cut to 12 characters), the stop reason, tokens as
+ * `formatRunTable` counts them (`-` without usage), the cost (`$0.1424`;
+ * `?` when nothing could be priced, `-` without a cost), and the output
+ * preview, flagged when the parent received something else.
+ * @returns the line without a newline. Never throws.
+ */
+export function formatRunRow(record: RunRecord, previewWidth = 44): string {
+  const agent = `${record.parentRunId !== undefined ? '↳ ' : ''}${record.agentName}`;
+  const cost = record.cost === undefined ? '-' : record.cost.pricedCalls === 0 ? '?' : dollars(record.cost.amount);
+  return rowLine([
+    cut(agent, ROW_WIDTHS.agent),
+    cut(record.sessionId ?? '-', ROW_WIDTHS.session),
+    cut(record.stopReason, ROW_WIDTHS.stopReason),
+    record.usage.reported ? tokenCellGrouped(record) : '-',
+    cost,
+    `${preview(record, Math.max(2, previewWidth))}${isOutputMismatch(record) ? `  ${MISMATCH_NOTE}` : ''}`,
+  ]);
+}
+
+function rowLine(cells: readonly string[]): string {
+  const widths = [ROW_WIDTHS.agent, ROW_WIDTHS.session, ROW_WIDTHS.stopReason, ROW_WIDTHS.tokens, ROW_WIDTHS.cost];
+  return cells
+    .map((cell, i) => (i < widths.length ? cell.padEnd(widths[i] ?? 0) : cell))
+    .join('  ')
+    .trimEnd();
+}
+
+function cut(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+function tokenCellGrouped(record: RunRecord): string {
+  const tokens = conventionTokenCounts(record.usage);
+  return `${grouped(tokens.input)}/${grouped(tokens.output)}`;
+}
+
+/** A dollar amount: four decimals below $100, two above. */
+function dollars(amount: number): string {
+  return amount >= 100 ? `$${amount.toFixed(2)}` : `$${amount.toFixed(4)}`;
+}
+
 /**
  * Renders a replay summary: a table with one row per stop reason (runs,
  * share, input and output tokens) and a total row, then the truncation rate,
@@ -69,11 +126,20 @@ export function formatStopReasonSummary(summary: ReplaySummary): string {
   if (summary.runs === 0) {
     lines.push('no runs found');
   } else {
-    const header = ['stop reason', 'runs', 'share', 'input tokens', 'output tokens'];
-    const rows = summary.stopReasons.map((s) => [s.stopReason, grouped(s.runs), percent(s.share), grouped(s.inputTokens), grouped(s.outputTokens)]);
+    // A cost column only when something was priced (transcripts): the project's own formats name no price.
+    const costs = summary.cost !== undefined;
+    const header = ['stop reason', 'runs', 'share', 'input tokens', 'output tokens', ...(costs ? ['cost'] : [])];
+    const rows = summary.stopReasons.map((s) => [
+      s.stopReason,
+      grouped(s.runs),
+      percent(s.share),
+      grouped(s.inputTokens),
+      grouped(s.outputTokens),
+      ...(costs ? [s.costUsd !== undefined ? dollars(s.costUsd) : '-'] : []),
+    ]);
     const total = summary.stopReasons.reduce((sum, s) => ({ input: sum.input + s.inputTokens, output: sum.output + s.outputTokens }), { input: 0, output: 0 });
-    rows.push(['total', grouped(summary.runs), percent(1), grouped(total.input), grouped(total.output)]);
-    lines.push(...alignRows(header, rows, new Set([1, 2, 3, 4])));
+    rows.push(['total', grouped(summary.runs), percent(1), grouped(total.input), grouped(total.output), ...(costs ? [dollars(summary.cost?.amountUsd ?? 0)] : [])]);
+    lines.push(...alignRows(header, rows, new Set([1, 2, 3, 4, 5])));
   }
   const filesRead = summary.files.length - summary.skipped.files;
   lines.push(
@@ -82,6 +148,12 @@ export function formatStopReasonSummary(summary: ReplaySummary): string {
     `output mismatches (runtime-reported output differs from the selected output): ${grouped(summary.mismatches)}`,
     `files: ${grouped(filesRead)} read, ${grouped(summary.skipped.files)} skipped; records skipped: ${grouped(summary.skipped.records)}`,
   );
+  if (summary.cost !== undefined && summary.cost.unpricedModels.length > 0) {
+    lines.push(`cost: not priced (the price table does not know them): ${summary.cost.unpricedModels.join(', ')}`);
+  }
+  const notRuns = new Map<string, number>();
+  for (const file of summary.files) if (file.what !== undefined && file.runs === 0 && !file.isSkipped) notRuns.set(file.what, (notRuns.get(file.what) ?? 0) + 1);
+  for (const [what, count] of notRuns) lines.push(`read, no run: ${grouped(count)} × ${what}`);
   return lines.join('\n');
 }
 

@@ -48,6 +48,8 @@ export interface InputFile {
   readonly size: number;
   /** Last modification, epoch ms, when listed. */
   readonly mtimeMs: number;
+  /** Inode number when listed: a file replaced under the same name (rotated) gets another. */
+  readonly ino: number;
 }
 
 /** A path {@link expandPaths} could not use: `missing` (no such path), `unreadable`, or `no-files` (a directory without replayable files). */
@@ -86,11 +88,11 @@ export async function expandPaths(
   /** Excluded directories the walk of the current command-line path met (and did not enter). */
   let excludedHits: string[] = [];
 
-  const addFile = (path: string, size: number, mtimeMs: number): void => {
+  const addFile = (path: string, info: { size: number; mtimeMs: number; ino: number }): void => {
     const key = resolve(path);
     if (seenFiles.has(key)) return;
     seenFiles.add(key);
-    files.push({ path, size, mtimeMs });
+    files.push({ path, size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
   };
 
   const walk = async (dir: string): Promise<number> => {
@@ -121,7 +123,7 @@ export async function expandPaths(
       if (info.isDirectory()) {
         found += await walk(path);
       } else if (info.isFile() && (hasReplaySuffix(name) || isTranscriptJsonName(name) || (await startsWithZstdMagic(path)))) {
-        addFile(path, info.size, info.mtimeMs);
+        addFile(path, info);
         found += 1;
       }
     }
@@ -138,7 +140,7 @@ export async function expandPaths(
       continue;
     }
     if (info.isFile()) {
-      addFile(path, info.size, info.mtimeMs);
+      addFile(path, info);
       continue;
     }
     if (!info.isDirectory()) {

@@ -89,6 +89,8 @@ export interface ReplayOptions {
   readonly onProgress?: (progress: ReplayProgress) => void;
   /** Called for each problem as it is found. Must not throw. */
   readonly onProblem?: (problem: ReplayProblem) => void;
+  /** Called with each run as it is reported, after the listener (the command's run rows). Must not throw. */
+  readonly onRun?: (record: RunRecord) => void;
   /**
    * Backpressure: awaited whenever runs carrying {@link BACKPRESSURE_SPANS}
    * spans or more were reported since the last wait; resolves when the
@@ -132,6 +134,8 @@ export interface StopReasonSummary {
   /** Input tokens as `gen_ai.usage.input_tokens` counts them: uncached input plus cache reads and writes. */
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** What these runs cost in US dollars, when any of them was priced (transcripts). */
+  readonly costUsd?: number;
 }
 
 /** The result of a replay. */
@@ -145,6 +149,11 @@ export interface ReplaySummary {
   readonly truncationRate: number;
   /** Runs whose runtime-reported output differs from the selected output. */
   readonly mismatches: number;
+  /**
+   * What the runs cost, when any was priced (transcripts): the sum of every
+   * run's own cost in US dollars, and the models the price table did not know.
+   */
+  readonly cost?: { readonly amountUsd: number; readonly unpricedModels: readonly string[] };
   readonly problems: number;
   /** Files of which nothing was replayed, and records (or file tails) skipped in files that were. */
   readonly skipped: { readonly files: number; readonly records: number };
@@ -164,7 +173,7 @@ export interface ReplaySummary {
  *   contained (the `RunListener` contract forbids it).
  */
 export async function replayPaths(paths: readonly string[], listener: RunListener, options: ReplayOptions = {}): Promise<ReplaySummary> {
-  const stats = new SummaryListener(listener);
+  const stats = new SummaryListener(listener, options.onRun);
   const problems: ReplayProblem[] = [];
   const skipped = { files: 0, records: 0 };
   const problemsByFile = new Map<string, number>();
@@ -482,14 +491,18 @@ export function isOutputMismatch(record: RunRecord): boolean {
 /** Forwards runs to the caller's listener and counts them for the summary. */
 class SummaryListener implements RunListener {
   readonly #target: RunListener;
-  readonly #byReason = new Map<string, { runs: number; inputTokens: number; outputTokens: number }>();
+  readonly #byReason = new Map<string, { runs: number; inputTokens: number; outputTokens: number; costUsd?: number }>();
+  readonly #unpriced = new Set<string>();
   runs = 0;
   #mismatches = 0;
   /** Spans reported since the last backpressure wait. */
   #unsettledSpans = 0;
 
-  constructor(target: RunListener) {
+  readonly #onRun: ((record: RunRecord) => void) | undefined;
+
+  constructor(target: RunListener, onRun?: (record: RunRecord) => void) {
     this.#target = target;
+    this.#onRun = onRun;
   }
 
   onRunStart(start: RunStart): void {
@@ -527,9 +540,14 @@ class SummaryListener implements RunListener {
       entry.inputTokens += tokens.input;
       entry.outputTokens += tokens.output;
     }
+    if (record.cost !== undefined) {
+      for (const model of record.cost.unpricedModels) this.#unpriced.add(model);
+      if (record.cost.pricedCalls > 0) entry.costUsd = (entry.costUsd ?? 0) + record.cost.amount;
+    }
     this.#byReason.set(record.stopReason, entry);
     if (isOutputMismatch(record)) this.#mismatches += 1;
     guard(() => this.#target.onRunEnd(record));
+    if (this.#onRun !== undefined) guard(() => this.#onRun?.(record));
   }
 
   onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
@@ -539,15 +557,24 @@ class SummaryListener implements RunListener {
   summary(files: readonly FileSummary[], problems: number, skipped: { files: number; records: number }): ReplaySummary {
     const total = this.runs;
     const stopReasons = [...this.#byReason.entries()]
-      .map(([stopReason, e]) => ({ stopReason, runs: e.runs, share: total === 0 ? 0 : e.runs / total, inputTokens: e.inputTokens, outputTokens: e.outputTokens }))
+      .map(([stopReason, e]) => ({
+        stopReason,
+        runs: e.runs,
+        share: total === 0 ? 0 : e.runs / total,
+        inputTokens: e.inputTokens,
+        outputTokens: e.outputTokens,
+        ...(e.costUsd !== undefined ? { costUsd: e.costUsd } : {}),
+      }))
       .sort((a, b) => b.runs - a.runs || (a.stopReason < b.stopReason ? -1 : a.stopReason > b.stopReason ? 1 : 0));
     const truncated = this.#byReason.get('max-tokens')?.runs ?? 0;
+    const costed = [...this.#byReason.values()].filter((e) => e.costUsd !== undefined);
     return {
       files,
       runs: total,
       stopReasons,
       truncationRate: total === 0 ? 0 : truncated / total,
       mismatches: this.#mismatches,
+      ...(costed.length > 0 || this.#unpriced.size > 0 ? { cost: { amountUsd: costed.reduce((sum, e) => sum + (e.costUsd ?? 0), 0), unpricedModels: [...this.#unpriced].sort() } } : {}),
       problems,
       skipped: { ...skipped },
     };

@@ -32,7 +32,7 @@ describe('parseCommandLine', () => {
   });
 
   it.each<[string, string[], string]>([
-    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, check (see 'subagent-otel --help')"],
+    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, watch, check (see 'subagent-otel --help')"],
     ['proxy without a command', ['proxy', '--out', 'x'], "proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js"],
     ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
     ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],

@@ -11,7 +11,8 @@
 import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../../replay/replay.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
-import { formatProblem, formatProgressBar, formatStopReasonSummary } from '../summary.js';
+import { formatProblem, formatProgressBar, formatRunRow, formatRunRowHeader, formatStopReasonSummary } from '../summary.js';
+import type { RunRecord } from '../../observe/run-record.js';
 import { checkOutputDirectory } from '../output-paths.js';
 import { exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
@@ -68,7 +69,15 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     else io.stderr.write(`${line}\n`);
   };
 
+  // One row per run as it is read (stdout), unless --json or --no-runs; the progress bar keeps to stderr.
+  let rows = 0;
+  const onRun = (record: RunRecord): void => {
+    if (rows === 0) io.stdout.write(`${formatRunRowHeader()}\n`);
+    rows += 1;
+    io.stdout.write(`${formatRunRow(record)}\n`);
+  };
   const summary = await replayPaths(cmd.paths, telemetry.runs, {
+    ...(cmd.json || cmd.runs === false ? {} : { onRun }),
     protocol: cmd.protocol,
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
@@ -92,7 +101,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     };
     io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   } else {
-    io.stdout.write(`${formatStopReasonSummary(summary)}\n\nTelemetry written to:\n`);
+    io.stdout.write(`${rows > 0 ? '\n' : ''}${formatStopReasonSummary(summary)}\n\nTelemetry written to:\n`);
     for (const destination of destinations) io.stdout.write(`  ${destination}\n`);
   }
   for (const error of report.errors) io.stderr.write(`subagent-otel replay: telemetry: ${error}\n`);

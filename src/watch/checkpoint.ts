@@ -1,0 +1,102 @@
+/**
+ * The checkpoint of `subagent-otel watch`: which runs it has reported (and
+ * delivered), so that a restart neither loses nor repeats one. A JSON file in
+ * the user's state directory, never in the watched agents' folders; written
+ * whole to a temporary file beside it and renamed over it, so a killed watch
+ * leaves the previous checkpoint or the new one, never half of one.
+ *
+ * Owns the file's shape (validated with zod when read: a damaged checkpoint is
+ * an error naming the file, never silently replaced), where it lives by
+ * default, and the atomic write.
+ *
+ * @module subagent-otel/watch/checkpoint
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import * as z from 'zod';
+
+/** What a checkpoint holds. */
+export interface Checkpoint {
+  readonly version: 1;
+  /** The watched directories (resolved), for the reader of the file. */
+  readonly dirs: readonly string[];
+  /**
+   * Runs that ended before this time (epoch ms) are history, not reported:
+   * the time of the first start without `--history` (0 with it).
+   */
+  readonly since: number;
+  /** Reported runs: run id to the run's end time (epoch ms). */
+  readonly reported: Readonly<Record<string, number>>;
+}
+
+const CheckpointSchema = z.object({
+  version: z.literal(1),
+  dirs: z.array(z.string()),
+  since: z.number().nonnegative(),
+  reported: z.record(z.string(), z.number()),
+});
+
+/**
+ * The default checkpoint of a watch of `dirs`: one file per set of
+ * directories in `$XDG_STATE_HOME/subagent-otel/watch/` (default
+ * `~/.local/state/subagent-otel/watch/`), named by a hash of the resolved,
+ * sorted directories.
+ */
+export function defaultCheckpointPath(dirs: readonly string[], env: NodeJS.ProcessEnv): string {
+  const state = env['XDG_STATE_HOME'] !== undefined && env['XDG_STATE_HOME'] !== '' ? env['XDG_STATE_HOME'] : join(homedir(), '.local', 'state');
+  const key = createHash('sha256')
+    .update(JSON.stringify([...dirs].map((dir) => resolve(dir)).sort()))
+    .digest('hex')
+    .slice(0, 16);
+  return join(state, 'subagent-otel', 'watch', `${key}.json`);
+}
+
+/** What {@link loadCheckpoint} found. */
+export type LoadedCheckpoint = { readonly ok: true; readonly checkpoint: Checkpoint | undefined } | { readonly ok: false; readonly message: string };
+
+/**
+ * Reads the checkpoint at `path`.
+ * @returns `checkpoint: undefined` when there is none yet; an error message
+ *   naming the file when it cannot be read or is not a valid checkpoint.
+ *   Never rejects.
+ */
+export async function loadCheckpoint(path: string): Promise<LoadedCheckpoint> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, checkpoint: undefined };
+    return { ok: false, message: `cannot read the checkpoint ${path}: ${(error as Error).message}` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, message: `the checkpoint ${path} is not JSON (${(error as Error).message}); move it away to start over, or give another with --checkpoint` };
+  }
+  const parsed = CheckpointSchema.safeParse(value);
+  if (!parsed.success) {
+    return { ok: false, message: `the checkpoint ${path} is not a subagent-otel watch checkpoint (${parsed.error.issues[0]?.message ?? 'invalid'}); move it away to start over, or give another with --checkpoint` };
+  }
+  return { ok: true, checkpoint: parsed.data };
+}
+
+/**
+ * Writes `checkpoint` to `path` atomically: a temporary file in the same
+ * directory (made with mode 0700 when missing), flushed to disk, renamed over
+ * `path`. Rejects with the file system's error when it cannot.
+ */
+export async function saveCheckpoint(path: string, checkpoint: Checkpoint): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(checkpoint)}\n`, { mode: 0o600 });
+  const handle = await open(temporary, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, path);
+}

@@ -1,0 +1,282 @@
+/**
+ * `subagent-otel watch` without the command line: follows directories of
+ * coding agents' transcripts while the agents run and reports each run once,
+ * when it has ended (its files record the end, or they have been quiet for
+ * the idle bound), through the same formats `replay` reads.
+ *
+ * Each pass lists the directories, notices files that appeared, grew, were
+ * truncated, replaced (another inode under the same name) or deleted, reads
+ * again every session with a changed file or one that just went quiet, and
+ * hands the runs not reported before to the listener. A session is read
+ * whole each time (its files are re-read from their start), which makes
+ * truncation, rotation and half-written last lines harmless: the next pass
+ * sees the files as they are. After a pass that reported runs, telemetry is
+ * flushed and only then the checkpoint records them, so a restart repeats
+ * nothing delivered and loses nothing not yet delivered (a kill between the
+ * two repeats those runs, with the same span ids: decision 0094).
+ *
+ * Never writes into the watched directories: the checkpoint lives in the
+ * user's state directory. Owns the loop, file tracking and the report gate;
+ * what files mean is the formats'.
+ *
+ * @module subagent-otel/watch/watcher
+ */
+import { resolve, sep } from 'node:path';
+import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
+import { expandPaths, sniffFile } from '../replay/input-files.js';
+import type { TranscriptFile, TranscriptFileInfo, TranscriptProblem, TranscriptSession } from '../replay/transcripts/format.js';
+import { TRANSCRIPT_FORMATS } from '../replay/transcripts/formats.js';
+import { classifyTranscript, withCost } from '../replay/transcripts/transcripts.js';
+import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
+
+/** Default idle bound: a run whose files record no end is closed after 10 minutes without growth. */
+export const DEFAULT_IDLE_MS = 600_000;
+/** Default time between two passes. */
+export const DEFAULT_INTERVAL_MS = 2_000;
+
+/** Options of {@link watchTranscripts}. */
+export interface WatchOptions {
+  readonly dirs: readonly string[];
+  /** Receives every reported run (start, then end), priced. Must not throw. */
+  readonly listener: RunListener;
+  readonly idleMs: number;
+  readonly intervalMs: number;
+  readonly checkpointPath: string;
+  /** The checkpoint read at start, when there was one. */
+  readonly checkpoint?: Checkpoint;
+  /** Without a checkpoint: report runs that ended before this start too (default: only runs that end from now on). */
+  readonly history: boolean;
+  /** Directories never entered (the telemetry output directory). */
+  readonly exclude?: readonly string[];
+  /** Delivers what was reported so far (the tracer and meter providers' flush); awaited before the checkpoint records it. Must not reject. */
+  readonly flush: () => Promise<void>;
+  /** Called for each run reported, after the listener. Must not throw. */
+  readonly onRun?: (record: RunRecord) => void;
+  /** Called once per distinct problem. Must not throw. */
+  readonly onProblem?: (problem: TranscriptProblem) => void;
+  /** Called after each pass. Must not throw. */
+  readonly onPass?: (pass: WatchPass) => void;
+  /** Ends the watch after the pass in progress. */
+  readonly signal: AbortSignal;
+  /** `gen_ai.agent.name` of every run (`--agent-name`). */
+  readonly agentName?: string;
+  /** Clock, epoch ms; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** What one pass did. */
+export interface WatchPass {
+  readonly pass: number;
+  /** Transcript files known (sessions and sidecars). */
+  readonly files: number;
+  /** Sessions read in this pass. */
+  readonly sessionsRead: number;
+  /** Runs reported in this pass. */
+  readonly runsReported: number;
+}
+
+/** What a whole watch did. */
+export interface WatchSummary {
+  readonly passes: number;
+  readonly runs: number;
+  /** Runs the checkpoint held when the watch ended. */
+  readonly reportedTotal: number;
+  /** Problems reported (each once). */
+  readonly problems: number;
+  /** Why the checkpoint could not be written, when it could not (the runs were delivered; a restart would repeat them). */
+  readonly checkpointError?: string;
+}
+
+interface FileState {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ino: number;
+  /** `null`: not a transcript file (yet: re-asked when it changes). */
+  readonly info: TranscriptFileInfo | null;
+}
+
+/** Problems remembered so that a session read again does not report them again. */
+const MAX_REMEMBERED_PROBLEMS = 10_000;
+
+/**
+ * Watches until `options.signal` aborts; the last pass finishes, telemetry is
+ * flushed and the checkpoint written before it resolves.
+ * @returns what was done. Never rejects for any input; a checkpoint that
+ *   cannot be written is reported in the summary (and retried every pass).
+ */
+export async function watchTranscripts(options: WatchOptions): Promise<WatchSummary> {
+  const now = options.now ?? Date.now;
+  const since = options.checkpoint?.since ?? (options.history ? 0 : now());
+  const reported = new Map<string, number>(Object.entries(options.checkpoint?.reported ?? {}));
+  const dirs = options.dirs.map((dir) => resolve(dir));
+  const states = new Map<string, FileState>();
+  /** Per session key: the files' signature when the session was last read, and when. */
+  const lastRead = new Map<string, { signature: string; at: number }>();
+  let sessions: TranscriptSession[] = [];
+  const seenProblems = new Set<string>();
+  let problemCount = 0;
+  let runs = 0;
+  let passes = 0;
+  let checkpointError: string | undefined;
+  let unsaved = false;
+
+  // Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier.
+  const priced = withCost(options.listener);
+  let reportedThisPass = 0;
+  /** Holds each run's start until its end says whether it is reported: history and runs reported before are dropped whole. */
+  const pending = new Map<string, RunStart>();
+  const gate: RunListener = {
+    onRunStart: (start) => {
+      pending.set(start.runId, start);
+    },
+    onRunEnd: (record) => {
+      const start = pending.get(record.runId);
+      pending.delete(record.runId);
+      if (reported.has(record.runId)) return;
+      reported.set(record.runId, record.endTime);
+      unsaved = true;
+      if (record.endTime < since) return; // history: remembered, never reported
+      priced.onRunStart(start ?? record);
+      priced.onRunEnd(record);
+      runs += 1;
+      reportedThisPass += 1;
+      options.onRun?.(record);
+    },
+  };
+
+  const problem = (p: TranscriptProblem, quiet: boolean): void => {
+    // A torn last line of a file still being written is the agent mid-write, not damage.
+    if (!quiet && (p.code === 'torn-tail' || p.code === 'unrecognized' || p.code === 'empty-file')) return;
+    const key = `${p.file}\u0000${p.line}\u0000${p.code}`;
+    if (seenProblems.has(key)) return;
+    if (seenProblems.size >= MAX_REMEMBERED_PROBLEMS) seenProblems.clear();
+    seenProblems.add(key);
+    problemCount += 1;
+    options.onProblem?.(p);
+  };
+  const isQuiet = (path: string, at: number): boolean => (states.get(path)?.mtimeMs ?? 0) < at - options.idleMs;
+
+  const onePass = async (): Promise<void> => {
+    passes += 1;
+    reportedThisPass = 0;
+    let sessionsRead = 0;
+    const at = now();
+    const expanded = await expandPaths(dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
+    for (const p of expanded.problems) problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
+    let membershipChanged = false;
+    const listed = new Set<string>();
+    for (const file of expanded.files) {
+      listed.add(file.path);
+      const before = states.get(file.path);
+      const replaced = before !== undefined && (before.ino !== file.ino || file.size < before.size);
+      const changed = before === undefined || before.size !== file.size || before.mtimeMs !== file.mtimeMs || before.ino !== file.ino;
+      if (!changed) continue;
+      let info = before?.info ?? null;
+      if (before === undefined || replaced || info === null) {
+        const sniffed = await sniffFile(file.path, { classifyTranscript });
+        const next = sniffed.ok && sniffed.transcript !== undefined && sniffed.transcript.kind !== 'other' ? sniffed.transcript : null;
+        if (!sniffed.ok) problem({ file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message }, file.mtimeMs < at - options.idleMs);
+        if ((next === null) !== (info === null) || next?.format !== info?.format) membershipChanged = true;
+        info = next;
+      }
+      states.set(file.path, { size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, info });
+    }
+    for (const path of [...states.keys()]) {
+      if (listed.has(path)) continue;
+      if (states.get(path)?.info !== null) membershipChanged = true;
+      states.delete(path); // deleted: its runs already reported stay reported; nothing more can be read of it
+    }
+    if (membershipChanged) sessions = group(states);
+
+    for (const session of sessions) {
+      if (options.signal.aborted) break;
+      const signature = session.files.map((f) => `${f.path}:${f.size}:${f.mtimeMs}`).join('|');
+      const newest = Math.max(...session.files.map((f) => f.mtimeMs));
+      const last = lastRead.get(session.key);
+      const quietSince = newest + options.idleMs;
+      // Read when a file changed, or once more when the session has just gone quiet (runs without a recorded end close then).
+      const due = last === undefined || last.signature !== signature || (last.at < quietSince && quietSince <= at);
+      if (!due) continue;
+      lastRead.set(session.key, { signature, at });
+      sessionsRead += 1;
+      const format = TRANSCRIPT_FORMATS.find((f) => f.name === session.format);
+      if (format === undefined) continue;
+      try {
+        await format.read(session, {
+          listener: gate,
+          onProblem: (p) => problem(p, isQuiet(p.file, at)),
+          onBytes: () => undefined,
+          pause: () => undefined,
+          ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+          live: { now: at, idleMs: options.idleMs, isReported: (runId) => reported.has(runId) },
+        });
+      } catch (error) {
+        // A format must not reject (its contract); if one does, the session is read again on its next change.
+        problem({ file: session.files[0]?.path ?? session.key, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${session.format} reader failed: ${String(error)}` }, true);
+      }
+      pending.clear(); // a start whose end never came (a reader that broke its contract) is not held forever
+    }
+
+    if (unsaved) {
+      await options.flush();
+      try {
+        await saveCheckpoint(options.checkpointPath, { version: 1, dirs, since, reported: Object.fromEntries(reported) });
+        unsaved = false;
+        checkpointError = undefined;
+      } catch (error) {
+        checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
+      }
+    }
+    options.onPass?.({ pass: passes, files: [...states.values()].filter((s) => s.info !== null).length, sessionsRead, runsReported: reportedThisPass });
+  };
+
+  for (;;) {
+    await onePass();
+    if (options.signal.aborted) break;
+    await sleep(options.intervalMs, options.signal);
+    if (options.signal.aborted) break;
+  }
+  return { passes, runs, reportedTotal: reported.size, problems: problemCount, ...(checkpointError !== undefined ? { checkpointError } : {}) };
+}
+
+/** The sessions of the known transcript files, each format grouping its own. */
+function group(states: ReadonlyMap<string, FileState>): TranscriptSession[] {
+  const files: TranscriptFile[] = [];
+  for (const [path, state] of states) if (state.info !== null) files.push({ path, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
+  const sessions: TranscriptSession[] = [];
+  for (const format of TRANSCRIPT_FORMATS) {
+    const mine = files.filter((file) => file.info.format === format.name);
+    if (mine.length === 0) continue;
+    try {
+      sessions.push(...format.group(mine));
+    } catch {
+      // A grouper must not throw (its contract); its files wait for the next change.
+    }
+  }
+  return sessions;
+}
+
+/**
+ * Whether `path` lies inside one of `dirs` (or is one of them): the watch
+ * refuses to write its checkpoint or telemetry there.
+ */
+export function isInside(path: string, dirs: readonly string[]): boolean {
+  const target = resolve(path);
+  return dirs.some((dir) => {
+    const root = resolve(dir);
+    return target === root || target.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+  });
+}
+
+/** Waits `ms`, or less when `signal` aborts. Never rejects. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      done();
+    }
+    signal.addEventListener('abort', finish, { once: true });
+  });
+}
