@@ -86,13 +86,14 @@ function percent(ratio) {
  * Recording-rule names for the given truncation window, e.g. for `1h`:
  * `job_gen_ai_agent_name:subagent_runs:increase1h`.
  * @param {string} window a Prometheus duration such as `1h`
- * @returns {{ runs: string, maxTokens: string, ratio: string }} never throws
+ * @returns {{ runs: string, maxTokens: string, ratio: string, cost: string }} never throws
  */
 export function recordNames(window) {
   return {
     runs: `job_gen_ai_agent_name:subagent_runs:increase${window}`,
     maxTokens: `job_gen_ai_agent_name:subagent_runs_max_tokens:increase${window}`,
     ratio: `job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio${window}`,
+    cost: `job_gen_ai_agent_name_subagent_stop_reason:subagent_cost_usd:increase${window}`,
   };
 }
 
@@ -206,6 +207,18 @@ groups:
           / on (job, gen_ai_agent_name)
           ${names.runs}
 ${truncationAlert('warning', s.truncationWarningRatio, s.truncationWarningFor)}${truncationAlert('critical', s.truncationCriticalRatio, s.truncationCriticalFor)}
+  - name: subagent-otel.cost
+    rules:
+      # What finished runs cost in US dollars in the last ${w} (runs read from
+      # coding agents' transcripts carry a cost), per service, agent and stop
+      # reason: what the runs cut off at max-tokens cost is the money spent on
+      # partial answers. Counted like the run counts above.
+      - record: ${names.cost}
+        expr: |-
+          sum by (job, gen_ai_agent_name, subagent_stop_reason) (
+            ${inWindow('subagent_cost_usd_total', w, '            ')}
+          )
+
   - name: subagent-otel.integrity
     rules:
       # A runtime reported a last assistant message that differs from the

@@ -421,7 +421,7 @@ describe('the truncation alert on a live Prometheus server scraping the observer
       panels: { targets?: { expr?: string }[] }[];
     };
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [t.expr])));
-    expect(exprs.length).toBe(8);
+    expect(exprs.length).toBe(9);
     for (const expr of exprs) {
       const query = expr.replaceAll('$__rate_interval', '4s').replaceAll('$__range', '1m').replaceAll('$job', '.*').replaceAll('$agent', '.*');
       const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);

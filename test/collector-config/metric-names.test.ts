@@ -31,6 +31,7 @@ const INSTRUMENTS: Readonly<Record<string, 'counter' | 'histogram'>> = {
   [semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES]: 'counter',
   [semconv.METRIC_SUBAGENT_TELEMETRY_DROPPED]: 'counter',
   [semconv.METRIC_SUBAGENT_CHECKS]: 'counter',
+  [semconv.METRIC_SUBAGENT_COST_USD]: 'counter',
   [semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE]: 'histogram',
   [semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION]: 'histogram',
   [semconv.METRIC_GEN_AI_EXECUTE_TOOL_DURATION]: 'histogram',
@@ -220,6 +221,7 @@ describe('metric names in the rules and the dashboard', () => {
   it('the rules use only metric names the code emits', () => {
     const names = collect(ruleList().map((r) => String(r.expr)));
     expect(names.metrics).toEqual([
+      'subagent_cost_usd_total',
       'subagent_frames_malformed_total',
       'subagent_output_mismatches_total',
       'subagent_runs_from_spans_total',
@@ -264,6 +266,7 @@ describe('metric names in the rules and the dashboard', () => {
     expect(names.recorded).toEqual([
       'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h',
       'job_gen_ai_agent_name:subagent_runs:increase1h',
+      'job_gen_ai_agent_name_subagent_stop_reason:subagent_cost_usd:increase1h',
     ]);
     expect(names.recorded.filter((r) => !defined.has(r))).toEqual([]);
   });

@@ -75,13 +75,13 @@ describe('promtool and amtool on the shipped files', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('SUCCESS: 1 rule files found');
-    expect(r.stdout).toContain('SUCCESS: 7 rules found');
+    expect(r.stdout).toContain('SUCCESS: 8 rules found');
   });
 
-  it('promtool check rules accepts the 3 recording and 4 alerting rules', () => {
+  it('promtool check rules accepts the 4 recording and 4 alerting rules', () => {
     const r = runTool(promtool(), ['check', 'rules', 'rules.yml'], promDir);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('SUCCESS: 7 rules found');
+    expect(r.stdout).toContain('SUCCESS: 8 rules found');
   });
 
   it('promtool test rules passes: fires, stays quiet below the threshold and the volume, resolves', () => {

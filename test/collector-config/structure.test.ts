@@ -534,7 +534,7 @@ describe('Grafana provisioning', () => {
     expect(grafanaVolumes).toContain('./grafana/provisioning:/etc/grafana/provisioning:ro');
   });
 
-  it('has the truncation rate, runs by stop reason, output source share, tokens, duration, mismatches and trace links', () => {
+  it('has the truncation rate, runs by stop reason, output source share, tokens, duration, mismatches, trace links and cost', () => {
     expect(panels.map((p) => p.title)).toEqual([
       'Max-tokens truncation rate (1h, as alerted)',
       'Runs by stop reason',
@@ -545,6 +545,7 @@ describe('Grafana provisioning', () => {
       'Malformed frames',
       'Runs that stopped at max-tokens (click a trace ID for the trace)',
       'Recent runs (click a trace ID for the trace)',
+      'Cost by agent and stop reason (1h, USD)',
     ]);
     const traceTables = panels.filter((p) => rec(p.datasource, 'datasource').uid === 'jaeger');
     expect(traceTables.map((p) => at(arr(p.targets, 'targets')[0], 'queryType'))).toEqual(['search', 'search']);
