@@ -164,7 +164,7 @@ export async function expandPaths(
 function noFilesMessage(path: string, excludedHits: readonly string[]): string {
   const own = 'is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory';
   if (excludedHits.includes(path)) return `this directory ${own}`;
-  const none = `no session logs or captures (${REPLAY_FILE_SUFFIXES.join(', ')} or zstd) in this directory`;
+  const none = `no session logs, captures or transcripts (${REPLAY_FILE_SUFFIXES.join(', ')}, session-*.json, or zstd) in this directory`;
   if (excludedHits.length === 0) return none;
   return `${none} outside ${excludedHits.join(', ')}, which ${own}`;
 }

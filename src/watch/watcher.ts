@@ -24,7 +24,7 @@
 import { resolve, sep } from 'node:path';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { expandPaths, sniffFile } from '../replay/input-files.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptProblem, TranscriptSession } from '../replay/transcripts/format.js';
+import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptProblem, TranscriptSession } from '../replay/transcripts/format.js';
 import { TRANSCRIPT_FORMATS } from '../replay/transcripts/formats.js';
 import { classifyTranscript, withCost } from '../replay/transcripts/transcripts.js';
 import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
@@ -62,6 +62,8 @@ export interface WatchOptions {
   readonly agentName?: string;
   /** Clock, epoch ms; default `Date.now`. */
   readonly now?: () => number;
+  /** The formats to read (default every known one, `TRANSCRIPT_FORMATS`). */
+  readonly formats?: readonly TranscriptFormat[];
 }
 
 /** What one pass did. */
@@ -106,6 +108,8 @@ const MAX_REMEMBERED_PROBLEMS = 10_000;
  */
 export async function watchTranscripts(options: WatchOptions): Promise<WatchSummary> {
   const now = options.now ?? Date.now;
+  const formats = options.formats ?? TRANSCRIPT_FORMATS;
+  const classify = (head: Parameters<typeof classifyTranscript>[0]) => classifyTranscript(head, formats);
   const since = options.checkpoint?.since ?? (options.history ? 0 : now());
   const reported = new Map<string, number>(Object.entries(options.checkpoint?.reported ?? {}));
   const dirs = options.dirs.map((dir) => resolve(dir));
@@ -162,7 +166,8 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     let sessionsRead = 0;
     const at = now();
     const expanded = await expandPaths(dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
-    for (const p of expanded.problems) problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
+    // A directory the agents have not written to yet is no problem for a watch.
+    for (const p of expanded.problems) if (p.code !== 'no-files') problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
     let membershipChanged = false;
     const listed = new Set<string>();
     for (const file of expanded.files) {
@@ -173,7 +178,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (!changed) continue;
       let info = before?.info ?? null;
       if (before === undefined || replaced || info === null) {
-        const sniffed = await sniffFile(file.path, { classifyTranscript });
+        const sniffed = await sniffFile(file.path, { classifyTranscript: classify });
         const next = sniffed.ok && sniffed.transcript !== undefined && sniffed.transcript.kind !== 'other' ? sniffed.transcript : null;
         if (!sniffed.ok) problem({ file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message }, file.mtimeMs < at - options.idleMs);
         if ((next === null) !== (info === null) || next?.format !== info?.format) membershipChanged = true;
@@ -186,10 +191,13 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (states.get(path)?.info !== null) membershipChanged = true;
       states.delete(path); // deleted: its runs already reported stay reported; nothing more can be read of it
     }
-    if (membershipChanged) sessions = group(states);
+    if (membershipChanged) sessions = group(states, formats);
 
-    for (const session of sessions) {
+    for (const grouped of sessions) {
       if (options.signal.aborted) break;
+      // The grouping is redone only when files come or go; sizes and times are always the latest seen.
+      const session = refreshed(grouped, states);
+      if (session === undefined) continue;
       const signature = session.files.map((f) => `${f.path}:${f.size}:${f.mtimeMs}`).join('|');
       const newest = Math.max(...session.files.map((f) => f.mtimeMs));
       const last = lastRead.get(session.key);
@@ -199,7 +207,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (!due) continue;
       lastRead.set(session.key, { signature, at });
       sessionsRead += 1;
-      const format = TRANSCRIPT_FORMATS.find((f) => f.name === session.format);
+      const format = formats.find((f) => f.name === session.format);
       if (format === undefined) continue;
       try {
         await format.read(session, {
@@ -240,11 +248,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
 }
 
 /** The sessions of the known transcript files, each format grouping its own. */
-function group(states: ReadonlyMap<string, FileState>): TranscriptSession[] {
+function group(states: ReadonlyMap<string, FileState>, formats: readonly TranscriptFormat[]): TranscriptSession[] {
   const files: TranscriptFile[] = [];
   for (const [path, state] of states) if (state.info !== null) files.push({ path, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
   const sessions: TranscriptSession[] = [];
-  for (const format of TRANSCRIPT_FORMATS) {
+  for (const format of formats) {
     const mine = files.filter((file) => file.info.format === format.name);
     if (mine.length === 0) continue;
     try {
@@ -254,6 +262,16 @@ function group(states: ReadonlyMap<string, FileState>): TranscriptSession[] {
     }
   }
   return sessions;
+}
+
+/** `session` with each file's size and time as last listed; `undefined` when none of its files is left. */
+function refreshed(session: TranscriptSession, states: ReadonlyMap<string, FileState>): TranscriptSession | undefined {
+  const files: TranscriptFile[] = [];
+  for (const file of session.files) {
+    const state = states.get(file.path);
+    if (state?.info !== null && state !== undefined) files.push({ ...file, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
+  }
+  return files.length > 0 ? { ...session, files } : undefined;
 }
 
 /**

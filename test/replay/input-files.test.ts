@@ -157,7 +157,7 @@ describe('expandPaths', () => {
     });
     const parent = await expandPaths([root], { exclude: [own] });
     expect(parent.problems[0]?.message).toBe(
-      `no session logs or captures (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd or zstd) in this directory outside ${own}, which is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory`,
+      `no session logs, captures or transcripts (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd, session-*.json, or zstd) in this directory outside ${own}, which is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory`,
     );
   });
 
@@ -172,7 +172,7 @@ describe('expandPaths', () => {
     expect(problems).toEqual([
       { path: join(dir, 'gone'), code: 'missing', message: 'no such file or directory' },
       { path: fifo, code: 'unreadable', message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first' },
-      { path: empty, code: 'no-files', message: 'no session logs or captures (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd or zstd) in this directory' },
+      { path: empty, code: 'no-files', message: 'no session logs, captures or transcripts (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd, session-*.json, or zstd) in this directory' },
     ]);
   });
 });

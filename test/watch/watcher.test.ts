@@ -1,0 +1,281 @@
+/**
+ * The watch loop against real files in a temporary directory, with a
+ * scripted transcript format as its peer (the real formats are tested with
+ * their own files in test/replay/transcripts/ and end to end in
+ * test/cli/watch.e2e.test.ts). Each test scripts the files pass by pass
+ * (`onPass` runs between two passes) on a clock it sets, so no verdict
+ * depends on the machine's speed: files appear, grow, are cut mid-line,
+ * replaced and deleted; the watcher is stopped and started again from its
+ * checkpoint; every run must be reported exactly once.
+ *
+ * The scripted format: a file whose line 1 is `{"scripted":"<session>"}`,
+ * then one line per record `{"run":"<id>","t":<ms>,"end":<bool>}`; a run
+ * ends at its `end: true` record, or when its file has been quiet for the
+ * idle bound.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TranscriptRunBuilder } from '../../src/observe/transcript/transcript-run.js';
+import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
+import { fileChunks } from '../../src/wire/file-chunks.js';
+import { readLines } from '../../src/replay/input-files.js';
+import type { TranscriptFormat, TranscriptProblem } from '../../src/replay/transcripts/format.js';
+import { loadCheckpoint, type Checkpoint } from '../../src/watch/checkpoint.js';
+import { watchTranscripts, type WatchPass } from '../../src/watch/watcher.js';
+
+const scripted: TranscriptFormat = {
+  name: 'claude-code',
+  classify: (head) => {
+    const line = head.firstLine as { scripted?: unknown } | undefined;
+    return typeof line?.scripted === 'string' ? { format: 'claude-code', kind: 'session', facts: { session: line.scripted } } : undefined;
+  },
+  group: (files) => files.map((file) => ({ format: 'claude-code', key: `scripted:${file.info.facts['session'] ?? file.path}`, files: [file] })),
+  async read(session, context) {
+    const file = session.files[0];
+    if (file === undefined) return [];
+    const runs = new Map<string, { builder: TranscriptRunBuilder; ended: boolean }>();
+    let records = 0;
+    for await (const item of readLines(fileChunks(file.path))) {
+      if (item.kind === 'problem') {
+        context.onProblem({ file: file.path, line: item.line, code: item.code, scope: 'record', message: item.message });
+        continue;
+      }
+      if (item.line === 1) continue;
+      records += 1;
+      const record = JSON.parse(Buffer.from(item.bytes).toString('utf8')) as { run: string; t: number; end: boolean };
+      let run = runs.get(record.run);
+      if (run === undefined) {
+        run = { builder: new TranscriptRunBuilder({ runId: record.run, source: 'claude-code', agentName: 'scripted', startTime: record.t, traceKey: session.key }), ended: false };
+        runs.set(record.run, run);
+      }
+      run.builder.call({ time: record.t, content: [{ type: 'text', text: `at ${record.t}` }] });
+      if (record.end) {
+        run.ended = true;
+        run.builder.noteStop({ reason: 'completed', inferredFrom: 'scripted:end' });
+      }
+    }
+    let reported = 0;
+    const live = context.live;
+    const quiet = live !== undefined && file.mtimeMs < live.now - live.idleMs;
+    for (const [runId, run] of runs) {
+      if (live !== undefined && (live.isReported(runId) || (!run.ended && !quiet))) continue;
+      const record = run.builder.finish();
+      context.listener.onRunStart(record);
+      context.listener.onRunEnd(record);
+      reported += 1;
+    }
+    return [{ path: file.path, records, runs: reported, isSkipped: false }];
+  },
+};
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function workspace(): { dir: string; state: string; checkpoint: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'watch-agents-'));
+  const state = mkdtempSync(join(tmpdir(), 'watch-state-'));
+  dirs.push(dir, state);
+  return { dir, state, checkpoint: join(state, 'checkpoint.json') };
+}
+
+const line = (run: string, t: number, end = false): string => `${JSON.stringify({ run, t, end })}\n`;
+const header = (session: string): string => `${JSON.stringify({ scripted: session })}\n`;
+/** Sets a file's mtime (seconds since the epoch from ms) so that "quiet" is decided by the test's clock. */
+const touch = (path: string, ms: number): void => utimesSync(path, ms / 1000, ms / 1000);
+
+interface Script {
+  /** Steps run after pass n (1-based), given the clock to move; the watch stops after the last. */
+  readonly steps: ReadonlyArray<(clock: { t: number }) => void>;
+  readonly checkpoint?: Checkpoint;
+  readonly history?: boolean;
+  readonly startAt: number;
+}
+
+async function watch(ws: ReturnType<typeof workspace>, script: Script) {
+  const reported: RunRecord[] = [];
+  const problems: TranscriptProblem[] = [];
+  const passes: WatchPass[] = [];
+  const clock = { t: script.startAt };
+  const stop = new AbortController();
+  let flushes = 0;
+  const listener: RunListener = { onRunStart: () => undefined, onRunEnd: (r) => reported.push(r) };
+  const summary = await watchTranscripts({
+    dirs: [ws.dir],
+    listener,
+    idleMs: 60_000,
+    intervalMs: 1,
+    checkpointPath: ws.checkpoint,
+    ...(script.checkpoint !== undefined ? { checkpoint: script.checkpoint } : {}),
+    history: script.history ?? false,
+    flush: async () => {
+      flushes += 1;
+    },
+    onProblem: (p) => problems.push(p),
+    onPass: (pass) => {
+      passes.push(pass);
+      const step = script.steps[pass.pass - 1];
+      if (step === undefined) stop.abort();
+      else step(clock);
+    },
+    signal: stop.signal,
+    now: () => clock.t,
+    formats: [scripted],
+  });
+  return { reported: reported.map((r) => r.runId), records: reported, problems, passes, summary, flushes };
+}
+
+/** The test's clock starts now, so that files written in a step and stamped with the clock (`put`, `add`) agree with it. */
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+/** Writes `text` to `path` and stamps it with the clock's time (the agent wrote it now). */
+const put = (path: string, text: string, clock: { t: number }): void => {
+  writeFileSync(path, text);
+  touch(path, clock.t);
+};
+const add = (path: string, text: string, clock: { t: number }): void => {
+  appendFileSync(path, text);
+  touch(path, clock.t);
+};
+
+describe('watch', () => {
+  it('reports a run once, when its end record arrives, as the file appears and grows', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const r = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (c) => put(file, header('s1') + line('r1', T0 + 1), c),
+        (c) => add(file, line('r1', T0 + 2), c),
+        (c) => add(file, line('r1', T0 + 3, true) + line('r2', T0 + 4), c),
+        (c) => add(file, line('r2', T0 + 5), c),
+      ],
+    });
+    expect(r.reported).toEqual(['r1']);
+    expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 0]);
+    expect(r.records[0]?.steps).toHaveLength(3);
+    expect(r.problems).toEqual([]);
+    const saved = await loadCheckpoint(ws.checkpoint);
+    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: T0 + 3 });
+    expect(r.flushes).toBe(1);
+  });
+
+  it('closes a run without an end once its file has been quiet for the idle bound, as the file says (unknown)', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const r = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
+        (clock) => {
+          clock.t += 59_000;
+        },
+        (clock) => {
+          clock.t += 2_000;
+        },
+        (clock) => {
+          clock.t += 120_000;
+        },
+      ],
+    });
+    expect(r.reported).toEqual(['r1']);
+    expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 0]);
+    expect(r.records[0]?.stopReason).toBe('unknown');
+  });
+
+  it('says nothing of a half-written last line while the file is being written, and reads it once complete', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const whole = line('r1', T0 + 2, true);
+    const r = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (clock) => put(file, header('s1') + line('r1', T0 + 1) + whole.slice(0, 10), clock),
+        (clock) => {
+          clock.t += 1_000;
+          add(file, whole.slice(10), clock);
+        },
+      ],
+    });
+    expect(r.problems).toEqual([]);
+    expect(r.reported).toEqual(['r1']);
+    expect(r.records[0]?.steps).toHaveLength(2);
+  });
+
+  it('neither repeats nor loses a run across a stop and a restart from the checkpoint', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const first = await watch(ws, {
+      startAt: T0,
+      steps: [(c) => put(file, header('s1') + line('r1', T0 + 1, true) + line('r2', T0 + 2), c)],
+    });
+    expect(first.reported).toEqual(['r1']);
+    // While the watch is down, r2 ends and r3 starts and ends.
+    add(file, line('r2', T0 + 3, true) + line('r3', T0 + 4, true), { t: T0 + 5 });
+    const saved = await loadCheckpoint(ws.checkpoint);
+    expect(saved.ok).toBe(true);
+    const second = await watch(ws, { startAt: T0 + 10, checkpoint: saved.ok ? saved.checkpoint : undefined, steps: [] });
+    expect(second.reported).toEqual(['r2', 'r3']);
+    const third = await watch(ws, { startAt: T0 + 20, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    expect(third.reported).toEqual([]);
+  });
+
+  it('skips the history on a first start unless asked for it', async () => {
+    const ws = workspace();
+    writeFileSync(join(ws.dir, 'old.jsonl'), header('s0') + line('old', T0 - 5_000, true));
+    const without = await watch(ws, { startAt: T0, steps: [] });
+    expect(without.reported).toEqual([]);
+    rmSync(ws.checkpoint);
+    const withHistory = await watch(ws, { startAt: T0, history: true, steps: [] });
+    expect(withHistory.reported).toEqual(['old']);
+  });
+
+  it('survives a file truncated, replaced under its name and deleted, reporting what is new once', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const r = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (c) => put(file, header('s1') + line('r1', T0 + 1, true) + line('r2', T0 + 2, true), c),
+        // Truncated: the agent rewrote the file shorter, with a new run.
+        (c) => put(file, header('s1') + line('r3', T0 + 3, true), c),
+        // Replaced: another file renamed over it (a new inode).
+        (c) => {
+          put(`${file}.new`, header('s1') + line('r3', T0 + 3, true) + line('r4', T0 + 4, true), c);
+          renameSync(`${file}.new`, file);
+        },
+        () => rmSync(file),
+        (c) => put(join(ws.dir, 'b.jsonl'), header('s2') + line('r5', T0 + 5, true), c),
+      ],
+    });
+    expect(r.reported).toEqual(['r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(r.problems).toEqual([]);
+  });
+
+  it('never writes into the watched directory', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const before = header('s1') + line('r1', T0 + 1, true);
+    await watch(ws, { startAt: T0, steps: [(c) => put(file, before, c)] });
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(ws.dir)).toEqual(['a.jsonl']);
+    expect(readdirSync(ws.state)).toEqual(['checkpoint.json']);
+  });
+});
+
+describe('the checkpoint', () => {
+  it('refuses a damaged file, naming it and what to do', async () => {
+    const ws = workspace();
+    writeFileSync(ws.checkpoint, '{"version":1,"dirs":[');
+    const loaded = await loadCheckpoint(ws.checkpoint);
+    expect(loaded.ok).toBe(false);
+    expect(!loaded.ok && loaded.message).toContain(`the checkpoint ${ws.checkpoint} is not JSON`);
+    writeFileSync(ws.checkpoint, '{"version":2}');
+    const wrong = await loadCheckpoint(ws.checkpoint);
+    expect(!wrong.ok && wrong.message).toContain('is not a subagent-otel watch checkpoint');
+    expect(await loadCheckpoint(join(ws.state, 'none.json'))).toEqual({ ok: true, checkpoint: undefined });
+  });
+});
