@@ -30,82 +30,29 @@
  * - The entry is `src/cli/bin.ts`, which imports nothing statically: it
  *   checks the Node version, turns on Node's compile cache, then imports
  *   the CLI (`main.ts`, a second entry at `dist/cli/main.js`) (decisions 0060, 0061).
- * - `@grpc/grpc-js` stays outside the bundle (`EXTERNAL`), a runtime
- *   dependency Node loads from `node_modules`: the gRPC exporter base
- *   reaches it both by `import` (which esbuild would bundle) and by a
- *   `createRequire` call at run time (which it cannot see), and two copies
- *   of its classes refuse each other's credentials (decision 0091). After
- *   the build, `assertOneWayToEachPackage` fails it when a bundled package
- *   `require`s at run time a package that is not external, the shape of
- *   that bug, or when an external package's code is in a chunk.
+ * - `@grpc/grpc-js` stays outside the bundle (`EXTERNAL` of
+ *   `bundle-externals.mjs`), a runtime dependency Node loads from
+ *   `node_modules`: the gRPC exporter base reaches it both by `import`
+ *   (which esbuild would bundle) and by a `createRequire` call at run time
+ *   (which it cannot see), and two copies of its classes refuse each
+ *   other's credentials (decision 0091). After the build, `bundleProblems`
+ *   fails it when a bundled package `require`s at run time a package that
+ *   is not external, the shape of that bug, or when an external package's
+ *   code is in a chunk.
  *
  * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
  * Prints nothing on success; esbuild's warnings and errors go to stderr;
- * a guard failure is one line on stderr and exit code 1.
+ * a guard failure lists each problem on stderr and exits 1.
  *
  * @module subagent-otel/scripts/bundle-cli
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { EXTERNAL, bundleProblems } from './bundle-externals.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
-
-/**
- * Packages Node loads from `node_modules` at run time instead of the bundle
- * (each a `dependency` in package.json): one instance for every way the
- * bundled code reaches it (decision 0091).
- */
-const EXTERNAL = Object.freeze(['@grpc/grpc-js']);
-
-/** The package a bare specifier names (`@scope/name/sub` -> `@scope/name`), or undefined for a relative one. */
-function packageOf(specifier) {
-  if (specifier.startsWith('.') || specifier.startsWith('/')) return undefined;
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
-}
-
-/** The package an input path of esbuild's metafile belongs to (the last `node_modules/` segment), or undefined for our own sources. */
-function packageOfInput(path) {
-  const at = path.lastIndexOf('node_modules/');
-  return at === -1 ? undefined : packageOf(path.slice(at + 'node_modules/'.length));
-}
-
-/**
- * `__require("<package>")` calls of bundled package code: the helper that
- * rolldown-, tsdown- and esbuild-built packages make with
- * `createRequire(import.meta.url)`, which resolves at run time from the
- * chunk's location. esbuild bundles plain `require("x")` itself; these it
- * leaves to Node.
- */
-const RUNTIME_REQUIRE = /\b__require\(\s*["']([^"']+)["']\s*\)/g;
-
-/**
- * Throws when the bundle has a second way to a package: a bundled input
- * that `__require`s at run time a package that is not in `EXTERNAL` (Node
- * would load a copy from `node_modules` beside the bundled one, or fail
- * where none is installed), or an `EXTERNAL` package whose code is in a
- * chunk anyway. Built-in modules are exempt. Never writes anything.
- */
-function assertOneWayToEachPackage(metafile) {
-  const problems = new Set();
-  const bundledExternals = new Set();
-  for (const input of Object.keys(metafile.inputs)) {
-    const owner = packageOfInput(input);
-    if (owner === undefined) continue;
-    if (EXTERNAL.includes(owner)) bundledExternals.add(owner);
-    for (const [, specifier] of readFileSync(join(ROOT, input), 'utf8').matchAll(RUNTIME_REQUIRE)) {
-      const target = packageOf(specifier);
-      if (target === undefined || isBuiltin(specifier) || EXTERNAL.includes(target)) continue;
-      problems.add(`${input} requires ${specifier} at run time, which is not external: add ${target} to EXTERNAL (and to dependencies)`);
-    }
-  }
-  for (const name of bundledExternals) problems.add(`code of ${name} is in a chunk, but ${name} is external`);
-  if (problems.size > 0) throw new Error(`bundle-cli: a second way to a package (decision 0091):\n  ${[...problems].join('\n  ')}`);
-}
 
 // Chunk names carry content hashes: remove the previous build's so stale chunks never ship.
 rmSync(OUT_DIR, { recursive: true, force: true });
@@ -136,9 +83,8 @@ const result = await build({
   logLevel: 'warning',
 });
 
-try {
-  assertOneWayToEachPackage(result.metafile);
-} catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+const problems = bundleProblems(result.metafile, ROOT);
+if (problems.length > 0) {
+  process.stderr.write(`bundle-cli: a second way to a package (decision 0091):\n  ${problems.join('\n  ')}\n`);
   process.exitCode = 1;
 }
