@@ -25,10 +25,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedCommand, packPackage } from '../../scripts/packed-install.mjs';
 import { ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
-import { runCommand, type OtlpSpan } from '../helpers/cli.js';
+import type { OtlpSpan } from '../helpers/cli.js';
 import { startOtlpGrpcReceiver } from '../helpers/otlp-grpc-receiver.js';
 import { startOtlpReceiver, type OtlpMetricPoint } from '../helpers/otlp-receiver.js';
-import { EXPORTING_COMMANDS, PROTOCOLS, cloneCommand, installedCommand, type CommandInstall, type ExportingCommand, type Protocol } from '../helpers/packed-command.js';
+import { EXPORTING_COMMANDS, PROTOCOLS, cloneCommand, installedCommand, runExporting, type CommandInstall, type ExportingCommand, type Protocol } from '../helpers/packed-command.js';
 import { selfSignedCertificate, type TlsIdentity } from '../helpers/tls.js';
 
 const work = mkdtempSync(join(tmpdir(), 'packed-command-'));
@@ -77,22 +77,6 @@ async function startReceiver(protocol: Protocol, secure: boolean): Promise<Recei
 /** How each protocol's requests arrive: gRPC calls, or the content type of the HTTP requests. */
 const ARRIVAL: Record<Protocol, string> = { grpc: 'grpc', 'http/protobuf': 'application/x-protobuf', 'http/json': 'application/json' };
 
-/** No telemetry configuration of the developer's own, and no caller's trace context. */
-const CLEAN: NodeJS.ProcessEnv = {
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
-  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '',
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
-  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: '',
-  OTEL_EXPORTER_OTLP_HEADERS: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-  SUBAGENT_OTEL_OUT: '',
-  SUBAGENT_OTEL_PROMETHEUS_PORT: '',
-  SUBAGENT_OTEL_LOG_FILE: '',
-  TRACEPARENT: '',
-  TRACESTATE: '',
-};
-
 /** Span counts by name, of the names `expected` lists. */
 function countsOf(spans: readonly OtlpSpan[], expected: Readonly<Record<string, number>>): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -113,16 +97,7 @@ function sumsOf(points: readonly OtlpMetricPoint[], metric: string): Record<stri
 async function deliver(install: CommandInstall, command: ExportingCommand, protocol: Protocol, secure: boolean): Promise<void> {
   const receiver = await startReceiver(protocol, secure);
   try {
-    const env: NodeJS.ProcessEnv = {
-      ...CLEAN,
-      ...install.env,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-      OTEL_EXPORTER_OTLP_CERTIFICATE: secure ? tls.cert : '',
-      OTEL_SERVICE_NAME: `packed-${command.name}`,
-      SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000',
-    };
-    const r = await runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, env);
+    const r = await runExporting(install, command, { endpoint: receiver.endpoint, protocol, service: `packed-${command.name}`, ...(secure ? { certificate: tls.cert } : {}) });
     const stderr = r.stderr.toString('utf8');
     expect(r.code, `${stderr}\n${r.stdout.toString('utf8')}`).toBe(0);
     expect(stderr).not.toMatch(/dropped|export failed|ChannelCredentials/);

@@ -6,14 +6,15 @@
  * the metric the command counts, by stop reason): literals from the
  * scenarios, never computed by the code under test. Also the two ways the
  * command is run: installed from the packed tarball, and the clone's
- * `dist/`. Owns no assertion and starts nothing.
+ * `dist/`, and the environment a case runs with. Owns no assertion and
+ * starts nothing but the command.
  *
  * @module subagent-otel/test/helpers/packed-command
  */
 import { dirname, join } from 'node:path';
 import type { InstalledCommand } from '../../scripts/packed-install.mjs';
 import { METRIC_SUBAGENT_CHECKS, METRIC_SUBAGENT_RUNS, SPAN_NAME_CHECK } from '../../src/telemetry/semconv.js';
-import { rpc } from './cli.js';
+import { rpc, runCommand, type Finished } from './cli.js';
 import { CLI, FIXTURE_SDK_RUNTIME, ROOT } from './paths.js';
 
 /** The OTLP protocols of the specification, as `OTEL_EXPORTER_OTLP_PROTOCOL` spells them. */
@@ -109,3 +110,47 @@ export const EXPORTING_COMMANDS: readonly ExportingCommand[] = [
     metric: { name: METRIC_SUBAGENT_RUNS, byStopReason: { completed: 17, 'max-tokens': 11, aborted: 3, error: 3, refusal: 1 } },
   },
 ];
+
+/** No telemetry configuration of the developer's own, and no caller's trace context. */
+const NO_TELEMETRY_ENV: NodeJS.ProcessEnv = {
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '',
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: '',
+  OTEL_EXPORTER_OTLP_HEADERS: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+  SUBAGENT_OTEL_OUT: '',
+  SUBAGENT_OTEL_PROMETHEUS_PORT: '',
+  SUBAGENT_OTEL_LOG_FILE: '',
+  TRACEPARENT: '',
+  TRACESTATE: '',
+};
+
+/** Where a case sends. */
+export interface Destination {
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  readonly endpoint: string;
+  readonly protocol: Protocol;
+  /** `OTEL_EXPORTER_OTLP_CERTIFICATE`: the PEM file that roots a TLS endpoint's certificate. */
+  readonly certificate?: string;
+  /** `OTEL_SERVICE_NAME`. */
+  readonly service: string;
+}
+
+/**
+ * Runs `command` from `install` with only `destination` configured (and a
+ * shutdown budget of 120 s, so a loaded machine never decides whether the
+ * last batch made it); resolves when it exited and its streams closed.
+ */
+export function runExporting(install: CommandInstall, command: ExportingCommand, destination: Destination): Promise<Finished> {
+  return runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, {
+    ...NO_TELEMETRY_ENV,
+    ...install.env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: destination.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: destination.protocol,
+    OTEL_EXPORTER_OTLP_CERTIFICATE: destination.certificate ?? '',
+    OTEL_SERVICE_NAME: destination.service,
+    SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000',
+  });
+}
