@@ -21,3 +21,18 @@ export interface InstalledCommand {
 
 /** Installs the command from `tarball` into `prefix` (`npm install --global --prefix`). */
 export declare function installPackedCommand(tarball: string, prefix: string): InstalledCommand;
+
+/** Where an exporting command sends. */
+export interface ExportDestination {
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  readonly endpoint: string;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL`: `grpc`, `http/protobuf` or `http/json`. */
+  readonly protocol: string;
+  /** `OTEL_EXPORTER_OTLP_CERTIFICATE`: the PEM file that roots a TLS endpoint's certificate. */
+  readonly certificate?: string;
+  /** `OTEL_SERVICE_NAME`. */
+  readonly service: string;
+}
+
+/** The variables that make a command export to `destination` only (every other telemetry variable emptied, a 120 s shutdown budget). */
+export declare function exportingEnvironment(destination: ExportDestination): Record<string, string>;

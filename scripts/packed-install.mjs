@@ -3,8 +3,9 @@
  * `package.json`'s `files` ships; `dist/` must be built first, `npm run
  * build`), and the command installed from that tarball the way a user
  * installs a command, `npm install --global`, into a prefix of the caller's.
- * Used by the tests that run the installed command (test/deps/,
- * test/cli/packed-command.e2e.test.ts, test/stack/) and by
+ * Also the environment an exporting command runs with to send to one
+ * destination only. Used by the tests that run the installed command
+ * (test/deps/, test/cli/packed-command.e2e.test.ts, test/stack/) and by
  * scripts/packed-export-check.mjs.
  *
  * Dependencies come from the npm cache when it holds them
@@ -47,4 +48,40 @@ export function installPackedCommand(tarball, prefix) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { bin: join(prefix, 'bin', 'subagent-otel'), packageDir: join(prefix, 'lib', 'node_modules', 'subagent-otel') };
+}
+
+/** No telemetry configuration of the caller's own, and no caller's trace context. */
+const NO_TELEMETRY_ENV = Object.freeze({
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '',
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: '',
+  OTEL_EXPORTER_OTLP_HEADERS: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+  SUBAGENT_OTEL_OUT: '',
+  SUBAGENT_OTEL_PROMETHEUS_PORT: '',
+  SUBAGENT_OTEL_LOG_FILE: '',
+  TRACEPARENT: '',
+  TRACESTATE: '',
+});
+
+/**
+ * The variables that make a command export to `destination` only, laid
+ * over the caller's environment: its endpoint, protocol, certificate (TLS)
+ * and service name, every other telemetry variable emptied, and a shutdown
+ * budget of 120 s, so a loaded machine never decides whether the last
+ * batch made it.
+ * @param {{ endpoint: string, protocol: string, certificate?: string, service: string }} destination
+ * @returns {Record<string, string>} a new object; never reads or changes `process.env`.
+ */
+export function exportingEnvironment(destination) {
+  return {
+    ...NO_TELEMETRY_ENV,
+    OTEL_EXPORTER_OTLP_ENDPOINT: destination.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: destination.protocol,
+    OTEL_EXPORTER_OTLP_CERTIFICATE: destination.certificate ?? '',
+    OTEL_SERVICE_NAME: destination.service,
+    SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000',
+  };
 }

@@ -12,7 +12,7 @@
  * @module subagent-otel/test/helpers/packed-command
  */
 import { dirname, join } from 'node:path';
-import type { InstalledCommand } from '../../scripts/packed-install.mjs';
+import { exportingEnvironment, type ExportDestination, type InstalledCommand } from '../../scripts/packed-install.mjs';
 import { METRIC_SUBAGENT_CHECKS, METRIC_SUBAGENT_RUNS, SPAN_NAME_CHECK } from '../../src/telemetry/semconv.js';
 import { rpc, runCommand, type Finished } from './cli.js';
 import { CLI, FIXTURE_SDK_RUNTIME, ROOT } from './paths.js';
@@ -111,46 +111,12 @@ export const EXPORTING_COMMANDS: readonly ExportingCommand[] = [
   },
 ];
 
-/** No telemetry configuration of the developer's own, and no caller's trace context. */
-const NO_TELEMETRY_ENV: NodeJS.ProcessEnv = {
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
-  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: '',
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: '',
-  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: '',
-  OTEL_EXPORTER_OTLP_HEADERS: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-  SUBAGENT_OTEL_OUT: '',
-  SUBAGENT_OTEL_PROMETHEUS_PORT: '',
-  SUBAGENT_OTEL_LOG_FILE: '',
-  TRACEPARENT: '',
-  TRACESTATE: '',
-};
-
 /** Where a case sends. */
-export interface Destination {
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT`. */
-  readonly endpoint: string;
+export interface Destination extends ExportDestination {
   readonly protocol: Protocol;
-  /** `OTEL_EXPORTER_OTLP_CERTIFICATE`: the PEM file that roots a TLS endpoint's certificate. */
-  readonly certificate?: string;
-  /** `OTEL_SERVICE_NAME`. */
-  readonly service: string;
 }
 
-/**
- * Runs `command` from `install` with only `destination` configured (and a
- * shutdown budget of 120 s, so a loaded machine never decides whether the
- * last batch made it); resolves when it exited and its streams closed.
- */
+/** Runs `command` from `install` sending to `destination` only; resolves when it exited and its streams closed. */
 export function runExporting(install: CommandInstall, command: ExportingCommand, destination: Destination): Promise<Finished> {
-  return runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, {
-    ...NO_TELEMETRY_ENV,
-    ...install.env,
-    OTEL_EXPORTER_OTLP_ENDPOINT: destination.endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: destination.protocol,
-    OTEL_EXPORTER_OTLP_CERTIFICATE: destination.certificate ?? '',
-    OTEL_SERVICE_NAME: destination.service,
-    SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000',
-  });
+  return runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, { ...exportingEnvironment(destination), ...install.env });
 }
