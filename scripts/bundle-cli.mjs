@@ -30,15 +30,26 @@
  * - The entry is `src/cli/bin.ts`, which imports nothing statically: it
  *   checks the Node version, turns on Node's compile cache, then imports
  *   the CLI (`main.ts`, a second entry at `dist/cli/main.js`) (decisions 0060, 0061).
+ * - `@grpc/grpc-js` stays outside the bundle (`EXTERNAL` of
+ *   `bundle-externals.mjs`), a runtime dependency Node loads from
+ *   `node_modules`: the gRPC exporter base reaches it both by `import`
+ *   (which esbuild would bundle) and by a `createRequire` call at run time
+ *   (which it cannot see), and two copies of its classes refuse each
+ *   other's credentials (decision 0091). After the build, `bundleProblems`
+ *   fails it when a bundled package `require`s at run time a package that
+ *   is not external, the shape of that bug, or when an external package's
+ *   code is in a chunk.
  *
  * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
- * Prints nothing on success; esbuild's warnings and errors go to stderr.
+ * Prints nothing on success; esbuild's warnings and errors go to stderr;
+ * a guard failure lists each problem on stderr and exits 1.
  *
  * @module subagent-otel/scripts/bundle-cli
  */
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { EXTERNAL, bundleProblems } from './bundle-externals.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
@@ -46,7 +57,7 @@ const OUT_DIR = fileURLToPath(new URL('../dist/cli/chunks/', import.meta.url));
 // Chunk names carry content hashes: remove the previous build's so stale chunks never ship.
 rmSync(OUT_DIR, { recursive: true, force: true });
 
-await build({
+const result = await build({
   absWorkingDir: ROOT,
   // `main` is an entry of its own, written over tsc's `dist/cli/main.js`: the path it reads the package
   // version from (`../../package.json`) holds there, where a chunk one level down would miss it.
@@ -60,6 +71,8 @@ await build({
   platform: 'node',
   target: 'node22',
   mainFields: ['module', 'main'],
+  external: [...EXTERNAL, ...EXTERNAL.map((name) => `${name}/*`)],
+  metafile: true,
   banner: {
     js: "import { createRequire as __subagentOtelCreateRequire } from 'node:module'; let __subagentOtelRequire; const require = (id) => (__subagentOtelRequire ??= __subagentOtelCreateRequire(import.meta.url))(id);",
   },
@@ -69,3 +82,9 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+const problems = bundleProblems(result.metafile, ROOT);
+if (problems.length > 0) {
+  process.stderr.write(`bundle-cli: a second way to a package (decision 0091):\n  ${problems.join('\n  ')}\n`);
+  process.exitCode = 1;
+}

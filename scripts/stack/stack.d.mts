@@ -49,6 +49,8 @@ export interface StartStackOptions {
   readonly rules?: string;
   /** COMPLETED_TRACE_SAMPLING_PERCENTAGE and TAIL_SAMPLING_DECISION_WAIT for the gateways. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Config files every collector loads after its own (one `--config` each; the collector merges them key by key). */
+  readonly collectorConfigs?: readonly string[];
   readonly detached?: boolean;
   readonly readyTimeoutMs?: number;
   readonly log?: (line: string) => void;

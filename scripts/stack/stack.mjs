@@ -89,7 +89,7 @@ function tailOf(path, bytes = 3000) {
  * Pure except for reading the engine cache (binary() throws with the build
  * command when an engine is missing).
  */
-function plan({ tiers, ports, env }) {
+function plan({ tiers, ports, env, collectorConfigs }) {
   const p = ports;
   const collectorEnv = (c) => ({
     STACK_OTLP_GRPC_ENDPOINT: `${HOST}:${c.otlpGrpc}`,
@@ -127,7 +127,7 @@ function plan({ tiers, ports, env }) {
     ...collectors.map((c) => ({
       name: c.name,
       bin: otelcol,
-      args: [`--config=${join(CONFIG, c.config)}`],
+      args: [`--config=${join(CONFIG, c.config)}`, ...collectorConfigs.map((file) => `--config=${file}`)],
       env: {
         ...collectorEnv(c.ports),
         ...(c.name === 'agent'
@@ -208,6 +208,7 @@ const STATE = 'stack.json';
  * @param {string} options.dir run directory
  * @param {string} [options.rules] rules.yml text instead of the shipped one (tests use short windows)
  * @param {Record<string,string>} [options.env] COMPLETED_TRACE_SAMPLING_PERCENTAGE, TAIL_SAMPLING_DECISION_WAIT for the gateways
+ * @param {string[]} [options.collectorConfigs] config files every collector loads after its own (`--config` each, merged as compose merges otelcol.files.yaml)
  * @param {boolean} [options.detached] processes outlive this one (the `up` command)
  * @param {number} [options.readyTimeoutMs] per process, default 120 000
  * @param {(line: string) => void} [options.log]
@@ -249,7 +250,7 @@ export async function startStack(options) {
     alertmanager: published ? PUBLISHED.alertmanager : take(),
     collectors: [collectorPorts(true), collectorPorts(false), collectorPorts(false)],
   };
-  const { processes, collectors } = plan({ tiers, ports, env: options.env ?? {} });
+  const { processes, collectors } = plan({ tiers, ports, env: options.env ?? {}, collectorConfigs: options.collectorConfigs ?? [] });
   writePrometheusFiles(dir, { collectors, ports, tiers, rules: options.rules });
 
   const pids = {};

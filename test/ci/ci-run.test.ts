@@ -3,7 +3,8 @@
  * devDependencies, whatever the machine's own Node), then the suite under
  * Node 24 and 26, the other LTS lines, from the npm registry's `node`
  * package (docs/decisions/0032), and its plain closing line counts every
- * run.
+ * run. Before the test command, a gate of its own: the packed command's
+ * exports arrive at the project's collector (#31).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,14 @@ describe('.ci/run', () => {
     expect(script.indexOf('node scripts/stack.mjs build')).toBeGreaterThan(0);
     expect(script.indexOf('node scripts/stack.mjs build')).toBeLessThan(script.indexOf('npm test --'));
     expect(script).not.toContain('test:stack');
+  });
+
+  it('builds and runs the packed command\'s export gate after the engines and before the test command, and fails the run when it fails', () => {
+    const gate = script.indexOf('npm run build --silent && node_modules/.bin/node scripts/packed-export-check.mjs || gate=$?');
+    expect(gate).toBeGreaterThan(script.indexOf('node scripts/stack.mjs build'));
+    expect(gate).toBeLessThan(script.indexOf('npm test --'));
+    expect(script).toContain('if [ "$gate" -ne 0 ]; then');
+    expect(script.slice(script.indexOf('if [ "$gate" -ne 0 ]; then'))).toMatch(/^if \[ "\$gate" -ne 0 \]; then\n.*\n  status=1\nfi\nexit "\$status"\n$/);
   });
 
   it('counts every run in the closing line, and each missing report as a failure', () => {

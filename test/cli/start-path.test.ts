@@ -9,7 +9,8 @@
  * observation (OpenTelemetry, zod, the telemetry setup, `node:crypto`,
  * `node:http`) may be in it; it comes in one dynamic `import()` after the spawn.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT } from '../helpers/paths.js';
@@ -18,6 +19,8 @@ import { CLI, ROOT } from '../helpers/paths.js';
 const STATIC_RELATIVE = /(?:\bimport|\bexport)\s*(?:[\w$*\s,{}]*?\bfrom\s*)?["'](\.{1,2}\/[^"']+)["']/g;
 /** Built-in modules named by static imports. */
 const STATIC_BUILTIN = /\bimport\s*(?:[\w$*\s,{}]*?\bfrom\s*)?["'](node:[\w/]+)["']/g;
+/** Bare specifiers of static imports: packages the bundle leaves to Node (decision 0091), or built-ins named without `node:`. */
+const STATIC_PACKAGE = /\bimport\s*(?:[\w$*\s,{}]*?\bfrom\s*)?["']((?!\.{1,2}\/|node:)[^"']+)["']/g;
 /** Relative specifiers of dynamic `import("...")`. */
 const DYNAMIC_RELATIVE = /\bimport\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
 
@@ -27,6 +30,8 @@ interface Closure {
   /** Source files the closure was built from (from the source maps), relative to the repository. */
   readonly sources: readonly string[];
   readonly builtins: ReadonlySet<string>;
+  /** Packages imported statically from `node_modules` (left out of the bundle). */
+  readonly packages: ReadonlySet<string>;
   /** Files the closure imports dynamically, relative to the repository. */
   readonly dynamic: ReadonlySet<string>;
 }
@@ -35,6 +40,7 @@ function staticClosure(entry: string): Closure {
   const files: string[] = [];
   const sources = new Set<string>();
   const builtins = new Set<string>();
+  const packages = new Set<string>();
   const dynamic = new Set<string>();
   const pending = [entry];
   while (pending.length > 0) {
@@ -44,11 +50,12 @@ function staticClosure(entry: string): Closure {
     const code = readFileSync(file, 'utf8');
     for (const [, specifier] of code.matchAll(STATIC_RELATIVE)) pending.push(join(dirname(file), specifier as string));
     for (const [, specifier] of code.matchAll(STATIC_BUILTIN)) builtins.add(specifier as string);
+    for (const [, specifier] of code.matchAll(STATIC_PACKAGE)) if (!isBuiltin(specifier as string)) packages.add(specifier as string);
     for (const [, specifier] of code.matchAll(DYNAMIC_RELATIVE)) dynamic.add(relative(ROOT, join(dirname(file), specifier as string)));
     const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
     for (const source of map.sources) sources.add(relative(ROOT, join(dirname(file), source)));
   }
-  return { files: files.map((f) => relative(ROOT, f)), sources: [...sources].sort(), builtins, dynamic };
+  return { files: files.map((f) => relative(ROOT, f)), sources: [...sources].sort(), builtins, packages, dynamic };
 }
 
 /** The entry's closure and the closures of the modules it imports dynamically (all awaited before `main` runs). */
@@ -58,9 +65,10 @@ function startPath(entry: string): Closure {
   const files = [...new Set(parts.flatMap((part) => part.files))];
   const sources = [...new Set(parts.flatMap((part) => part.sources))].sort();
   const builtins = new Set(parts.flatMap((part) => [...part.builtins]));
+  const packages = new Set(parts.flatMap((part) => [...part.packages]));
   // Only what the later parts import dynamically is left for after the spawn.
   const dynamic = new Set(parts.slice(1).flatMap((part) => [...part.dynamic]));
-  return { files, sources, builtins, dynamic };
+  return { files, sources, builtins, packages, dynamic };
 }
 
 describe('the start path of the bundled CLI', () => {
@@ -85,8 +93,9 @@ describe('the start path of the bundled CLI', () => {
     expect(closure.sources).toContain('src/backend/parent-death.ts');
   });
 
-  it('holds no package code at all: no OpenTelemetry, no zod, no ACP SDK', () => {
+  it('holds no package code at all: no OpenTelemetry, no zod, no ACP SDK, and imports no package left to Node', () => {
     expect(closure.sources.filter((source) => source.includes('node_modules/'))).toEqual([]);
+    expect([...closure.packages]).toEqual([]);
   });
 
   it('holds nothing of the observation: of telemetry only the configuration table, nothing of observe/ or wire/', () => {
@@ -120,7 +129,16 @@ describe('the start path of the bundled CLI', () => {
     const loaded = staticClosure(join(ROOT, observation));
     expect(loaded.sources.filter((source) => /node_modules\/@opentelemetry\/(exporter-|otlp-exporter-base|otlp-grpc)/.test(source))).toEqual([]);
     expect(loaded.sources.filter((source) => source.includes('node_modules/@grpc/'))).toEqual([]);
+    // grpc-js is outside the bundle (decision 0091): the observation must not import it from node_modules either.
+    expect([...loaded.packages]).toEqual([]);
     expect(loaded.builtins.has('node:http')).toBe(false);
     expect(loaded.builtins.has('node:https')).toBe(false);
+  });
+
+  it('sees a package import where there is one: the gRPC exporter chunk imports @grpc/grpc-js from node_modules', () => {
+    const chunks = join(ROOT, 'dist', 'cli', 'chunks');
+    const grpc = readdirSync(chunks).filter((name) => name.endsWith('.js') && readFileSync(join(chunks, name), 'utf8').includes('"@grpc/grpc-js"'));
+    expect(grpc).toHaveLength(1);
+    expect([...staticClosure(join(chunks, grpc[0] as string)).packages]).toEqual(['@grpc/grpc-js']);
   });
 });

@@ -14,10 +14,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { packPackage } from '../../scripts/packed-install.mjs';
 import { events, step, text, turnEnd, turnStart, usage } from '../helpers/events.js';
-import { ROOT } from '../helpers/paths.js';
 
 interface LsNode {
   readonly version?: string;
@@ -82,8 +82,7 @@ describe('a host on NodeSDK 0.301 and API 1.10.0 that installs the packed packag
   const host = mkdtempSync(join(tmpdir(), 'host-app-'));
 
   beforeAll(() => {
-    const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', host], { cwd: ROOT, encoding: 'utf8' });
-    const [info] = JSON.parse(packed) as Array<{ filename: string }>;
+    const tarball = basename(packPackage(host));
     const manifest = {
       name: 'host-app',
       private: true,
@@ -93,7 +92,7 @@ describe('a host on NodeSDK 0.301 and API 1.10.0 that installs the packed packag
         '@opentelemetry/sdk-node': '0.301.0',
         '@opentelemetry/sdk-trace': '3.1.0',
         '@opentelemetry/sdk-metrics': '3.1.0',
-        'subagent-otel': `file:./${info?.filename ?? ''}`,
+        'subagent-otel': `file:./${tarball}`,
       },
     };
     writeFileSync(join(host, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

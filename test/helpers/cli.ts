@@ -16,7 +16,12 @@ export interface Finished {
 
 /** Spawns `node dist/cli/subagent-otel.js ...args` (the bundled CLI). */
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawnCommand(process.execPath, [CLI, ...args], env);
+}
+
+/** Spawns `file ...args` with real pipes and `env` over this process's environment (an installed `subagent-otel`, say). */
+export function spawnCommand(file: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
+  return spawn(file, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 /** Collects a child's output until it exits and its streams close. */
@@ -32,7 +37,12 @@ export function finished(child: ChildProcessWithoutNullStreams): Promise<Finishe
 
 /** Runs the CLI with `input` on stdin (then EOF) and waits for it. */
 export async function runCli(args: readonly string[], input: Buffer | string = '', env: NodeJS.ProcessEnv = {}): Promise<Finished> {
-  const child = spawnCli(args, env);
+  return runCommand(process.execPath, [CLI, ...args], input, env);
+}
+
+/** Runs `file ...args` with `input` on stdin (then EOF) and waits for it. */
+export async function runCommand(file: string, args: readonly string[], input: Buffer | string = '', env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+  const child = spawnCommand(file, args, env);
   const done = finished(child);
   child.stdin.on('error', () => undefined); // EPIPE when the child exits before reading all: the test asserts on exit instead
   child.stdin.end(input);

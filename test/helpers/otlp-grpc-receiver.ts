@@ -1,13 +1,18 @@
 /**
  * A real OTLP/gRPC receiver on 127.0.0.1 built on `@grpc/grpc-js`: it serves
  * the collector's `TraceService/Export` and `MetricsService/Export` methods,
- * keeps every request's raw bytes and metadata, and answers with an empty
- * (successful) response. Tests decode the bytes with `otlp-protobuf.ts` and
- * wait with `waitFor`, never on time.
+ * plaintext or over TLS, keeps every request's raw bytes and metadata, and
+ * answers with an empty (successful) response. Tests decode the bytes with
+ * `otlp-protobuf.ts` (or `acceptedSpans`/`acceptedMetricPoints`) and wait
+ * with `waitFor`, never on time.
  *
  * @module subagent-otel/test/helpers/otlp-grpc-receiver
  */
 import { Server, ServerCredentials, type Metadata, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { OtlpSpan } from './cli.js';
+import { decodeMetricsRequest, decodeTraceRequest } from './otlp-protobuf.js';
+import { pointsOfMetricBody, spansOfTraceBody, type OtlpMetricPoint } from './otlp-receiver.js';
+import type { TlsIdentity } from './tls.js';
 
 /** One Export call as it arrived. */
 export interface GrpcExport {
@@ -18,9 +23,17 @@ export interface GrpcExport {
 
 /** A running gRPC receiver. */
 export interface OtlpGrpcReceiver {
-  /** `http://127.0.0.1:<port>`: the value for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  /**
+   * The value for `OTEL_EXPORTER_OTLP_ENDPOINT`: `http://127.0.0.1:<port>`, or with TLS
+   * `https://localhost:<port>` (grpc-js sets the TLS server name to the endpoint's host, and Node 26
+   * refuses an IP address there; `localhost` reaches the loopback the server listens on).
+   */
   readonly endpoint: string;
   readonly exports: readonly GrpcExport[];
+  /** Spans of every trace export so far, decoded. */
+  acceptedSpans(): OtlpSpan[];
+  /** Data points of every metric export so far, decoded. */
+  acceptedMetricPoints(): OtlpMetricPoint[];
   /** Resolves with the first export (already received or future) that `match` accepts. */
   waitFor(match: (item: GrpcExport) => boolean): Promise<GrpcExport>;
   close(): Promise<void>;
@@ -42,8 +55,14 @@ function exportService(path: string): ServiceDefinition {
   };
 }
 
-/** Starts a receiver on an ephemeral loopback port. */
-export async function startOtlpGrpcReceiver(): Promise<OtlpGrpcReceiver> {
+/** Options of {@link startOtlpGrpcReceiver}. */
+export interface OtlpGrpcReceiverOptions {
+  /** Serve TLS with this certificate and key instead of plaintext. */
+  readonly tls?: Pick<TlsIdentity, 'certPem' | 'keyPem'>;
+}
+
+/** Starts a receiver on an ephemeral loopback port, plaintext unless `options.tls` is given. */
+export async function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions = {}): Promise<OtlpGrpcReceiver> {
   const exports: GrpcExport[] = [];
   const waiters: Array<{ match: (item: GrpcExport) => boolean; resolve: (item: GrpcExport) => void }> = [];
   const server = new Server();
@@ -62,12 +81,17 @@ export async function startOtlpGrpcReceiver(): Promise<OtlpGrpcReceiver> {
   });
   server.addService(exportService('/opentelemetry.proto.collector.trace.v1.TraceService/Export'), handler('traces'));
   server.addService(exportService('/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'), handler('metrics'));
+  const credentials =
+    options.tls === undefined ? ServerCredentials.createInsecure() : ServerCredentials.createSsl(null, [{ private_key: options.tls.keyPem, cert_chain: options.tls.certPem }]);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error !== null ? reject(error) : resolve(bound)));
+    server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error !== null ? reject(error) : resolve(bound)));
   });
+  const bodies = (service: GrpcExport['service']): Buffer[] => exports.filter((item) => item.service === service).map((item) => item.body);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: options.tls === undefined ? `http://127.0.0.1:${port}` : `https://localhost:${port}`,
     exports,
+    acceptedSpans: () => bodies('traces').flatMap((body) => spansOfTraceBody(JSON.stringify(decodeTraceRequest(body)))),
+    acceptedMetricPoints: () => bodies('metrics').flatMap((body) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body)))),
     waitFor(match) {
       const found = exports.find(match);
       if (found !== undefined) return Promise.resolve(found);

@@ -1,6 +1,6 @@
 /**
  * A real OTLP/HTTP receiver (JSON and protobuf bodies) on 127.0.0.1 for end-to-end tests, built on
- * `node:http`: it accepts `POST /v1/traces` and `POST /v1/metrics`, keeps
+ * `node:http` (or `node:https`, with a certificate): it accepts `POST /v1/traces` and `POST /v1/metrics`, keeps
  * every request (headers and raw body, whatever it answered), decodes the
  * bodies it accepted, and can play the collector faults a production
  * observer meets. The mode can change while the receiver runs:
@@ -23,10 +23,12 @@
  * @module subagent-otel/test/helpers/otlp-receiver
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { OtlpSpan } from './cli.js';
 import { decodeMetricsRequest, decodeTraceRequest } from './otlp-protobuf.js';
+import type { TlsIdentity } from './tls.js';
 
 /** How the receiver answers. */
 export type ReceiverMode =
@@ -63,7 +65,7 @@ interface Waiter {
 
 /** A running receiver. */
 export interface OtlpReceiver {
-  /** `http://127.0.0.1:<port>`: the value for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
+  /** `http://127.0.0.1:<port>` (`https://` with TLS): the value for `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly endpoint: string;
   readonly port: number;
   /** Every request received so far, in arrival order (refused connections never arrive). */
@@ -148,17 +150,24 @@ export function pointsOfMetricBody(body: Buffer | string): OtlpMetricPoint[] {
   return points;
 }
 
+/** Options of {@link startOtlpReceiver}. */
+export interface OtlpReceiverOptions {
+  /** Serve HTTPS with this certificate and key instead of plain HTTP. */
+  readonly tls?: Pick<TlsIdentity, 'certPem' | 'keyPem'>;
+}
+
 /**
  * Starts a receiver on 127.0.0.1 (an ephemeral port) in `mode` (default
- * `healthy`). With `refuse` the port is reserved, then closed.
+ * `healthy`), plain HTTP unless `options.tls` is given. With `refuse` the
+ * port is reserved, then closed.
  */
-export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }, options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters: Waiter[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let current: ReceiverMode = mode;
-  let server: Server | undefined;
+  let server: Server | HttpsServer | undefined;
   let port = 0;
   let isClosed = false;
 
@@ -220,7 +229,7 @@ export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }
 
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {
-      const created = createServer(handle);
+      const created = options.tls === undefined ? createServer(handle) : createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle);
       created.keepAliveTimeout = 1000;
       created.on('connection', (socket: Socket) => {
         sockets.add(socket);
@@ -250,7 +259,7 @@ export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }
 
   return {
     get endpoint() {
-      return `http://127.0.0.1:${port}`;
+      return `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`;
     },
     get port() {
       return port;

@@ -16,6 +16,9 @@ import { runCli, rpc } from '../helpers/cli.js';
 import type { Finished } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 
+// Polling and scraping are shared with scripts/packed-export-check.mjs, which runs without a build.
+export { scrapeSum, waitFor } from '../../scripts/stack/probes.mjs';
+
 /** Scripted SDK runtime scenarios used by the stack tests (src/fixtures/README.md). */
 export type Scenario = 'completed' | 'empty-message' | 'subagent' | 'subagent-wrong-report' | 'malformed' | 'error';
 
@@ -58,25 +61,6 @@ export async function runProxy(run: ProxyRun): Promise<Finished> {
     });
   } finally {
     rmSync(out, { recursive: true, force: true });
-  }
-}
-
-/**
- * Calls `probe` every 500 ms until it returns something other than undefined.
- * @returns that value; rejects with `what` and the last probe error after `timeoutMs`.
- */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
-    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -137,19 +121,4 @@ export async function promValue(prometheus: string, query: string): Promise<numb
   if (r.length === 0) return undefined;
   if (r.length > 1) throw new Error(`${query} returned ${r.length} series: ${JSON.stringify(r.map((s) => s.metric))}`);
   return Number(r[0]?.value[1]);
-}
-
-/** Sum of a metric family over every series matching `labels` in a Prometheus text exposition. */
-export async function scrapeSum(url: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
-  const text = await res.text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
-    if (m === null || m[1] !== name) continue;
-    const lbl = m[2] ?? '';
-    if (Object.entries(labels).every(([k, v]) => lbl.includes(`${k}="${v}"`))) sum += Number(m[3]);
-  }
-  return sum;
 }

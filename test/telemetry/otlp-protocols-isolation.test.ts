@@ -8,12 +8,9 @@
  * variable over the generic one, alone) and endpoint path rules, and a TLS
  * file that cannot be read named in the shutdown report.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpsServer } from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { grpcAddress, otlpExporterSettings } from '../../src/telemetry/otlp-exporters.js';
@@ -21,6 +18,7 @@ import { OnceReporter, type ReportLevel } from '../../src/telemetry/report-once.
 import { createTelemetry, type TelemetryShutdownReport } from '../../src/telemetry/setup.js';
 import { startOtlpGrpcReceiver } from '../helpers/otlp-grpc-receiver.js';
 import { pointsOfMetricRequest, startOtlpReceiver } from '../helpers/otlp-receiver.js';
+import { selfSignedCertificate, type TlsIdentity } from '../helpers/tls.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -263,68 +261,37 @@ describe('the OTLP exporter settings read from the given environment', () => {
   });
 });
 
-/** A self-signed certificate for 127.0.0.1 and localhost, made with openssl in a fresh directory. */
-function selfSignedCertificate(): { dir: string; cert: string; key: string } {
+/** A self-signed certificate for 127.0.0.1 and localhost in a fresh directory, removed after the test. */
+function selfSigned(): TlsIdentity & { dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'otlp-tls-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'pipe' });
-  } catch (error) {
-    throw new Error(`this test makes a certificate with openssl; install it (apt-get install openssl) (${String(error)})`);
-  }
-  return { dir, cert, key };
+  return { dir, ...selfSignedCertificate(dir) };
 }
 
 describe('TLS settings from the given environment', () => {
   it('http/protobuf over https trusts the option\'s certificate, not the host\'s', async () => {
-    const tls = selfSignedCertificate();
-    const paths: string[] = [];
-    const server = createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, (request, response) => {
-      paths.push(request.url ?? '');
-      request.resume();
-      request.on('end', () => {
-        response.writeHead(200, { 'content-type': 'application/x-protobuf' });
-        response.end(); // an empty Export*ServiceResponse: full success
-      });
-    });
-    const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const tls = selfSigned();
+    const receiver = await startOtlpReceiver({ kind: 'healthy' }, { tls });
+    cleanups.push(() => receiver.close());
     const seen = watchProcessEnv({ OTEL_EXPORTER_OTLP_CERTIFICATE: join(tls.dir, 'host-ca-that-does-not-exist.pem') });
-    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: `https://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    expect(receiver.endpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
-    expect([...new Set(paths)].sort()).toEqual(['/v1/metrics', '/v1/traces']);
+    expect([...new Set(receiver.requests.map((r) => r.path))].sort()).toEqual(['/v1/metrics', '/v1/traces']);
     expect(seen).toEqual({ writes: [], assignments: 0 });
   });
 
   it('grpc over TLS trusts the option\'s certificate', async () => {
-    const tls = selfSignedCertificate();
-    const services: string[] = [];
-    const server = new Server();
-    const identity = (value: Buffer): Buffer => value;
-    for (const [name, path] of [
-      ['traces', '/opentelemetry.proto.collector.trace.v1.TraceService/Export'],
-      ['metrics', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'],
-    ] as const) {
-      server.addService(
-        { Export: { path, requestStream: false, responseStream: false, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity } },
-        {
-          Export: (_call: unknown, callback: (error: null, response: Buffer) => void) => {
-            services.push(name);
-            callback(null, Buffer.alloc(0));
-          },
-        },
-      );
-    }
-    const credentials = ServerCredentials.createSsl(null, [{ private_key: readFileSync(tls.key), cert_chain: readFileSync(tls.cert) }]);
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error !== null ? reject(error) : resolve(bound))));
-    cleanups.push(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+    const tls = selfSigned();
+    const receiver = await startOtlpGrpcReceiver({ tls });
+    cleanups.push(() => receiver.close());
     // A host name, not 127.0.0.1: grpc-js 1.14 sets the TLS server name to the endpoint's host, and Node 26
     // refuses an IP address there (ERR_INVALID_ARG_VALUE), so gRPC over TLS to an IP endpoint fails on Node 26
     // (docs/TELEMETRY.md says so). `localhost` resolves to the loopback the server listens on (127.0.0.1).
-    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: `https://localhost:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    expect(receiver.endpoint).toMatch(/^https:\/\/localhost:\d+$/);
+    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
     expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
-    expect([...new Set(services)].sort()).toEqual(['metrics', 'traces']);
+    expect([...new Set(receiver.exports.map((e) => e.service))].sort()).toEqual(['metrics', 'traces']);
+    expect(receiver.acceptedSpans().map((span) => span.name)).toEqual(['invoke_agent isolated']);
   });
 });
