@@ -297,7 +297,8 @@ export class ClaudeCodeSessionReader {
     this.#threads.clear();
     for (const run of this.#progressRuns.values()) this.#finishChildRun(run);
     this.#progressRuns.clear();
-    if (this.#root !== undefined) this.#finishRoot(this.#root);
+    // A session file none of whose records has a time (a snapshot- or summary-only file) holds no run.
+    if (this.#root?.isStarted === true) this.#finishRoot(this.#root);
     return emissionOrder(this.#outcomes);
   }
 
@@ -384,7 +385,7 @@ export class ClaudeCodeSessionReader {
         // Both are written when a turn ends: the Stop hooks' summary (Stop hooks never run on a user interrupt,
         // and from 2.1.78 not on an API error either: StopFailure runs instead), and the post-turn duration line.
         if (record.subtype === 'stop_hook_summary') run.tail = strongerStop(run.tail, { reason: 'completed', inferredFrom: 'claude-code:stop-hook-summary' });
-        else if (record.subtype === 'turn_duration') run.tail = strongerStop(run.tail, { reason: 'completed', inferredFrom: 'claude-code:turn-duration' });
+        else if (record.subtype === 'turn_duration') run.tail ??= { reason: 'completed', inferredFrom: 'claude-code:turn-duration' };
         return;
       case 'progress':
         if (record.progressType === 'agent_progress' && record.progressAgentId !== undefined) this.#agentProgress(run, record.progressAgentId, record.parentToolUseId, record.copied);
@@ -750,8 +751,8 @@ function stopOfOutcome(outcome: CallOutcome): TranscriptStop | undefined {
   }
   const status = outcome.result?.status;
   if (status === 'completed') return { reason: 'completed', inferredFrom: 'claude-code:parent-result:completed' };
-  // Versions without a status: a result with content, not an error, is what the parent received as the answer.
-  if (status === undefined && outcome.result?.content !== undefined) return { reason: 'completed', inferredFrom: 'claude-code:parent-result:returned' };
+  // Versions without a status (or a result that is not structured): a result that is no error is what the parent received as the answer.
+  if (status === undefined && (outcome.result?.content !== undefined || outcome.text.length > 0)) return { reason: 'completed', inferredFrom: 'claude-code:parent-result:returned' };
   return undefined;
 }
 

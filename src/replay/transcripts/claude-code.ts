@@ -78,20 +78,18 @@ export function classifyClaudeCode(head: TranscriptHead): TranscriptFileInfo | u
     return undefined;
   }
   const fileAgent = /^agent-(.+)\.jsonl$/.exec(name)?.[1];
+  // A session file (inline layout included: its line 1 may be a sidechain's) is any Claude Code file not named `agent-*.jsonl`.
+  if (fileAgent === undefined) return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'main', sessionId: line.sessionId } };
   const agentId = line.agentId ?? fileAgent;
-  if (agentId?.startsWith('acompact-') === true) return other(CLAUDE_CODE_OTHER_FILES.compaction);
-  if (agentId?.startsWith('aside_question-') === true) return other(CLAUDE_CODE_OTHER_FILES.sideQuestion);
-  if (line.isSidechain && line.isWarmup) return other(CLAUDE_CODE_OTHER_FILES.warmup);
-  if (agentId !== undefined && (fileAgent !== undefined || line.isSidechain)) {
-    return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'child', agentId, sessionId: line.sessionId } };
-  }
-  return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'main', sessionId: line.sessionId } };
+  if (agentId.startsWith('acompact-')) return other(CLAUDE_CODE_OTHER_FILES.compaction);
+  if (agentId.startsWith('aside_question-')) return other(CLAUDE_CODE_OTHER_FILES.sideQuestion);
+  if (line.isWarmup) return other(CLAUDE_CODE_OTHER_FILES.warmup);
+  return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'child', agentId, sessionId: line.sessionId } };
 }
 
 interface LineFacts {
   readonly sessionId?: string | undefined;
   readonly agentId?: string | undefined;
-  readonly isSidechain: boolean;
   readonly isWarmup: boolean;
 }
 
@@ -105,16 +103,16 @@ function lineFacts(first: unknown, prefix: string): LineFacts | undefined {
     return {
       sessionId: typeof r['sessionId'] === 'string' ? r['sessionId'] : undefined,
       agentId: typeof r['agentId'] === 'string' ? r['agentId'] : undefined,
-      isSidechain: r['isSidechain'] === true,
       isWarmup: r['type'] === 'user' && typeof text === 'string' && text.trim() === 'Warmup',
     };
   }
   if (first !== undefined || !prefix.trimStart().startsWith('{')) return undefined;
-  // The envelope fields come before `message` in every version seen, so a cut line 1 still shows them.
-  if (!/"parentUuid"\s*:/.test(prefix) || !/"uuid"\s*:\s*"/.test(prefix)) return undefined;
+  // A chain line starts with `parentUuid`, and its envelope (`sessionId`, `agentId`) comes before `message`
+  // in every version seen, so a cut line 1 still shows them.
+  if (!/^\s*\{\s*"parentUuid"\s*:/.test(prefix)) return undefined;
   const sessionId = /"sessionId"\s*:\s*"([^"]+)"/.exec(prefix)?.[1];
   if (sessionId === undefined) return undefined;
-  return { sessionId, agentId: /"agentId"\s*:\s*"([^"]+)"/.exec(prefix)?.[1], isSidechain: /"isSidechain"\s*:\s*true/.test(prefix), isWarmup: false };
+  return { sessionId, agentId: /"agentId"\s*:\s*"([^"]+)"/.exec(prefix)?.[1], isWarmup: false };
 }
 
 /** Where a file sits: its session's grouping key and, under `subagents/workflows/<run>/`, the workflow run. */
