@@ -138,7 +138,7 @@ describe('responses and usage', () => {
 
 describe('subagents linked to their Task calls', () => {
   /** A parent with one Task call and its result, and a child file with two requests (streaming usage only). */
-  function linkedSession(result: Record<string, unknown>, childTail: ClaudeCodeRecord[] = []): ClaudeRunOutcome[] {
+  function linkedSession(result: unknown, childTail: ClaudeCodeRecord[] = []): ClaudeRunOutcome[] {
     const r = reader({ childFiles: new Set(['a881341']) });
     r.pushMain(user(0, 'research this'));
     r.pushMain(assistant(1, 'msg_p1', task('toolu_V', { description: 'Research', subagent_type: 'claude-code-guide', prompt: 'What is the hook contract?' }), { input: 3, output: 80, final: true }));

@@ -132,7 +132,7 @@ describe('the real Claude Code 2.1.38/2.1.39 sessions', () => {
     const tool = spans.find((s) => s.spanId === child?.parentSpanId);
     const root = spans.find((s) => attributes(s)['gen_ai.agent.id'] === `claude-code:${S258}`);
     expect([tool?.name, tool?.parentSpanId === root?.spanId, tool?.traceId === root?.traceId, child?.traceId === root?.traceId]).toEqual(['execute_tool Task', true, true, true]);
-    expect(attributes(child ?? { name: '', spanId: '', traceId: '' })['subagent.reported_output.match']).toBe(true);
+    expect(child !== undefined && attributes(child)['subagent.reported_output.match']).toBe(true);
     const traces = new Set(spans.filter((s) => s.name.startsWith('invoke_agent')).map((s) => s.traceId));
     expect(traces.size).toBe(5);
   });
