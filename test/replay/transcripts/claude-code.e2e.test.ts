@@ -216,6 +216,21 @@ describe('damaged Claude Code files', () => {
     expect(records.map(figures)).toEqual([[`claude-code:${SHORT}`, 'claude-code', null, null, 'aborted', 'claude-code:interrupted', [3, 13, 11515, 13835], 1, 2, ['claude-code:streaming-usage']]]);
   });
 
+  it('stops reading a file after 1000 defective lines, keeping what came before', async () => {
+    const root = join(dir, 'garbage');
+    mkdirSync(root);
+    const path = join(root, `${SHORT}.jsonl`);
+    copyFileSync(join(REAL, 'short.jsonl'), path);
+    appendFileSync(path, 'not json\n'.repeat(1200));
+    const { records, problems } = await replay([path]);
+    expect(problems.length).toBe(1001);
+    expect(problems.slice(-2).map((p) => [p.line, p.code])).toEqual([
+      [1015, 'not-json'],
+      [1015, 'too-many-problems'],
+    ]);
+    expect(records.map((r) => [r.runId, r.stopReason])).toEqual([[`claude-code:${SHORT}`, 'aborted']]);
+  });
+
   it('skips a line longer than the line limit and keeps the run', async () => {
     const root = join(dir, 'huge');
     mkdirSync(root);
