@@ -409,13 +409,13 @@ export class ClaudeCodeSessionReader {
       run.replaySkipped += 1;
       return;
     }
-    run.tail = undefined; // a new model answer: what ended an earlier attempt no longer ends the run
     const at = time ?? run.builder(this.#options.fallbackTime).lastTime;
     // One response per message id (its request id only when it has none): lines of one id never split into two calls.
     const key = messageId ?? (record.requestId !== undefined ? `request:${record.requestId}` : `line:${run.nextSequence()}`);
     let call = pending;
     if (call === undefined || call.key !== key) {
       if (call !== undefined) this.#flush(run, call);
+      run.tail = undefined; // a new model answer: what ended an earlier attempt no longer ends the run
       call = { key, messageId, time: at, endTime: at, content: [], uuids: new Set() };
       run.pending = call;
       if (messageId !== undefined) this.#counted.add(messageId);

@@ -377,6 +377,13 @@ describe('how a session ends', () => {
     expect(r.finish()[0]?.record.stopReasonInferredFrom).toBe('claude-code:interrupted');
   });
 
+  it('keeps a stop_reason written on an earlier line of the same response', () => {
+    const r = reader();
+    r.pushMain(assistant(1, 'msg_1', text('a'), { output: 1 }, { stop_reason: 'end_turn' }));
+    r.pushMain(assistant(2, 'msg_1', text('b'), { output: 9 }));
+    expect(r.finish()[0]?.record.stopReasonInferredFrom).toBe('claude-code:stop_reason:end_turn');
+  });
+
   it('reads a recorded stop_reason of the last answer', () => {
     const r = reader();
     r.pushMain(assistant(1, 'msg_1', text('a'), { output: 1 }, { stop_reason: 'max_tokens' }));
