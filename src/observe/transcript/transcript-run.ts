@@ -73,6 +73,16 @@ function strength(reason: SubagentStopReason): number {
   }
 }
 
+/**
+ * The stronger of two pieces of stop evidence, by the precedence
+ * {@link TranscriptRunBuilder.noteStop} applies: `next` unless `current`
+ * says more. For readers that weigh evidence before noting it (the end of a
+ * turn, where a later model answer makes earlier evidence moot). Pure.
+ */
+export function strongerStop(current: TranscriptStop | undefined, next: TranscriptStop): TranscriptStop {
+  return current === undefined || strength(next.reason) >= strength(current.reason) ? next : current;
+}
+
 /** Options of {@link TranscriptRunBuilder.finish}. */
 export interface TranscriptFinish {
   /** Epoch ms; default the latest time the builder saw. */
