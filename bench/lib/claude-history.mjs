@@ -32,13 +32,23 @@ function renamed(id, k) {
   return `a${hex.slice(0, id.length - 1)}`;
 }
 
+const TIMESTAMP = /"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)"/g;
+
 /**
  * Writes copies of the sessions found in `sourceDir` (any layout of Claude
- * Code files: `<uuid>.jsonl`, `<uuid>/subagents/...`) into `targetDir` until
- * at least `minBytes` are written.
+ * Code files: `<uuid>.jsonl`, `<uuid>/subagents/...`) into `targetDir`:
+ * `copies` of them, or as many as make at least `minBytes`. With
+ * `latestTime` (epoch ms), every `"timestamp"` is moved by the same amount
+ * so that the latest one of the sources lands on it (a stack test's Jaeger
+ * searches recent traces only).
+ * @param {string} sourceDir
+ * @param {string} targetDir
+ * @param {{ minBytes?: number, copies?: number, latestTime?: number }} options
  * @returns `{ bytes, files, copies, sessions }` of what was written.
  */
-export function writeClaudeHistory(sourceDir, targetDir, minBytes) {
+export function writeClaudeHistory(sourceDir, targetDir, options) {
+  const minBytes = options.minBytes ?? 0;
+  const wanted = options.copies ?? Number.POSITIVE_INFINITY;
   const sources = filesUnder(sourceDir).filter((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'));
   if (sources.length === 0) throw new Error(`no Claude Code files under ${sourceDir}`);
   const texts = sources.map((p) => ({ path: p, text: readFileSync(join(sourceDir, p), 'utf8') }));
@@ -49,22 +59,29 @@ export function writeClaudeHistory(sourceDir, targetDir, minBytes) {
     if (agent !== null) ids.add(agent[1]);
   }
   const pattern = new RegExp([...ids].sort((a, b) => b.length - a.length).join('|'), 'g');
+  let shift = 0;
+  if (options.latestTime !== undefined) {
+    let latest = 0;
+    for (const { text } of texts) for (const m of text.matchAll(TIMESTAMP)) latest = Math.max(latest, Date.parse(m[1] ?? ''));
+    shift = options.latestTime - latest;
+  }
+  const moved = (text) => (shift === 0 ? text : text.replace(TIMESTAMP, (_all, iso) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`));
   let bytes = 0;
   let files = 0;
   let copies = 0;
-  while (bytes < minBytes) {
+  while (copies < wanted && (bytes < minBytes || options.copies !== undefined)) {
     const project = join(targetDir, 'projects', `-bench-${copies}`);
     const names = new Map([...ids].map((id) => [id, renamed(id, copies)]));
     const swap = (s) => s.replace(pattern, (id) => names.get(id) ?? id);
     for (const { path, text } of texts) {
       const target = join(project, swap(path));
       mkdirSync(join(target, '..'), { recursive: true });
-      const body = swap(text);
+      const body = moved(swap(text));
       writeFileSync(target, body);
       bytes += Buffer.byteLength(body);
       files += 1;
     }
     copies += 1;
   }
-  return { bytes, files, copies, sessions: texts.filter((t) => !t.path.includes('/')).length * copies };
+  return { bytes, files, copies, sessions: texts.filter((t) => /(^|\/)[0-9a-f]{8}-[0-9a-f-]{27}\.jsonl$/.test(t.path) && !t.path.includes('/subagents/')).length * copies };
 }
