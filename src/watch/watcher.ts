@@ -125,7 +125,13 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   let unsaved = false;
 
   // Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier.
-  const priced = withCost(options.listener);
+  const priced = withCost({
+    onRunStart: (start) => options.listener.onRunStart(start),
+    onRunEnd: (record) => {
+      options.listener.onRunEnd(record);
+      options.onRun?.(record);
+    },
+  });
   let reportedThisPass = 0;
   /** Holds each run's start until its end says whether it is reported: history and runs reported before are dropped whole. */
   const pending = new Map<string, RunStart>();
@@ -144,7 +150,6 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       priced.onRunEnd(record);
       runs += 1;
       reportedThisPass += 1;
-      options.onRun?.(record);
     },
   };
 

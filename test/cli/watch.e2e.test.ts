@@ -1,0 +1,159 @@
+/**
+ * `subagent-otel watch` as users run it: the built command following a
+ * Claude Code projects directory while a session is written into it. The
+ * session is a copy of the synthetic 2.1 session with subagents
+ * (test/transcripts/claude-code/synthetic/subagents-2.1: a child cut off at
+ * `max_output_tokens`, one hit by `rate_limit`, one that completed, a
+ * workflow agent, and the session itself), its times moved to now. Its
+ * files appear, grow, end in a half-written line, are completed; the watcher
+ * is killed with SIGKILL once it has checkpointed the subagents that ended,
+ * and started again: every run must reach the trace file exactly once, none
+ * lost, and the watched directory must hold only what the "agent" wrote.
+ *
+ * Waits are on lines, files and the checkpoint, never on time; the idle
+ * bound (3 s) only decides when the runs without a recorded end close.
+ */
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeClaudeHistory } from '../../bench/lib/claude-history.mjs';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { attributes, finished, readSpans, spawnCli } from '../helpers/cli.js';
+import { ROOT } from '../helpers/paths.js';
+
+const root = mkdtempSync(join(tmpdir(), 'watch-e2e-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+
+/** Every file under `dir`, relative. */
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path).map((p) => join(name, p)) : [name];
+  });
+}
+
+/** Resolves once `check` returns a value (polled every 100 ms), within `ms`. */
+async function until<T>(what: string, check: () => T | undefined, ms = 240_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Resolves with the first stderr line that `match`es (the watch's own lines go to stderr). */
+function stderrLine(child: ChildProcessWithoutNullStreams, match: (line: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer): void => {
+      buffered += chunk.toString('utf8');
+      for (const line of buffered.split('\n').slice(0, -1)) {
+        if (!match(line)) continue;
+        child.stderr.off('data', onData);
+        resolve(line);
+        return;
+      }
+    };
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the watch exited (${String(code)}) before printing the line`)));
+  });
+}
+
+describe('watch, on the built command', () => {
+  it('reports every run of a session written while it runs exactly once, across a SIGKILL and a restart', async () => {
+    // The session's files, as the agent will have written them at the end; their times after the watch's
+    // start (a run that ended before it is history, not reported).
+    const staged = join(root, 'staged');
+    writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1'), staged, { copies: 1, latestTime: Date.now() + 86_400_000 });
+    const projects = join(root, 'projects');
+    mkdirSync(projects);
+    const out = join(root, 'out');
+    const checkpoint = join(root, 'state', 'watch.json');
+    const sources = files(join(staged, 'projects')).filter((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'));
+    const text = (p: string): string => readFileSync(join(staged, 'projects', p), 'utf8');
+    const put = (p: string, body: string, append = false): void => {
+      const target = join(projects, p);
+      mkdirSync(dirname(target), { recursive: true });
+      if (append) appendFileSync(target, body);
+      else writeFileSync(target, body);
+    };
+    const main = sources.find((p) => !p.includes('/subagents/') && p.endsWith('.jsonl'));
+    expect(main).toBeDefined();
+    const mainLines = text(main!).split(/(?<=\n)/);
+    const firstResult = mainLines.findIndex((l) => l.includes('"toolUseResult"'));
+    expect(firstResult).toBeGreaterThan(0);
+
+    const args = ['watch', '--interval', '0.2', '--idle', '3', '--checkpoint', checkpoint, '--out', out, projects];
+    const first = spawnCli(args, QUIET_ENV);
+    const firstDone = finished(first);
+    await stderrLine(first, (line) => line.includes('subagent-otel watch: following'));
+    // The session begins: the main file up to its Task calls, the children with a half-written last line.
+    put(main!, mainLines.slice(0, firstResult).join(''));
+    for (const p of sources.filter((s) => s !== main)) {
+      const body = text(p);
+      put(p, p.endsWith('.jsonl') ? body.slice(0, body.length - 20) : body);
+    }
+    // The children finish, then the parent records their results.
+    for (const p of sources.filter((s) => s !== main && s.endsWith('.jsonl'))) {
+      const body = text(p);
+      put(p, body.slice(body.length - 20), true);
+    }
+    put(main!, mainLines.slice(firstResult).join(''), true);
+
+    // The three Task children end by the parent's results: checkpointed (hence delivered), then the watcher is killed.
+    const checkpointed = await until('three runs in the checkpoint', () => {
+      if (!existsSync(checkpoint)) return undefined;
+      const reported = Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, number> }).reported);
+      return reported.length >= 3 ? reported : undefined;
+    });
+    first.kill('SIGKILL');
+    const killed = await firstDone;
+    expect(killed.signal).toBe('SIGKILL');
+    expect(checkpointed.every((id) => id.startsWith('claude-code:'))).toBe(true);
+
+    const second = spawnCli(args, QUIET_ENV);
+    const secondDone = finished(second);
+    await stderrLine(second, (line) => line.includes('resuming from'));
+    const runIds = (): string[] => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])) : []);
+    // The session and its workflow agent record no end: they close once quiet for the idle bound.
+    await until('all five runs in the trace file', () => (new Set(runIds()).size === 5 ? true : undefined));
+    second.kill('SIGTERM');
+    const stopped = await secondDone;
+    expect(stopped.code, stopped.stderr.toString('utf8')).toBe(0);
+    expect(stopped.stderr.toString('utf8')).toContain('subagent-otel watch: stopped after');
+
+    const ids = runIds();
+    expect(ids).toHaveLength(5);
+    expect(new Set(ids).size).toBe(5);
+    const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
+    const byAgent = spans.map((s) => `${String(attributes(s)['gen_ai.agent.name'])}:${String(attributes(s)['subagent.stop_reason'])}`).sort();
+    expect(byAgent).toEqual(['Explore:completed', 'Explore:max-tokens', 'claude-code:completed', 'general-purpose:error', 'workflow-agent:unknown']);
+    // Rows on stdout: what each watcher reported, together every run once.
+    const rows = (b: Buffer): number => b.toString('utf8').split('\n').filter((l) => /^(↳ )?\S/.test(l) && !l.startsWith('agent') && !l.startsWith('---')).length;
+    expect(rows(killed.stdout) + rows(stopped.stdout)).toBe(5);
+    // The agents' folder holds exactly what the agent wrote.
+    expect(files(projects).sort()).toEqual([...sources].sort());
+    for (const p of sources) expect(readFileSync(join(projects, p), 'utf8')).toBe(text(p));
+    expect(relative(root, checkpoint).startsWith('state')).toBe(true);
+  }, 300_000);
+
+  it('refuses a checkpoint or an output directory inside a watched directory, and a missing directory', async () => {
+    const projects = join(root, 'refuse');
+    mkdirSync(projects);
+    const a = await finished(spawnCli(['watch', '--checkpoint', join(projects, 'cp.json'), projects], QUIET_ENV));
+    expect(a.code).toBe(2);
+    expect(a.stderr.toString('utf8')).toContain('would be inside a watched directory; watch never writes there');
+    const outInside = await finished(spawnCli(['watch', '--checkpoint', join(root, 'cp2.json'), '--out', join(projects, 'otel'), projects], QUIET_ENV));
+    expect(outInside.code).toBe(2);
+    expect(outInside.stderr.toString('utf8')).toContain('is inside a watched directory');
+    const missing = await finished(spawnCli(['watch', join(root, 'nope')], QUIET_ENV));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.toString('utf8')).toContain('no such directory');
+    expect(readdirSync(projects)).toEqual([]);
+  }, 120_000);
+});
