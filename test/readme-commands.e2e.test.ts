@@ -8,7 +8,7 @@
  * for any number of lines and the working directory shown as `/home/me`.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -147,14 +147,20 @@ describe('installing and following the README', () => {
   });
 
   it.each([
+    ['## Subagents from the files your coding agents already write', ['console']],
     ['## Quickstart', ['console', 'console']],
     ['### After the fact: replay', ['sh', 'console', 'console', 'sh']],
   ])('runs every shell block of %s as written and prints what the README shows', async (heading, langs) => {
     const shown = blocks(section(readme, heading)).filter((b) => b.lang === 'sh' || b.lang === 'console');
     expect(shown.map((b) => b.lang)).toEqual(langs);
     const cwd = realpathSync(mkdtempSync(join(root, 'user-')));
-    const env = userEnv(bin);
-    if (heading !== '## Quickstart') {
+    let env = userEnv(bin);
+    if (heading.startsWith('## Subagents')) {
+      // The user's home holds the real public sessions the README shows, under a project folder as Claude Code names them.
+      const project = join(cwd, '.claude', 'projects', '-home-me-spotter');
+      cpSync(join(ROOT, 'test', 'transcripts', 'claude-code', 'real'), project, { recursive: true, filter: (src) => !/(README\.md|LICENSE)$/.test(src) });
+      env = { ...env, HOME: cwd };
+    } else if (heading !== '## Quickstart') {
       try {
         execFileSync('zstd', ['--version'], { stdio: 'pipe' });
       } catch {

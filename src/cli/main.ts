@@ -36,6 +36,13 @@ let waitForStdout = true;
 async function main(argv: readonly string[]): Promise<number> {
   const cmd = parseCommandLine(argv);
   if (cmd.name === 'proxy') waitForStdout = false;
+  else {
+    // `replay ... | head`: a reader that goes away breaks the pipe (EPIPE). The command's output is then
+    // unwanted, not its work: rows and the summary are dropped, telemetry is still delivered.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') process.stderr.write(`subagent-otel: stdout: ${error.message}\n`);
+    });
+  }
   switch (cmd.name) {
     case 'help':
       process.stdout.write(`${helpText(cmd.topic)}\n`);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeDurableLogFile } from '../../src/fixtures/durable-log-writer.js';
 import { attributes, isIdleLine, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
-import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
+import { FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replay-e2e-'));
@@ -156,5 +156,25 @@ describe('replay of session log directories', () => {
     expect(stdout).toContain('completed       1   50.0%');
     expect(stdout).toContain('error           1   50.0%');
     expect(stdout).toContain('files: 2 read, 3 skipped; records skipped: 1');
+  });
+});
+
+describe('replay into a pipe whose reader goes away', () => {
+  it('drops its rows, not its work: exit 0 and every run in the trace file (replay ... | head)', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'replay-epipe-'));
+    const child = spawnCli(['replay', '--no-progress', '--out', out, join(ROOT, 'test', 'transcripts', 'claude-code', 'real')], { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });
+    const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const err: Buffer[] = [];
+      child.stderr.on('data', (c: Buffer) => err.push(c));
+      child.once('close', (code) => resolve({ code, stderr: Buffer.concat(err).toString('utf8') }));
+    });
+    // Like `head -1`: read the first chunk, then close the reading end.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.destroy();
+    const r = await exited;
+    expect(r.stderr).not.toContain('EPIPE');
+    expect(r.code).toBe(0);
+    expect(readSpans(out).filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(7);
+    rmSync(out, { recursive: true, force: true });
   });
 });
