@@ -151,8 +151,15 @@ const UsageSchema = z.looseObject({
   output_tokens_details: z.looseObject({ thinking_tokens: count }).nullable().optional().catch(undefined),
 });
 
-const BlockSchema = z.looseObject({ type: z.string() });
-const BlocksSchema = z.array(BlockSchema);
+/**
+ * Content blocks: an array of objects, each with a string `type`. Checked in
+ * place, not rebuilt (a user line's tool results are most of a transcript's
+ * bytes, and a copy of every block cost as much as parsing the JSON).
+ */
+const BlocksSchema = z.custom<readonly ClaudeBlock[]>(
+  (value) => Array.isArray(value) && value.every((block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string'),
+  { message: 'expected an array of content blocks, each an object with a string type' },
+);
 
 const EnvelopeShape = {
   type: z.string(),
