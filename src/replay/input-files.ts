@@ -267,9 +267,11 @@ export interface ReadLinesOptions {
  * `torn-tail` problem after the lines decoded before it. Undecodable zstd
  * data is `corrupt-zstd` and ends reading; an error thrown by `source`
  * becomes `unreadable` (line 0) and ends reading. Never throws; memory is
- * bounded by `maxLineBytes` plus one decompressed slice.
+ * bounded by `maxLineBytes` plus one decompressed slice. Yields the lines of
+ * each slice read as one batch (a line per step of an async iteration costs
+ * as much as splitting it).
  */
-export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
+export async function* readLineBatches(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<readonly InputLine[], void, undefined> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const reader = new ByteLineReader({ maxLineBytes });
   let lineCount = 0;
@@ -320,15 +322,24 @@ export async function* readLines(source: AsyncIterable<Uint8Array>, options: Rea
     for await (const chunk of source) {
       for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
         const { lines, stop } = toLines(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
-        yield* lines;
+        if (lines.length > 0) yield lines;
         if (stop) return;
       }
     }
   } catch (error) {
-    yield { kind: 'problem', line: 0, code: 'unreadable', message: `reading stopped: ${errorText(error)}` };
+    yield [{ kind: 'problem', line: 0, code: 'unreadable', message: `reading stopped: ${errorText(error)}` }];
     return;
   }
-  yield* toLines(await reader.end()).lines;
+  const rest = toLines(await reader.end()).lines;
+  if (rest.length > 0) yield rest;
+}
+
+/**
+ * {@link readLineBatches} one line at a time: the same lines and problems, in
+ * the same order. Never throws.
+ */
+export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
+  for await (const batch of readLineBatches(source, options)) yield* batch;
 }
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */

@@ -23,7 +23,7 @@ import { decodeUtf8Line } from '../../wire/ndjson.js';
 import { isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from '../../wire/transcripts/claude-code.js';
 import { ClaudeCodeSessionReader, CLAUDE_CODE, type ClaudeRunOutcome } from '../../observe/transcript/claude-code.js';
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
-import { readLines } from '../input-files.js';
+import { readLineBatches } from '../input-files.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from './format.js';
 
 /** Defective lines reported per file before the rest of it is skipped (`too-many-problems`), as for session logs. */
@@ -291,28 +291,30 @@ async function readFile(file: TranscriptFile, context: TranscriptReadContext, ta
     context.onProblem({ file: file.path, line, code: 'too-many-problems', scope: 'record', message: `${MAX_CLAUDE_PROBLEMS_PER_FILE} defective lines by line ${line}; the rest of the file is not read` });
     return false;
   };
-  for await (const item of readLines(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
-    if (item.kind === 'problem') {
-      // A file being written ends inside its last line until the line is complete: no defect while watching it.
-      if (item.code === 'torn-tail' && !isQuiet(file, context)) continue;
-      const isFileLevel = item.code === 'unreadable' && tally.records === 0;
-      if (isFileLevel) tally.isSkipped = true;
-      if (!problem(item.line, item.code, item.message, isFileLevel ? 'file' : 'record')) return;
-      continue;
+  for await (const batch of readLineBatches(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
+    for (const item of batch) {
+      if (item.kind === 'problem') {
+        // A file being written ends inside its last line until the line is complete: no defect while watching it.
+        if (item.code === 'torn-tail' && !isQuiet(file, context)) continue;
+        const isFileLevel = item.code === 'unreadable' && tally.records === 0;
+        if (isFileLevel) tally.isSkipped = true;
+        if (!problem(item.line, item.code, item.message, isFileLevel ? 'file' : 'record')) return;
+        continue;
+      }
+      const decoded = decodeUtf8Line(item.bytes);
+      if (!decoded.ok) {
+        if (!problem(item.line, 'invalid-utf8', 'the line is not UTF-8 text; skipped')) return;
+        continue;
+      }
+      if (decoded.text.trim() === '') continue;
+      const parsed = parseClaudeCodeLine(decoded.text);
+      if (isClaudeWireError(parsed)) {
+        if (!problem(item.line, parsed.code, `${parsed.message}; skipped`)) return;
+        continue;
+      }
+      tally.records += 1;
+      push(parsed);
     }
-    const decoded = decodeUtf8Line(item.bytes);
-    if (!decoded.ok) {
-      if (!problem(item.line, 'invalid-utf8', 'the line is not UTF-8 text; skipped')) return;
-      continue;
-    }
-    if (decoded.text.trim() === '') continue;
-    const parsed = parseClaudeCodeLine(decoded.text);
-    if (isClaudeWireError(parsed)) {
-      if (!problem(item.line, parsed.code, `${parsed.message}; skipped`)) return;
-      continue;
-    }
-    tally.records += 1;
-    push(parsed);
   }
 }
 
