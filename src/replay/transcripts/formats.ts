@@ -6,6 +6,7 @@
  * @module subagent-otel/replay/transcripts/formats
  */
 import type { TranscriptFormat } from './format.js';
+import { geminiCliFormat } from './gemini-cli.js';
 
 /** Every known format. */
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [];
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [geminiCliFormat];
