@@ -507,7 +507,7 @@ interface ParentLink {
   readonly call?: GeminiToolCallEntry;
 }
 
-/** A delegating tool call of a recording, with the time of the message that made it. */
+/** A delegating tool call of a recording, with the earliest time it can have started (the record before its message). */
 interface DelegatingCall {
   readonly owner: GeminiRecording;
   readonly call: GeminiToolCallEntry;
@@ -540,8 +540,12 @@ export function geminiCliRunId(sessionId: string): string {
 export function geminiCliRuns(recordings: readonly GeminiRecording[], traceKey: string, options: GeminiRunOptions = {}): GeminiRun[] {
   const calls: DelegatingCall[] = [];
   for (const owner of recordings) {
+    // A call may have started as early as the record before its message: a message holding only tool calls is written when they complete (recordToolCalls, lines 791-812).
+    let before = Number.NaN;
     for (const entry of owner.conversation.entries()) {
-      for (const call of entry.toolCalls ?? []) if (call.resultText !== undefined || call.agentId !== undefined || DELEGATING_TOOLS.has(call.name)) calls.push({ owner, call, from: entry.time });
+      const from = Number.isFinite(before) && !(entry.time < before) ? before : entry.time;
+      for (const call of entry.toolCalls ?? []) if (call.resultText !== undefined || call.agentId !== undefined || DELEGATING_TOOLS.has(call.name)) calls.push({ owner, call, from });
+      if (Number.isFinite(entry.time)) before = entry.time;
     }
   }
   const links = new Map<GeminiRecording, ParentLink>();
