@@ -716,7 +716,9 @@ function buildRun(
       cursor = Math.max(cursor, end);
     }
   }
-  builder.seen(timeOf(recording.conversation.metadata?.lastUpdated));
+  // `lastUpdated` is no end of the run where any record is timed: gemini-cli 0.2x rewrote it when a later start wrote the
+  // previous chat's summary (sessionSummaryUtils.ts at v0.22.0, lines 83-85), days after the chat in 22 of the 87 real files.
+  if (!entries.some((entry) => Number.isFinite(entry.time))) builder.seen(timeOf(recording.conversation.metadata?.lastUpdated));
   builder.noteStop(stop);
   const parentCall = link?.call;
   const parentStop = parentCall !== undefined ? parentResultEvidence(parentCall) : undefined;

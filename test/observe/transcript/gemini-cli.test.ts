@@ -386,6 +386,13 @@ describe('geminiCliRuns', () => {
     expect([sub?.start.runId, sub?.start.parentToolCallId]).toEqual(['gemini-cli:late-id/session-B', 'delegate_to_agent-2']);
   });
 
+  it('ends a run at its last timed record, not at a later lastUpdated (0.2x rewrote it with the summary), which counts only when no record is timed', () => {
+    const [timed] = geminiCliRuns([recording('s', [meta('s', { lastUpdated: at(50) }), user('u1', 1, 'q'), gemini('g1', 2, 'a')])], 'gemini-cli:s');
+    expect(timed?.record.endTime).toBe(T0 + 2000);
+    const [untimed] = geminiCliRuns([recording('s', [meta('s', { lastUpdated: at(50) }), message({ id: 'u1', type: 'user', content: 'q' })])], 'gemini-cli:s');
+    expect(untimed?.record.endTime).toBe(T0 + 50000);
+  });
+
   it('gives a second main recording of the same session id its own run id, and names every run as told', () => {
     const first = recording('dup', [meta('dup'), user('u1', 1, 'a')], { isLegacy: true, name: 'session-A' });
     const second = recording('dup', [meta('dup', { startTime: at(100) }), user('u1', 101, 'b')], { isLegacy: true, name: 'session-B' });
