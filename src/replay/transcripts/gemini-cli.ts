@@ -115,13 +115,16 @@ interface FileRead {
  * delegating call finished) or its file has been quiet for `idleMs`, and
  * when every run nested under it is reported too; runs `isReported` says
  * were reported are skipped; legacy documents, rewritten whole on every
- * change, are read only once quiet.
+ * change, are read only once every legacy document of the session is quiet.
  * @returns one result per file. Never rejects.
  */
 export async function readGeminiCliSession(session: TranscriptSession, context: TranscriptReadContext): Promise<TranscriptFileResult[]> {
   const live = context.live;
   const isQuiet = (file: TranscriptFile): boolean => live === undefined || file.mtimeMs < live.now - live.idleMs;
   const paths = new Set(session.files.map((file) => file.path));
+  // A 0.2x subagent's document shares its parent's session id, and which of them is the parent (and so the plain run id) is
+  // known only with both read: in live mode a session's legacy documents are read together, once every one is quiet.
+  const isLegacyBusy = session.files.some((file) => file.info.facts['layout'] === 'legacy' && !paths.has(`${file.path}l`) && !isQuiet(file));
   const seen = new Map<string, string>();
   const reads: FileRead[] = [];
   for (const file of session.files) {
@@ -131,7 +134,7 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     const sessionId = file.info.facts['sessionId'] ?? '';
     // A legacy document resumed by a newer CLI was copied whole into <name>.jsonl beside it (chatRecordingService.ts lines 436-460): that file holds it.
     if (layout === 'legacy' && paths.has(`${file.path}l`)) continue;
-    if (layout === 'legacy' && !isQuiet(file)) continue;
+    if (layout === 'legacy' && isLegacyBusy) continue;
     const identity = `${sessionId}\u0000${basename(file.path)}`;
     const copy = seen.get(identity);
     if (copy !== undefined) {
