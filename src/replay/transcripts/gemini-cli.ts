@@ -48,13 +48,14 @@ const PROMPT_LOG = 'Gemini CLI prompt log (logs.json: the prompts typed, no mode
 export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | undefined {
   const name = basename(head.path);
   const first = head.firstLine;
+  const folder = basename(dirname(head.path));
+  const hasParentFolder = folder !== 'chats' && folder !== '' && folder !== '.';
+  // chatRecordingService.ts lines 484-518: a subagent's file is <sessionId>.jsonl in chats/<parentSessionId>/ (<sessionId>.json in 0.37 and 0.38).
+  const isInParentFolder = hasParentFolder && basename(dirname(dirname(head.path))) === 'chats' && !name.startsWith('session-');
   if (first !== undefined) {
     if (isGeminiCliMetadata(first)) {
-      const folder = basename(dirname(head.path));
-      const isUnderParent = folder !== 'chats' && folder !== '' && folder !== '.' && basename(dirname(dirname(head.path))) === 'chats';
-      // chatRecordingService.ts lines 484-518: a subagent's file is <sessionId>.jsonl in chats/<parentSessionId>/.
-      const isSubagent = first.kind === 'subagent' || (first.kind === undefined && isUnderParent && !name.startsWith('session-'));
-      const parentSessionId = isSubagent && folder !== 'chats' && folder !== '' && folder !== '.' ? folder : undefined;
+      const isSubagent = first.kind === 'subagent' || (first.kind === undefined && isInParentFolder);
+      const parentSessionId = isSubagent && hasParentFolder ? folder : undefined;
       return {
         format: GEMINI_CLI,
         kind: 'session',
@@ -65,7 +66,11 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
     return undefined;
   }
   const sessionId = legacyDocumentSessionId(head.prefix);
-  if (sessionId !== undefined) return { format: GEMINI_CLI, kind: 'session', facts: { sessionId, kind: 'main', layout: 'legacy' } };
+  if (sessionId !== undefined) {
+    // A document writes `kind` after its messages, out of reach of the prefix: only its folder tells a 0.37/0.38 subagent's here (the reader reads `kind`).
+    if (isInParentFolder) return { format: GEMINI_CLI, kind: 'session', facts: { sessionId, kind: 'subagent', layout: 'legacy', parentSessionId: folder } };
+    return { format: GEMINI_CLI, kind: 'session', facts: { sessionId, kind: 'main', layout: 'legacy' } };
+  }
   if (name === 'logs.json' && /^\uFEFF?\s*\[\s*(?:\]|\{\s*"sessionId"\s*:)/.test(head.prefix)) return { format: GEMINI_CLI, kind: 'other', what: PROMPT_LOG, facts: {} };
   return undefined;
 }
@@ -156,7 +161,8 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
       path: file.path,
       name: basename(file.path, extname(file.path)),
       sessionId: conversation.metadata.sessionId,
-      isSubagent: file.info.facts['kind'] === 'subagent',
+      // A legacy document says `kind: "subagent"` (0.31 to 0.38) only after its messages: known once it is read.
+      isSubagent: file.info.facts['kind'] === 'subagent' || conversation.metadata.kind === 'subagent',
       isLegacy: layout === 'legacy',
       ...(file.info.facts['parentSessionId'] !== undefined ? { parentSessionId: file.info.facts['parentSessionId'] } : {}),
       fallbackTime: file.mtimeMs,

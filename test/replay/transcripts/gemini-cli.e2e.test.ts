@@ -166,6 +166,28 @@ describe('replay of synthetic Gemini CLI JSONL sessions', () => {
     expect(cut?.status?.code).toBe(2);
   });
 
+  it('nests a 0.37/0.38 legacy subagent document (chats/<parent>/<id>.json) under the tool named after its agent', async () => {
+    const { code, summary, spans } = await replay('legacy-0.37', [join(SAMPLES, 'synthetic', 'legacy-0.37-subagent')]);
+    expect(code).toBe(0);
+    expect([summary.runs, summary.problems]).toEqual([2, 0]);
+    const main = runSpan(spans, 'gemini-cli:3c4d5e6f-1a2b-4c3d-8e9f-0a1b2c3d4e5f');
+    const sub = runSpan(spans, 'gemini-cli:k3j9x2');
+    expect(attrs(sub)).toMatchObject({
+      'gen_ai.agent.name': 'codebase_investigator',
+      'subagent.parent.session_id': '3c4d5e6f-1a2b-4c3d-8e9f-0a1b2c3d4e5f',
+      'subagent.stop_reason': 'completed',
+      'subagent.stop_reason.inferred_from': 'gemini-cli:parent-result:goal',
+      'gen_ai.usage.input_tokens': 1800,
+      'gen_ai.usage.cache_read.input_tokens': 500,
+      'gen_ai.usage.output_tokens': 54,
+      'gen_ai.usage.reasoning.output_tokens': 15,
+    });
+    const tool = parentOf(spans, sub);
+    expect([tool?.name, attrs(tool)['gen_ai.tool.call.id']]).toEqual(['execute_tool codebase_investigator', 'codebase_investigator-1775390403000-1']);
+    expect(parentOf(spans, tool)?.spanId).toBe(main?.spanId);
+    expect(attrs(main)).toMatchObject({ 'gen_ai.usage.input_tokens': 2300, 'gen_ai.usage.output_tokens': 42, 'subagent.stop_reason': 'unknown' });
+  });
+
   it('lists defects with file and line, skips what cannot be read, and lists the activity log as no run', async () => {
     const { code, summary, stderr } = await replay('defects', [join(SAMPLES, 'synthetic', 'defects'), join(SAMPLES, 'synthetic', 'logs')]);
     expect(code).toBe(1);

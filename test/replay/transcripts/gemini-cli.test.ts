@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunRecord, RunStart } from '../../../src/observe/run-record.js';
-import { sniffFile } from '../../../src/replay/input-files.js';
+import { expandPaths, isTranscriptJsonName, sniffFile } from '../../../src/replay/input-files.js';
 import type { TranscriptFile, TranscriptLive, TranscriptProblem, TranscriptReadContext } from '../../../src/replay/transcripts/format.js';
 import { classifyGeminiCli, GEMINI_CLI_MAX_DOCUMENT_BYTES, groupGeminiCli, readGeminiCliSession } from '../../../src/replay/transcripts/gemini-cli.js';
 import { ROOT } from '../../helpers/paths.js';
@@ -90,6 +90,23 @@ describe('classifyGeminiCli', () => {
     expect(classifyGeminiCli({ path: '/x/a.jsonl', firstLine: { type: 'user', sessionId: 's', message: {} }, prefix: '' })).toBeUndefined();
     expect(classifyGeminiCli({ path: '/x/session-1.json', firstLine: undefined, prefix: '{\n  "id": "x"' })).toBeUndefined();
     expect(classifyGeminiCli({ path: '/x/a.jsonl', firstLine: { type: 'console', sessionId: 's' }, prefix: '' })).toBeUndefined();
+  });
+});
+
+describe('legacy subagent documents in their parent session folder (gemini-cli 0.37 and 0.38)', () => {
+  const dir = join(SYNTHETIC, 'legacy-0.37-subagent', 'chats');
+  const PARENT = '3c4d5e6f-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+
+  it('are picked up by a walk, as .json files in a folder of chats/ only', async () => {
+    const { files } = await expandPaths([join(SYNTHETIC, 'legacy-0.37-subagent')]);
+    expect(files.map((file) => file.path.slice(dir.length + 1))).toEqual([join(PARENT, 'k3j9x2.json'), 'session-2026-04-05T12-00-3c4d5e6f.json']);
+    expect(isTranscriptJsonName('k3j9x2.json', join('/h', '.gemini', 'tmp', 'p', 'chats', PARENT))).toBe(true);
+    expect(isTranscriptJsonName('settings.json', join('/h', '.gemini'))).toBe(false);
+    expect(isTranscriptJsonName('k3j9x2.json')).toBe(false);
+  });
+
+  it('are told by their folder, since a document writes kind after its messages', async () => {
+    expect((await transcriptFile(join(dir, PARENT, 'k3j9x2.json'))).info.facts).toEqual({ sessionId: 'k3j9x2', kind: 'subagent', layout: 'legacy', parentSessionId: PARENT });
   });
 });
 
@@ -208,6 +225,25 @@ describe('readGeminiCliSession', () => {
       'start gemini-cli:ae691289-637c-454c-bf1e-e4ce2dad4260',
       'end gemini-cli:ae691289-637c-454c-bf1e-e4ce2dad4260',
     ]);
+  });
+
+  it('takes a legacy document that says kind "subagent" after its messages (0.31 to 0.36, flat in chats/) for a subagent', async () => {
+    const path = join(temp, 'session-2026-03-01T10-00-5e5e5e5e.json');
+    const document = {
+      sessionId: '5e5e5e5e-0000-4000-8000-000000000004',
+      projectHash: 'p',
+      startTime: '2026-03-01T10:00:00.000Z',
+      lastUpdated: '2026-03-01T10:00:05.000Z',
+      messages: [{ id: 'u1', timestamp: '2026-03-01T10:00:01.000Z', type: 'user', content: 'Find it.' }],
+      kind: 'subagent',
+    };
+    writeFileSync(path, JSON.stringify(document, null, 2));
+    const file = await transcriptFile(path);
+    expect(file.info.facts['kind']).toBe('main');
+    const captured = capture();
+    await readGeminiCliSession({ format: 'gemini-cli', key: 'gemini-cli:5e5e5e5e-0000-4000-8000-000000000004', files: [file] }, captured.context);
+    const start = captured.events.find(([kind]) => kind === 'start')?.[1] as RunStart | undefined;
+    expect([start?.agentName, start?.parentRunId]).toEqual(['gemini-cli-subagent', undefined]);
   });
 
   it('skips a copy of a recording already read, and a legacy document its .jsonl migration holds', async () => {
