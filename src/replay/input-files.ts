@@ -14,7 +14,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ByteLineReader, FEED_SLICE_BYTES, detectCompression, type ByteLineItem, type LogCompression } from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
@@ -30,12 +30,15 @@ export const REPLAY_FILE_SUFFIXES = ['.jsonl', '.jsonl.zstd', '.ndjson', '.zst',
 
 /**
  * Whether a directory walk picks up a `.json` file as a possible transcript
- * file: Gemini CLI's legacy single-JSON chats (`session-<time>-<id>.json`)
- * and Claude Code's subagent sidecars (`agent-<id>.meta.json`). Other JSON
- * files in a walked tree (settings, indexes) are not inputs.
+ * file: Gemini CLI's legacy single-JSON chats (`session-<time>-<id>.json`,
+ * and, given the folder it lies in, a 0.37/0.38 subagent's
+ * `chats/<parentSessionId>/<sessionId>.json`) and Claude Code's subagent
+ * sidecars (`agent-<id>.meta.json`). Other JSON files in a walked tree
+ * (settings, indexes) are not inputs.
  */
-export function isTranscriptJsonName(name: string): boolean {
-  return /^session-.+\.json$/.test(name) || /^agent-.+\.meta\.json$/.test(name);
+export function isTranscriptJsonName(name: string, dir?: string): boolean {
+  if (/^session-.+\.json$/.test(name) || /^agent-.+\.meta\.json$/.test(name)) return true;
+  return dir !== undefined && name.endsWith('.json') && basename(dirname(dir)) === 'chats';
 }
 
 /** How much of line 1 (after decompression) format detection reads at most. */
@@ -122,7 +125,7 @@ export async function expandPaths(
       }
       if (info.isDirectory()) {
         found += await walk(path);
-      } else if (info.isFile() && (hasReplaySuffix(name) || isTranscriptJsonName(name) || (await startsWithZstdMagic(path)))) {
+      } else if (info.isFile() && (hasReplaySuffix(name) || isTranscriptJsonName(name, dir) || (await startsWithZstdMagic(path)))) {
         addFile(path, info);
         found += 1;
       }

@@ -7,6 +7,7 @@
  */
 import { claudeCodeFormat } from './claude-code.js';
 import type { TranscriptFormat } from './format.js';
+import { geminiCliFormat } from './gemini-cli.js';
 
 /** Every known format. */
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat];
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, geminiCliFormat];
