@@ -5,7 +5,8 @@
  *
  * @module subagent-otel/replay/transcripts/formats
  */
+import { codexFormat } from './codex.js';
 import type { TranscriptFormat } from './format.js';
 
 /** Every known format. */
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [];
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [codexFormat];
