@@ -73,8 +73,16 @@ function headMeta(head: TranscriptHead): Record<string, unknown> | undefined {
   const depth = /"depth":(\d+)/.exec(before)?.[1];
   const source = spawn
     ? { subagent: { thread_spawn: { parent_thread_id: parent, ...(depth !== undefined ? { depth: Number(depth) } : {}), agent_role: field('agent_role'), agent_nickname: field('agent_nickname'), agent_path: field('agent_path') } } }
-    : /"source":"([a-z_]+)"/.exec(before)?.[1] ?? /"source":\{"subagent":"([a-z_]+)"/.exec(before)?.[1];
+    : internalSource(before) ?? /"source":"([a-z_]+)"/.exec(before)?.[1];
   return { id, source, session_id: field('session_id'), forked_from_id: field('forked_from_id') };
+}
+
+/** An internal helper's source (`{"subagent": "review"}`, `{"subagent": {"other": name}}`) in a line 1 prefix. */
+function internalSource(before: string): unknown {
+  const named = /"source":\{"subagent":"([a-z_]+)"/.exec(before)?.[1];
+  if (named !== undefined) return { subagent: named };
+  const other = /"source":\{"subagent":\{"other":"([^"\\]+)"/.exec(before)?.[1];
+  return other !== undefined ? { subagent: { other } } : undefined;
 }
 
 /**

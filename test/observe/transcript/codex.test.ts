@@ -272,6 +272,26 @@ describe('the copy of a parent’s history in a child’s file', () => {
     expect(record.usageNotes).toEqual(['codex:copied-history-by-time', 'codex:copied-history-late-end']);
   });
 
+  it('ends the copy at its last marker when the parent was itself a forked child (its own marker inside the copy)', () => {
+    const marker = (ms: number): CodexRecord => output(ms, 'spawn-call', 'You are the newly spawned agent. The prior conversation history was forked from your parent agent.');
+    const { record } = read(CHILD, [
+      { time: at(10), kind: 'session_meta', meta: ROOT },
+      { time: at(11), kind: 'session_meta', meta: { id: 'grandparent', source: { kind: 'client', name: 'cli' } } },
+      marker(12),
+      say(13, 'the parent’s own answer'),
+      tokens(14, usage(5000, 0, 50, 0)),
+      marker(15),
+      started(3000, 'own'),
+      context(3001),
+      say(4000, 'own'),
+      tokens(4100, usage(6000, 0, 60, 0), usage(1000, 0, 10, 0)),
+      completed(4200, 'own'),
+    ]);
+    expect(record.steps).toHaveLength(1);
+    expect(record.usage).toMatchObject({ inputTokens: 1000, outputTokens: 10 });
+    expect(record.output).toEqual([{ type: 'text', text: 'own' }]);
+  });
+
   it('skips nothing in a child spawned without history', () => {
     const { reader, record } = read(CHILD, [item(10, { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'x' }] }), started(11), say(20, 'hi'), tokens(30, usage(10, 0, 1, 0)), completed(40, 'hi')]);
     expect(reader.copiedRecords).toBe(0);

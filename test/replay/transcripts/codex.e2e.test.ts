@@ -374,6 +374,13 @@ describe('classification', () => {
     expect(head({ subagent: { other: 'guardian' } })).toMatchObject({ kind: 'other', what: expect.stringContaining('other:guardian') as unknown });
   });
 
+  it('tells an internal thread from a long line 1’s prefix too', () => {
+    const prefix = (source: string): string => `{"timestamp":"2026-04-20T10:00:00.000Z","type":"session_meta","payload":{"id":"i","timestamp":"2026-04-20T10:00:00.000Z","source":${source},"base_instructions":{"text":"xxxx`;
+    expect(classifyCodex({ path: 'r.jsonl', firstLine: undefined, prefix: prefix('{"subagent":"compact"}') })).toMatchObject({ kind: 'other', facts: { threadId: 'i' } });
+    expect(classifyCodex({ path: 'r.jsonl', firstLine: undefined, prefix: prefix('{"subagent":{"other":"guardian"}}') })).toMatchObject({ kind: 'other', what: expect.stringContaining('other:guardian') as unknown });
+    expect(classifyCodex({ path: 'r.jsonl', firstLine: undefined, prefix: prefix('"exec"') })).toEqual({ format: 'codex', kind: 'session', facts: { threadId: 'i' } });
+  });
+
   it('claims no other file', () => {
     expect(classifyCodex({ path: 'a.jsonl', firstLine: { type: 'session', id: 'x' }, prefix: '' })).toBeUndefined();
     expect(classifyCodex({ path: 'a.jsonl', firstLine: { type: 'session_meta', payload: {} }, prefix: '' })).toBeUndefined();
