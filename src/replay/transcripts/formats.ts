@@ -5,9 +5,9 @@
  *
  * @module subagent-otel/replay/transcripts/formats
  */
-import { claudeCodeFormat } from './claude-code.js';
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, codexFormat, geminiCliFormat];
 import type { TranscriptFormat } from './format.js';
 import { geminiCliFormat } from './gemini-cli.js';
 
 /** Every known format. */
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, geminiCliFormat];
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, codexFormat, geminiCliFormat];
