@@ -5,7 +5,8 @@
  *
  * @module subagent-otel/replay/transcripts/formats
  */
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, codexFormat, geminiCliFormat];
+import { claudeCodeFormat } from './claude-code.js';
+import { codexFormat } from './codex.js';
 import type { TranscriptFormat } from './format.js';
 import { geminiCliFormat } from './gemini-cli.js';
 
