@@ -181,9 +181,11 @@ export interface RunRecord extends RunStart {
     /**
      * How the report is compared with the selection (`reportedOutputMatches`):
      * `blocks` (default) as JSON; `text` by the text alone, for parents that
-     * receive only the child's text (transcripts: a Task or spawn result).
+     * receive only the child's text (transcripts: a Task or spawn result);
+     * `answer` by that text against the child's answer, which a child may
+     * hand over as its last tool call's `result` argument (Gemini CLI).
      */
-    readonly compare?: 'blocks' | 'text';
+    readonly compare?: 'blocks' | 'text' | 'answer';
   };
   /**
    * Where the stop reason came from when it was not reported as such: the id
@@ -249,7 +251,10 @@ export interface RunCost {
 /**
  * Receives runs as trackers open and close them. Implementations must not throw;
  * trackers call them synchronously and in order: `onRunStart` before the matching
- * `onRunEnd`, a parent's `onRunStart` before its children's.
+ * `onRunEnd`, a parent's `onRunStart` before its children's. Transcript readers
+ * (runs with a `traceKey`) report each run's start right before its end and a
+ * session's children before the session: their spans nest by derived ids
+ * (decision 0093), not by order.
  */
 export interface RunListener {
   onRunStart(start: RunStart): void;

@@ -158,16 +158,41 @@ function canonicalJson(value: unknown): string | undefined {
  * should have left the field out. With `compare` `text`, for parents that
  * receive only a child's text (a coding agent's Task or spawn result), the
  * text of both (text blocks joined, as the foreground tool result joins
- * them) is compared instead, an absent output reading as no text. Pure;
+ * them) is compared instead, an absent output reading as no text; with
+ * `answer`, the report's text against the selection's answer
+ * (`answerOf`: its last tool call's `result` argument, else its text). Pure;
  * never throws on JSON values.
  */
 export function reportedOutputMatches(
   reported: readonly ContentBlock[] | undefined,
   selected: readonly ContentBlock[] | undefined,
-  compare: 'blocks' | 'text' = 'blocks',
+  compare: 'blocks' | 'text' | 'answer' = 'blocks',
 ): boolean {
   if (compare === 'text') return textOf(reported ?? []) === textOf(selected ?? []);
+  if (compare === 'answer') return textOf(reported ?? []) === answerOf(selected ?? []);
   return canonicalJson(reported) === canonicalJson(selected);
+}
+
+/**
+ * The answer a selection hands its parent: the string `result` argument of
+ * its last tool call when it has one (a child that finishes by calling a tool
+ * with its answer, as Gemini CLI's subagents call `complete_task`), else its
+ * text. Never throws.
+ */
+function answerOf(selected: readonly ContentBlock[]): string {
+  for (let i = selected.length - 1; i >= 0; i -= 1) {
+    const block = selected[i] as { type: string; arguments?: unknown };
+    if (block.type !== 'tool-call') continue;
+    if (typeof block.arguments !== 'string') break;
+    try {
+      const args = JSON.parse(block.arguments) as { result?: unknown } | null;
+      if (typeof args?.result === 'string') return args.result;
+    } catch {
+      // Arguments that are not JSON (a truncated call) carry no answer: the text stands.
+    }
+    break;
+  }
+  return textOf(selected);
 }
 
 /**

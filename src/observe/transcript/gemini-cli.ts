@@ -729,10 +729,21 @@ function buildRun(
   if (isSubagent && !hasCalls) builder.noteUsage(`${GEMINI_CLI}:subagent-model-messages-unrecorded`);
   const reported: RunRecord['reported'] | undefined =
     parentCall !== undefined && parentStop !== undefined
-      ? { output: parentCall.resultText !== undefined ? [{ type: 'text', text: parentCall.resultText }] : undefined, compare: 'text' }
+      ? { output: parentCall.resultText !== undefined ? [{ type: 'text', text: answerInResult(parentCall.resultText) }] : undefined, compare: 'answer' }
       : undefined;
   const record = builder.finish(reported !== undefined ? { reported } : {});
   return { path: recording.path, start, record, isEnded: parentStop !== undefined };
+}
+
+/**
+ * The subagent's answer inside the result text its parent received: what
+ * follows `Result:` in `Subagent '<name>' finished.\nTermination Reason:
+ * …\nResult:\n…` (agents/local-invocation.ts lines 314-322), else the whole
+ * text. Pure.
+ */
+function answerInResult(text: string): string {
+  const at = text.indexOf('\nResult:\n');
+  return at === -1 ? text : text.slice(at + '\nResult:\n'.length);
 }
 
 /**

@@ -282,7 +282,9 @@ describe('geminiCliRuns', () => {
     expect(sub?.isEnded).toBe(true);
     expect(sub?.record.stopReason).toBe('completed');
     expect(sub?.record.stopReasonInferredFrom).toBe('gemini-cli:parent-result:goal');
-    expect(sub?.record.reported).toEqual({ output: [{ type: 'text', text: RESULT }], compare: 'text' });
+    // The parent's text wraps the answer; parity compares the part after `Result:` with the child's complete_task result.
+    expect(sub?.record.reported).toEqual({ output: [{ type: 'text', text: 'It is in retry.ts.' }], compare: 'answer' });
+    expect(RESULT.endsWith('\nResult:\nIt is in retry.ts.')).toBe(true);
     expect(sub?.record.output).toEqual([
       { type: 'text', text: 'Found it.' },
       { type: 'tool-call', id: 'complete_task-1', name: 'complete_task', arguments: '{"result":"It is in retry.ts."}' },

@@ -130,7 +130,8 @@ describe('replay of synthetic Gemini CLI JSONL sessions', () => {
     expect(code).toBe(0);
     expect(summary.runs).toBe(4);
     expect(stops(summary)).toEqual({ 'max-tokens': 2, completed: 1, unknown: 1 });
-    expect(summary.mismatches).toBe(2);
+    // The completed subagent's complete_task answer is what its parent received; the one cut at its limit reported an error instead.
+    expect(summary.mismatches).toBe(1);
 
     const main = runSpan(spans, 'gemini-cli:5b1e0c2a-7f3d-4e8a-9c21-0d6f4a3b8e11');
     expect(attrs(main)).toMatchObject({
@@ -149,7 +150,7 @@ describe('replay of synthetic Gemini CLI JSONL sessions', () => {
       'gen_ai.agent.name': 'codebase_investigator',
       'subagent.stop_reason': 'completed',
       'subagent.stop_reason.inferred_from': 'gemini-cli:parent-result:goal',
-      'subagent.reported_output.match': false,
+      'subagent.reported_output.match': true,
       'gen_ai.usage.input_tokens': 2000,
       'gen_ai.usage.output_tokens': 77,
     });

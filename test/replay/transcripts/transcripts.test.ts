@@ -76,6 +76,15 @@ describe('parity by text', () => {
     expect(reportedOutputMatches([{ type: 'text', text: 'Another answer.' }], selected, 'text')).toBe(false);
     expect(reportedOutputMatches([], undefined, 'text')).toBe(true);
   });
+
+  it('compares an answer handed over as a tool call\'s result argument (Gemini CLI\'s complete_task), else the text', () => {
+    const finished = [{ type: 'text', text: 'Found it.' }, { type: 'tool-call', id: 'c1', name: 'complete_task', arguments: '{"result":"It is in retry.ts."}' }] as const;
+    expect(reportedOutputMatches([{ type: 'text', text: 'It is in retry.ts.' }], finished, 'answer')).toBe(true);
+    expect(reportedOutputMatches([{ type: 'text', text: 'Found it.' }], finished, 'answer')).toBe(false);
+    const cut = [{ type: 'text', text: 'Reading.' }, { type: 'tool-call', id: 'c2', name: 'read_file', arguments: '{"path":"a' }] as const;
+    expect(reportedOutputMatches([{ type: 'text', text: 'Reading.' }], cut, 'answer')).toBe(true);
+    expect(reportedOutputMatches([{ type: 'text', text: 'Done.' }], [{ type: 'text', text: 'Done.' }], 'answer')).toBe(true);
+  });
 });
 
 const broken: TranscriptFormat = {
