@@ -112,9 +112,10 @@ function text(raw: string): string | undefined {
 
 /**
  * Which GenAI names are emitted. `previous`: the names this project emitted
- * before the conventions moved (the default, as the conventions' transition
- * plan asks of existing instrumentations). `latest`: the current
- * experimental names only (decision 0070).
+ * before the conventions moved (the default; the conventions' transition
+ * plan that asked for it is gone, and the default waits for their v0.1.0
+ * text to be checked: decision 0095). `latest`: the current experimental
+ * names only (decision 0070).
  */
 export type SemconvStability = 'previous' | 'latest';
 

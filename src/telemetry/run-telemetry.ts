@@ -205,7 +205,9 @@ function createLatestInstruments(meter: Meter): LatestInstruments {
       unit: UNIT_SECONDS,
       description: 'Client-side duration of a delegated run in another process (equal to its invoke_agent span).',
       valueType: ValueType.DOUBLE,
-      advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+      // The run buckets, not the model-call advice of this metric: the dashboard adds it to gen_ai.invoke_agent.duration
+      // bucket by bucket, which needs one layout (decision 0095).
+      advice: { explicitBucketBoundaries: [...AGENT_DURATION_BUCKETS] },
     }),
     usageInput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS, 'Input tokens used, cached input included.'),
     usageOutput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS, 'Output tokens used, reasoning included.'),
@@ -232,7 +234,8 @@ function createInstruments(meter: Meter, stability: SemconvStability): Instrumen
       unit: UNIT_SECONDS,
       description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
       valueType: ValueType.DOUBLE,
-      advice: { explicitBucketBoundaries: [...(latest ? AGENT_DURATION_BUCKETS : DURATION_BUCKETS)] },
+      // One layout in both naming modes, so series of upgraded and not yet switched observers add up (decision 0095).
+      advice: { explicitBucketBoundaries: [...AGENT_DURATION_BUCKETS] },
     }),
     toolDuration: meter.createHistogram(METRIC_GEN_AI_EXECUTE_TOOL_DURATION, {
       unit: UNIT_SECONDS,

@@ -19,8 +19,9 @@ import type { SemconvStability } from './config.js';
  * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `token-metrics.yaml`,
  * `gen-ai-output-messages.json`) and the migration guide
  * (`gen-ai/non-normative/migration.md` of its documentation) of the `semantic-conventions-genai`
- * repository's main branch, status Development. No release of that
- * repository is pinned yet.
+ * repository's main branch, status Development. Its first release, v0.1.0,
+ * could not be read from this project's machines yet; decision 0095 lists
+ * what differs on main and what the switch to that release changes.
  */
 export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai main, 2026-12 (Development)' as const;
 
@@ -318,9 +319,13 @@ export const TOKEN_USAGE_BUCKETS: readonly number[] = [
 ];
 /** Bucket advice of the latest conventions for `gen_ai.invoke_agent.inference_calls` and `.tool_calls`. */
 export const CALL_COUNT_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128];
-/** Bucket advice of the latest conventions for `gen_ai.invoke_agent.duration` (seconds). */
+/**
+ * Bucket advice of the conventions for `gen_ai.invoke_agent.duration` (seconds), used for every run
+ * duration: that metric in both naming modes and `gen_ai.client.operation.duration` of runs in another
+ * process, so their buckets add up across modes and observers (decision 0095).
+ */
 export const AGENT_DURATION_BUCKETS: readonly number[] = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6];
-/** Bucket advice from the GenAI conventions for duration histograms (seconds). */
+/** Bucket advice from the GenAI conventions for operation durations (seconds): `gen_ai.execute_tool.duration`. */
 export const DURATION_BUCKETS: readonly number[] = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];

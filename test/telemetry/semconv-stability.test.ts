@@ -209,6 +209,32 @@ describe('latest names (gen_ai_latest_experimental)', () => {
   });
 });
 
+describe('run durations have one bucket layout in both naming modes (decision 0095)', () => {
+  // The conventions' advice for gen_ai.invoke_agent.duration, spelled out here: the dashboard adds the run-duration
+  // histograms of both modes bucket by bucket, which only works when their boundaries are the same.
+  const RUN_BUCKETS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6];
+
+  async function boundaries(h: ReturnType<typeof harness>, name: string): Promise<number[][]> {
+    await h.reader.forceFlush();
+    const metric = h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === name);
+    return (metric?.dataPoints as DataPoint<Histogram>[] | undefined)?.map((p) => p.value.buckets.boundaries) ?? [];
+  }
+
+  for (const semconv of ['previous', 'latest'] as const) {
+    it(`${semconv}: every run duration histogram has the agent-invocation buckets`, async () => {
+      const h = harness(semconv);
+      h.runs.onRunEnd(record({ runId: 'remote' }));
+      h.runs.onRunEnd(record({ runId: 'local', inProcess: true, agentName: 'local' }));
+      const agent = await boundaries(h, 'gen_ai.invoke_agent.duration');
+      const client = await boundaries(h, 'gen_ai.client.operation.duration');
+      expect(agent).toEqual(semconv === 'previous' ? [RUN_BUCKETS, RUN_BUCKETS] : [RUN_BUCKETS]);
+      expect(client).toEqual(semconv === 'previous' ? [] : [RUN_BUCKETS]);
+      await h.tracerProvider.shutdown();
+      await h.meterProvider.shutdown();
+    });
+  }
+});
+
 describe('the run span carries the run\'s usage; chat spans carry each call\'s (decision 0071, 2026-12 update)', () => {
   /** Sum of one usage attribute over the spans a backend totals: every span but the run spans marked as roll-ups. */
   const summedOnce = (spans: readonly ReadableSpan[], key: string): number => summed(spans.filter((s) => s.attributes['subagent.usage.rollup'] !== true), key);
