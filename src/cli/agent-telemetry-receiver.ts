@@ -6,7 +6,9 @@
  * `{}` to a request it took; 415 to protobuf (the agents are configured for
  * JSON), 413 past {@link MAX_BODY_BYTES}, 400 to a body that is no export
  * request, 404 elsewhere; each refusal is counted and its first cause kept.
- * Owns the server and its connections (`close()` ends them).
+ * Owns the server and its connections (`close()` ends them), and knows
+ * when none is open and no request is being handled (`idle()`): after the
+ * agent exited, that is when its last records are in.
  *
  * @module subagent-otel/cli/agent-telemetry-receiver
  */
@@ -26,6 +28,13 @@ export interface AgentTelemetryReceiver {
   readonly origin: string;
   /** Requests taken, per signal, and refused (with the first refusal's cause). */
   readonly stats: { taken: Record<OtlpSignal, number>; refused: number; firstRefusal?: string };
+  /**
+   * Resolves once no connection is open and no request is being read or
+   * handled (at once when that is already so). A process that exited has
+   * closed its connections, so after the agent's exit this resolves when
+   * everything it sent was handed to `onRequest`. Never rejects.
+   */
+  idle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,7 +76,22 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
     stats.firstRefusal ??= cause;
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: status, message: cause }));
   };
+  let open = 0;
+  let handling = 0;
+  let waiting: Array<() => void> = [];
+  const settle = (): void => {
+    if (open > 0 || handling > 0) return;
+    const resolve = waiting;
+    waiting = [];
+    for (const done of resolve) done();
+  };
   const server: Server = createServer((req, res) => {
+    handling += 1;
+    // Counted from the request's headers to the end of its handling, whatever the answer.
+    res.once('close', () => {
+      handling -= 1;
+      settle();
+    });
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const signal = PATHS[path];
     if (req.method !== 'POST' || signal === undefined) {
@@ -111,6 +135,13 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
       })
       .catch((error: unknown) => refuse(res, 400, `${path}: ${error instanceof Error ? error.message : String(error)}`));
   });
+  server.on('connection', (socket) => {
+    open += 1;
+    socket.once('close', () => {
+      open -= 1;
+      settle();
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -121,6 +152,11 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
   return {
     origin: `http://127.0.0.1:${port}`,
     stats,
+    idle: () =>
+      new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        settle();
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -3,7 +3,11 @@
  * loopback receiver and the agent's environment pointing at it; once the
  * observation is built, the join (runs completed from the agent's reports)
  * in front of the run telemetry and the forwarder behind the receiver; at the
- * end, a bounded wait for late records, then the receiver closed. Loaded by
+ * end, a bounded wait for the exited agent's last records, then every held
+ * run released and the receiver closed. A signal, the end of the agent's
+ * input and its exit each shorten the wait (`stopWaiting`, `inputEnded`,
+ * `finish`): a run that ended is never kept back by a wait when the proxy
+ * has to go (decision 0096). Loaded by
  * one dynamic `import()` only when the flag is given: without it nothing of
  * this runs and the agent's environment is the proxy's own.
  *
@@ -13,7 +17,7 @@
  * @module subagent-otel/cli/agent-telemetry
  */
 import { diag } from '@opentelemetry/api';
-import { AgentTelemetryJoin } from '../observe/agent-telemetry-join.js';
+import { AgentTelemetryJoin, type ReleaseCause } from '../observe/agent-telemetry-join.js';
 import { modelCallReports } from '../observe/agent-turn-reports.js';
 import type { RunListener } from '../observe/run-record.js';
 import { createAgentTelemetryForwarder, type AgentTelemetryForwarder, type RunSpanLookup } from '../telemetry/agent-telemetry-forward.js';
@@ -29,6 +33,22 @@ import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from './agen
  * `OTEL_BLRP_SCHEDULE_DELAY`).
  */
 export const DEFAULT_AGENT_TELEMETRY_WAIT_MS = 10_000;
+/**
+ * After the end of the agent's input, the longest any held run still waits
+ * (ms): agents flush their records when their input ends and they exit
+ * (gemini-cli and Claude Code within about 50 ms of it, measured), so this
+ * only bounds an agent that lingers; a signal or the agent's exit ends the
+ * wait sooner.
+ */
+export const END_OF_INPUT_WAIT_MS = 2000;
+/**
+ * After the agent exited, the longest wait for its last records (ms): until
+ * every connection it had to the receiver is closed and each request handled
+ * (a process that exited has closed its sockets; Claude Code's last requests
+ * are handled a few ms after its exit), bounded for a child of the agent that
+ * keeps one open.
+ */
+export const AFTER_EXIT_WAIT_MS = 1000;
 /** Environment variable of that wait. */
 export const ENV_AGENT_TELEMETRY_WAIT_MS = 'SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS';
 const MAX_WAIT_MS = 600_000;
@@ -55,7 +75,23 @@ export interface AgentTelemetry {
    * planned again). @returns the listener to give the tracker.
    */
   attach(runs: RunTelemetry, options: TelemetryOptions, plan: TelemetryPlan): RunListener;
-  /** Waits for held runs (each at most the wait), flushes forwarding, closes the receiver; logs a summary. Never rejects. */
+  /**
+   * The agent's input ended: from now on no run waits more than
+   * {@link END_OF_INPUT_WAIT_MS} (`onReleased` is called after each run
+   * that shortened wait released). Idempotent.
+   */
+  inputEnded(): void;
+  /**
+   * The proxy was signalled: every held run is passed on now with what
+   * arrived, and runs that end later are not held. @returns how many were
+   * released. Idempotent.
+   */
+  stopWaiting(): number;
+  /**
+   * Called once the agent exited: waits for its last records (at most
+   * {@link AFTER_EXIT_WAIT_MS}), releases every run still held, flushes
+   * forwarding, closes the receiver; logs a summary. Never rejects.
+   */
   finish(): Promise<void>;
 }
 
@@ -64,7 +100,11 @@ export interface AgentTelemetry {
  * environment. Requests that arrive before `attach` are kept (bounded) and
  * handled then.
  */
-export async function startAgentTelemetry(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<AgentTelemetry> {
+export async function startAgentTelemetry(
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+  onReleased: () => void = () => undefined,
+): Promise<AgentTelemetry> {
   const waitMs = agentTelemetryWaitMs(env, warn);
   let handle: ((request: OtlpJsonRequest) => void) | undefined;
   const early: OtlpJsonRequest[] = [];
@@ -74,6 +114,9 @@ export async function startAgentTelemetry(env: NodeJS.ProcessEnv, warn: (message
   });
   let join: AgentTelemetryJoin | undefined;
   let forwarder: AgentTelemetryForwarder | undefined;
+  /** Set before `attach` when a signal came that early: the join is built final. */
+  let stopped = false;
+  let inputHasEnded = false;
   return {
     childEnv: agentTelemetryEnv(env, receiver.origin),
     waitMs,
@@ -92,10 +135,25 @@ export async function startAgentTelemetry(env: NodeJS.ProcessEnv, warn: (message
         forward.send(request, lookup);
       };
       for (const request of early.splice(0)) handle(request);
+      if (inputHasEnded) joined.capWait(END_OF_INPUT_WAIT_MS, onReleased);
+      if (stopped) joined.releaseAll('signal', true);
       return joined;
     },
+    inputEnded() {
+      inputHasEnded = true;
+      join?.capWait(END_OF_INPUT_WAIT_MS, onReleased);
+    },
+    stopWaiting() {
+      stopped = true;
+      return join?.releaseAll('signal', true) ?? 0;
+    },
     async finish() {
-      await join?.drain();
+      if (join !== undefined && join.heldCount > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([receiver.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, AFTER_EXIT_WAIT_MS)))]);
+        clearTimeout(timer);
+      }
+      join?.releaseAll('agent-exit', true);
       await forwarder?.flush(2000);
       await receiver.close();
       const { taken, refused, firstRefusal } = receiver.stats;
@@ -104,8 +162,17 @@ export async function startAgentTelemetry(env: NodeJS.ProcessEnv, warn: (message
       diag.info(
         `subagent-otel: agent telemetry: took ${taken.traces} trace, ${taken.logs} log and ${taken.metrics} metric request(s)` +
           `${refused > 0 ? `, refused ${refused} (first: ${firstRefusal ?? '?'})` : ''}; runs joined ${counts.joined}, from the wire alone ${counts.none}` +
+          `${join !== undefined ? `; held runs released: ${releaseSummary(join.released)}` : ''}` +
           `${f !== undefined ? `; forwarded ${f.forwarded}, failed ${f.failed}${f.firstFailure !== undefined ? ` (first: ${f.firstFailure})` : ''}, spans moved under runs ${f.spansMoved}, left ${f.spansLeft}` : ''}`,
       );
     },
   };
+}
+
+/** `answered 3, agent-exit 1`, or `none`: the causes that released any run. */
+function releaseSummary(released: Readonly<Record<ReleaseCause, number>>): string {
+  const parts = Object.entries(released)
+    .filter(([, n]) => n > 0)
+    .map(([cause, n]) => `${cause} ${n}`);
+  return parts.length > 0 ? parts.join(', ') : 'none';
 }

@@ -136,7 +136,8 @@ Options:
   --agent-telemetry           point the agent's own OpenTelemetry at a loopback receiver of the proxy:
                               complete runs from what it reports, forward its spans, metrics and logs
                               (changes the agent's environment; docs/AGENTS.md). Late records are
-                              awaited up to SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS (default 10000) per run
+                              awaited up to SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS (default 10000) per run,
+                              2000 once the input ended, never past the agent's exit or a signal
 
 ${TELEMETRY_HELP}
 

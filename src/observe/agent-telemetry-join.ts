@@ -11,9 +11,13 @@
  * and a late record of one turn must neither release nor complete the next.
  * A run is held at most `waitMs` (then it is reported
  * from the wire alone, `agentTelemetry: 'none'`). An agent that sent no report at all
- * during a whole wait is taken to send none (codex-acp 2.6): later runs pass
- * at once, marked `none`, until a report comes. Runs of other sources pass
- * through.
+ * during a whole wait is taken to send none (codex-acp 2.6): every run held
+ * then is released with it, and later runs pass at once, marked `none`,
+ * until a report comes. `capWait` shortens every wait (the end of the
+ * agent's input); `releaseAll` ends them at once (a signal, the agent's
+ * exit) and, when final, stops holding: nothing that ended is kept back
+ * once the proxy has to go. Runs of other sources
+ * pass through.
  * Also keeps, per session, the recent runs' windows, for re-parenting the
  * agent's spans.
  *
@@ -43,23 +47,33 @@ export interface RunWindow {
   endTime?: number;
 }
 
+/** Why a held run was passed on. */
+export type ReleaseCause = 'answered' | 'wait' | 'silent' | 'end-of-input' | 'agent-exit' | 'signal';
+
 interface Held {
   readonly record: RunRecord;
-  readonly timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout;
+  /** When the wait ends (epoch ms). */
+  deadline: number;
 }
 
 export class AgentTelemetryJoin implements RunListener {
   readonly #target: RunListener;
-  readonly #waitMs: number;
+  #waitMs: number;
+  /** Set by `capWait`: waits end early, and say so. */
+  #capped: { readonly onReleased: () => void } | undefined;
   readonly #reports: AgentModelCallReport[] = [];
   readonly #held = new Map<string, Held>();
   readonly #windows: RunWindow[] = [];
-  #drained: Array<() => void> = [];
   /** Whether any model-call report came; if not, and a whole wait passed, runs are no longer held. */
   #reportsSeen = false;
   #holding = true;
+  /** Set by a final `releaseAll`: no run is held any more, whatever comes. */
+  #final = false;
   /** Runs passed on: joined with reports, or from the wire alone. */
   readonly counts = { joined: 0, none: 0 };
+  /** Held runs passed on, by why they were released (runs never held are not counted). */
+  readonly released: Record<ReleaseCause, number> = { answered: 0, wait: 0, silent: 0, 'end-of-input': 0, 'agent-exit': 0, signal: 0 };
 
   /**
    * @param target the listener that builds spans and metrics.
@@ -83,16 +97,17 @@ export class AgentTelemetryJoin implements RunListener {
       this.#target.onRunEnd(record);
       return;
     }
-    if (!this.#holding) {
+    if (!this.#holding || this.#final) {
       const { record: completed, join } = completeRun(record, this.#reports, this.#sessionWindows(record.sessionId));
       this.counts[join] += 1;
       this.#target.onRunEnd(completed);
       return;
     }
-    // Not unref'd: a proxy whose agent has exited still waits (bounded) for the held runs' records.
-    const timer = setTimeout(() => this.#release(record.runId, true), this.#waitMs);
-    this.#held.set(record.runId, { record, timer });
-    if (this.#answered(record)) this.#release(record.runId);
+    // Cleared on release; every run still held is released when the proxy finishes (`releaseAll`).
+    const capped = this.#capped !== undefined;
+    const timer = setTimeout(() => this.#timedOut(record.runId, capped), this.#waitMs);
+    this.#held.set(record.runId, { record, timer, deadline: Date.now() + this.#waitMs });
+    if (this.#answered(record)) this.#release(record.runId, 'answered');
   }
 
   onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
@@ -106,7 +121,44 @@ export class AgentTelemetryJoin implements RunListener {
     this.#holding = true;
     this.#reports.push(...reports);
     if (this.#reports.length > MAX_REPORTS) this.#reports.splice(0, this.#reports.length - MAX_REPORTS);
-    for (const [runId, held] of [...this.#held]) if (this.#answered(held.record)) this.#release(runId);
+    for (const [runId, held] of [...this.#held]) if (this.#answered(held.record)) this.#release(runId, 'answered');
+  }
+
+  /**
+   * Passes every held run on now, completed from the reports that arrived
+   * (`none` where none did). With `final`, runs that end later pass at once
+   * too (joined with what is there): used when the proxy must go (a signal,
+   * the agent's exit once its records are in). Idempotent.
+   * @returns how many runs were released.
+   */
+  releaseAll(cause: 'agent-exit' | 'signal', final: boolean): number {
+    if (final) this.#final = true;
+    const runIds = [...this.#held.keys()];
+    for (const runId of runIds) this.#release(runId, cause);
+    return runIds.length;
+  }
+
+  /**
+   * No run waits more than `ms` from now on: held runs whose wait ends later
+   * are released at `now + ms`, later runs wait at most `ms`; each such early
+   * release is cause `end-of-input` and is followed by `onReleased`. Never
+   * lengthens a wait.
+   */
+  capWait(ms: number, onReleased: () => void): void {
+    this.#capped = { onReleased };
+    this.#waitMs = Math.min(this.#waitMs, ms);
+    const deadline = Date.now() + ms;
+    for (const [runId, held] of this.#held) {
+      if (held.deadline <= deadline) continue;
+      clearTimeout(held.timer);
+      held.deadline = deadline;
+      held.timer = setTimeout(() => this.#timedOut(runId, true), ms);
+    }
+  }
+
+  /** How many runs are held right now. */
+  get heldCount(): number {
+    return this.#held.size;
   }
 
   /**
@@ -121,12 +173,6 @@ export class AgentTelemetryJoin implements RunListener {
       if (time >= w.startTime - RUN_WINDOW_SLACK_MS && (w.endTime === undefined || time <= w.endTime + RUN_WINDOW_SLACK_MS)) return w;
     }
     return undefined;
-  }
-
-  /** Resolves once no run is held (each is released at the latest `waitMs` after its end). Never rejects. */
-  drain(): Promise<void> {
-    if (this.#held.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#drained.push(resolve));
   }
 
   /** The kept windows of one session's runs, for giving each report to its own run. */
@@ -145,19 +191,34 @@ export class AgentTelemetryJoin implements RunListener {
     return record.toolCalls.every((t) => last.time >= (t.endTime ?? t.startTime));
   }
 
-  #release(runId: string, timedOut = false): void {
+  /**
+   * A run's wait is over. A wait `capWait` shortened says nothing about the agent. Without any report during a whole
+   * wait the agent is taken to send none: every held run goes.
+   */
+  #timedOut(runId: string, shortened: boolean): void {
+    if (shortened && this.#capped !== undefined) {
+      // A shortened wait says nothing about whether the agent reports.
+      this.#release(runId, 'end-of-input');
+      this.#capped.onReleased();
+      return;
+    }
+    if (this.#reportsSeen) {
+      this.#release(runId, 'wait');
+      return;
+    }
+    this.#holding = false;
+    this.#release(runId, 'wait');
+    for (const other of [...this.#held.keys()]) this.#release(other, 'silent');
+  }
+
+  #release(runId: string, cause: ReleaseCause): void {
     const held = this.#held.get(runId);
     if (held === undefined) return;
-    if (timedOut && !this.#reportsSeen) this.#holding = false;
+    this.released[cause] += 1;
     this.#held.delete(runId);
     clearTimeout(held.timer);
     const { record, join } = completeRun(held.record, this.#reports, this.#sessionWindows(held.record.sessionId));
     this.counts[join] += 1;
     this.#target.onRunEnd(record);
-    if (this.#held.size === 0) {
-      const waiting = this.#drained;
-      this.#drained = [];
-      for (const resolve of waiting) resolve();
-    }
   }
 }

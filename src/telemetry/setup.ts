@@ -153,6 +153,15 @@ export interface Telemetry {
    * never rejects.
    */
   shutdown(timeoutMs?: number): Promise<TelemetryShutdownReport>;
+  /**
+   * Exports what is buffered now (spans, then metrics), without shutting
+   * anything down, within `timeoutMs` (clamped like `shutdown`). For a
+   * process that may be killed soon: what ended reaches its destination
+   * first. Failures are counted by the exporters as usual. Resolves `false`
+   * when the bound passed first; never rejects; after `shutdown` it does
+   * nothing and resolves `true`.
+   */
+  flush(timeoutMs: number): Promise<boolean>;
 }
 
 type ExporterKind = typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
@@ -680,8 +689,22 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     return { timedOut, errors: [...errors], dropped: { ...dropped } };
   };
 
+  const flush = async (requestedMs: number): Promise<boolean> => {
+    if (shuttingDown !== undefined) return true;
+    const timeoutMs = Number.isFinite(requestedMs) && requestedMs >= 0 ? Math.min(requestedMs, MAX_TIMER_MS) : DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    const traced = await within(() => settleEach(spanProcessors.map((processor) => () => processor.forceFlush())), timeoutMs);
+    if (traced.status === 'timeout') return false;
+    const metered = await within(
+      () => settleEach(readers.map((reader) => () => reader.forceFlush({ timeoutMillis: Math.max(1, deadline - Date.now()) }))),
+      Math.max(0, deadline - Date.now()),
+    );
+    return metered.status !== 'timeout';
+  };
+
   const telemetry: Telemetry = {
     runs,
+    flush,
     tracerProvider,
     meterProvider,
     content: plan.content,

@@ -48,6 +48,13 @@ export interface AcpPeer {
   newSession(cwd: string): Promise<string>;
   prompt(sessionId: string, text: string): Promise<Turn>;
   close(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * As an editor closes an agent: ends its input, and when the process has not exited `graceMs` later sends
+   * `signal` to that process (not its group: what it spawned is its own to end), then waits for the exit.
+   */
+  closeThenSignal(graceMs: number, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; signalled: boolean }>;
+  /** Sends `signal` to the process now (not its group). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 const STDERR_KEEP = 64 * 1024;
@@ -211,6 +218,23 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
         frames: frames.slice(firstFrame),
         text: chunks.join(''),
       };
+    },
+    signal(signal) {
+      if (child.pid !== undefined) process.kill(child.pid, signal);
+    },
+    async closeThenSignal(graceMs, signal) {
+      child.stdin.end();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<'grace'>((resolve) => {
+        timer = setTimeout(() => resolve('grace'), graceMs);
+      });
+      const signalled = (await Promise.race([exited, grace])) === 'grace';
+      clearTimeout(timer);
+      if (signalled && child.pid !== undefined) process.kill(child.pid, signal);
+      const exit = await exited;
+      connection.close();
+      if (child.pid !== undefined) await groupGone(child.pid);
+      return { ...exit, signalled };
     },
     async close() {
       child.stdin.end();

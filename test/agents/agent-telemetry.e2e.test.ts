@@ -43,7 +43,15 @@ interface AgentTelemetryPlay {
   readonly log: string;
 }
 
-async function play(agent: AgentName): Promise<AgentTelemetryPlay> {
+/**
+ * How the client ends the agent: `close` ends its input and waits for the exit; a number is an editor closing a
+ * session, which ends the input and sends SIGTERM when the process has not exited that many ms later (issue 32:
+ * 1 s, and the 8 s after which codex's runs were lost), with the proxy's default wait for records (10 s), as a
+ * new user runs it.
+ */
+type Ending = 'close' | number;
+
+async function play(agent: AgentName, ending: Ending = 'close'): Promise<AgentTelemetryPlay> {
   const server = await startModelServer();
   const spec = launchSpec(agent, server.origin);
   const out = mkdtempSync(join(tmpdir(), `agent-telemetry-${agent}-`));
@@ -56,7 +64,7 @@ async function play(agent: AgentName): Promise<AgentTelemetryPlay> {
     OTEL_METRICS_EXPORTER: 'none',
     // A generous bound for agents that report their turns (runs are released as soon as the reports are in);
     // codex reports none, and the default bound lets the proxy learn that.
-    ...(REPORTS_TURNS[agent] ? { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' } : {}),
+    ...(REPORTS_TURNS[agent] && ending === 'close' ? { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' } : {}),
   };
   delete env.DISABLE_TELEMETRY;
   try {
@@ -68,7 +76,8 @@ async function play(agent: AgentName): Promise<AgentTelemetryPlay> {
         turns[name] = await peer.prompt(sessionId, prompt);
       }
     } finally {
-      await peer.close();
+      if (ending === 'close') await peer.close();
+      else await peer.closeThenSignal(ending, 'SIGTERM');
     }
     return { turns, spans: readSpans(out), out, log: existsSync(logFile) ? readFileSync(logFile, 'utf8') : '' };
   } finally {
@@ -127,6 +136,41 @@ for (const agent of AGENT_NAMES) {
         expect(at?.traceId).toBe(span.traceId);
       }
       if (agent === 'gemini' || agent === 'claude') expect(native.length).toBeGreaterThan(0);
+    });
+  });
+}
+
+for (const [agent, graceMs] of AGENT_NAMES.flatMap((a) => [1000, 8000].map((ms) => [a, ms] as const))) {
+  describe(`${agent} behind proxy --agent-telemetry, closed by a client that signals ${graceMs / 1000} s after the end of input`, () => {
+    let p: AgentTelemetryPlay;
+    beforeAll(async () => {
+      requireAgent(agent);
+      p = await play(agent, graceMs);
+    }, 240_000);
+
+    it('gets every finished run in the trace, each with its usage', () => {
+      for (const name of ['normal', 'max-tokens', 'tool'] as const) {
+        const attrs = attributes(runOf(p, name));
+        expect(attrs['gen_ai.usage.output_tokens'], name).toBeGreaterThan(0);
+        expect(attrs['gen_ai.usage.input_tokens'], name).toBeGreaterThan(0);
+      }
+      expect(attributes(runOf(p, 'normal'))['subagent.stop_reason']).toBe('completed');
+    });
+
+    it('recognises the output-limit turn from the wire, or from the records when they came before the end', () => {
+      const attrs = attributes(runOf(p, 'max-tokens'));
+      // gemini's records come when its input ends; a machine slow enough for the signal to come first leaves the
+      // run as the wire said it, marked so.
+      if (agent === 'gemini' && attrs['subagent.agent_telemetry'] === 'none') expect(attrs['subagent.stop_reason']).toBe('completed');
+      else expect(attrs['subagent.stop_reason']).toBe('max-tokens');
+    });
+
+    it('says in the log how each held run was passed on', () => {
+      const line = p.log.split('\n').find((l) => l.includes('agent telemetry: took')) ?? '';
+      const released = /held runs released: ([^;]*)/.exec(line)?.[1] ?? '';
+      const total = released === 'none' ? 0 : released.split(', ').reduce((sum, part) => sum + Number(/\d+$/.exec(part)?.[0] ?? 'NaN'), 0);
+      // Every ACP run is held at its end and passed on once, whatever released it.
+      expect(total, line).toBe(3);
     });
   });
 }

@@ -31,3 +31,26 @@ describe('clientView and codex-acp tool output', () => {
     expect(clientView(turn([chunk('tool-ran\n'), end({})]))).not.toEqual(clientView(turn([merged])));
   });
 });
+
+describe('clientView and claude-agent-acp tool calls refined later', () => {
+  // The two forms one CI run gave the same turn (claude-agent-acp 0.101, the tool scenario), direct and proxied.
+  const meta = { claudeCode: { toolName: 'Bash' } };
+  const input = { command: 'echo tool-ran | tee tool-ran.txt', description: 'Print a marker' };
+  const content = [{ type: 'content', content: { type: 'text', text: 'Print a marker' } }];
+  const update = (u: Record<string, unknown>): unknown => ({ sessionId: S, update: { _meta: meta, toolCallId: 'toolu_1', ...u } });
+  const bare = update({ sessionUpdate: 'tool_call', content: [], kind: 'execute', name: 'Bash', rawInput: {}, status: 'pending', title: 'Terminal' });
+  const refine = update({ sessionUpdate: 'tool_call_update', content, rawInput: input, title: input.command });
+  const whole = update({ sessionUpdate: 'tool_call', content, kind: 'execute', name: 'Bash', rawInput: input, status: 'pending', title: input.command });
+  const done = update({ sessionUpdate: 'tool_call_update', status: 'completed' });
+
+  it('reads an input-less tool_call and its refining update as the one tool_call with the input', () => {
+    expect(clientView(turn([bare, refine, done]))).toEqual(clientView(turn([whole, done])));
+  });
+
+  it('keeps a refinement of other input, or of another call, apart', () => {
+    const other = update({ sessionUpdate: 'tool_call_update', content, rawInput: { command: 'rm -rf /' }, title: input.command });
+    expect(clientView(turn([bare, other, done]))).not.toEqual(clientView(turn([whole, done])));
+    const elsewhere = { sessionId: S, update: { ...(refine as { update: object }).update, toolCallId: 'toolu_2' } };
+    expect((clientView(turn([bare, elsewhere])) as { updates: unknown[] }).updates).toHaveLength(2);
+  });
+});

@@ -195,7 +195,44 @@ export function framesView(frames: readonly Frame[]): unknown {
 export function clientView(turn: Turn): unknown {
   const { frames: _frames, updates, ...rest } = turn;
   const kept = updates.filter(turnLevel);
-  return normalised({ ...rest, updates: foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u))), usageUpdates: kept.filter(isUsageUpdate) });
+  return normalised({ ...rest, updates: foldRefinedToolCalls(foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u)))), usageUpdates: kept.filter(isUsageUpdate) });
+}
+
+/**
+ * claude-agent-acp 0.101 emits each tool call once (its `emittedToolCalls`) and refines a call it already
+ * emitted with a `tool_call_update`. When the streamed `tool_use` start reaches it before the complete
+ * assistant message, the client gets a `tool_call` without input (`rawInput: {}`, `content: []`, a generic
+ * title) and then a `tool_call_update` with the input; otherwise one `tool_call` with the input. Which one is a
+ * race inside Claude Code (both seen in CI, direct and through the proxy). This folds the first form into the
+ * second: an input-less `tool_call` and the next `tool_call_update` of the same id, with no update of that id
+ * between, become one `tool_call` with the update's fields over the call's. Nothing else is changed.
+ */
+function foldRefinedToolCalls(updates: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  const open = new Map<string, number>();
+  for (const u of updates) {
+    const update = (u as Partial<ToolUpdate>).update;
+    const id = update?.toolCallId;
+    if (update === undefined || typeof id !== 'string') {
+      out.push(u);
+      continue;
+    }
+    const rawInput = update.rawInput;
+    if (update.sessionUpdate === 'tool_call' && rawInput !== null && typeof rawInput === 'object' && Object.keys(rawInput).length === 0) {
+      open.set(id, out.length);
+      out.push(u);
+      continue;
+    }
+    const at = open.get(id);
+    open.delete(id);
+    if (at !== undefined && update.sessionUpdate === 'tool_call_update') {
+      const call = out[at] as ToolUpdate;
+      out[at] = { ...call, update: { ...call.update, ...update, sessionUpdate: 'tool_call' } };
+      continue;
+    }
+    out.push(u);
+  }
+  return out;
 }
 
 type ToolUpdate = { sessionId?: unknown; update: { sessionUpdate: string; toolCallId?: string; _meta?: Record<string, unknown> } & Record<string, unknown> };

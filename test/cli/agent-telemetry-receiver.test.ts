@@ -4,6 +4,7 @@
  * protobuf, other paths, non-JSON and bodies that are no export request,
  * counting each refusal.
  */
+import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from '../../src/cli/agent-telemetry-receiver.js';
@@ -55,5 +56,34 @@ describe('the agent telemetry receiver', () => {
     expect(taken).toEqual([]);
     expect(receiver.stats.refused).toBe(1);
     expect(receiver.stats.firstRefusal).toContain(cause);
+  });
+
+  it('is idle only once no connection is open and every request was handed over', async () => {
+    const taken: OtlpJsonRequest[] = [];
+    receiver = await startAgentTelemetryReceiver((r) => taken.push(r));
+    await receiver.idle();
+    const url = new URL(`${receiver.origin}/v1/logs`);
+    // One kept-alive connection, as an agent's exporter holds it between exports.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.once('error', reject);
+        req.end(JSON.stringify(LOGS));
+      });
+    expect(await send()).toBe(200);
+    let idle = false;
+    const becameIdle = receiver.idle().then(() => {
+      idle = true;
+    });
+    // A second export over the same open connection: the receiver was not idle in between.
+    expect(await send()).toBe(200);
+    expect(idle).toBe(false);
+    agent.destroy();
+    await becameIdle;
+    expect(taken.map((r) => r.signal)).toEqual(['logs', 'logs']);
   });
 });

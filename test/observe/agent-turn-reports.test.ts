@@ -4,7 +4,7 @@
  * completing a wire run from them; the join that holds ACP run ends until
  * those records came or the wait ran out.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AgentTelemetryJoin } from '../../src/observe/agent-telemetry-join.js';
 import { completeRun, GEMINI_FINISH_REASON_SOURCE, modelCallReports, ownerOfReport, type AgentModelCallReport } from '../../src/observe/agent-turn-reports.js';
 import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
@@ -161,34 +161,117 @@ describe('AgentTelemetryJoin', () => {
     expect(join.counts).toEqual({ joined: 1, none: 0 });
   });
 
-  it('releases a run whose records never come after the wait, from the wire alone, and drain resolves then', async () => {
-    const t = target();
-    const join = new AgentTelemetryJoin(t, 0);
-    join.onRunStart(run());
-    join.onRunEnd(run());
-    await join.drain();
-    expect(t.ends.map((r) => [r.stopReason, r.agentTelemetry])).toEqual([['completed', 'none']]);
+  it('releases a run whose records never come after the wait, from the wire alone', () => {
+    vi.useFakeTimers({ now: T0 + 2000 });
+    try {
+      const t = target();
+      const join = new AgentTelemetryJoin(t, 10_000);
+      join.onRunStart(run());
+      join.onRunEnd(run());
+      vi.advanceTimersByTime(9_999);
+      expect(t.ends).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(t.ends.map((r) => [r.stopReason, r.agentTelemetry])).toEqual([['completed', 'none']]);
+      expect(join.heldCount).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
-  it('stops holding runs once a whole wait passed without any report, and holds again when one comes', async () => {
+  it('stops holding runs once a whole wait passed without any report, and holds again when one comes', () => {
+    vi.useFakeTimers({ now: T0 + 2000 });
+    try {
+      const t = target();
+      const join = new AgentTelemetryJoin(t, 10_000);
+      join.onRunEnd(run());
+      vi.advanceTimersByTime(10_000);
+      // The agent sends none: the next run passes at once.
+      join.onRunEnd(run({ runId: 'run-2', startTime: T0 + 2000, endTime: T0 + 3000 }));
+      expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([
+        ['run-1', 'none'],
+        ['run-2', 'none'],
+      ]);
+      join.addReports(modelCallReports(logs([geminiRecord(T0 + 4500, 'length')])));
+      join.onRunEnd(run({ runId: 'run-3', startTime: T0 + 4000, endTime: T0 + 5000 }));
+      expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([
+        ['run-1', 'completed'],
+        ['run-2', 'completed'],
+        ['run-3', 'max-tokens'],
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('lets a silent agent cost one wait in all: the runs held beside the first go with it (codex-acp 2.6)', () => {
+    vi.useFakeTimers({ now: T0 + 2000 });
+    try {
+      const t = target();
+      const join = new AgentTelemetryJoin(t, 10_000);
+      // Five turns 150 ms apart, as codex answers them; no record ever comes.
+      for (let i = 1; i <= 5; i += 1) {
+        join.onRunEnd(run({ runId: `run-${i}`, startTime: T0 + i * 150, endTime: T0 + i * 150 + 100 }));
+        vi.advanceTimersByTime(150);
+      }
+      expect(t.ends).toEqual([]);
+      // The first run's wait ends 10 s after its end; the other four do not wait theirs out.
+      vi.advanceTimersByTime(10_000 - 5 * 150);
+      expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([1, 2, 3, 4, 5].map((i) => [`run-${i}`, 'none']));
+      expect(join.released).toMatchObject({ wait: 1, silent: 4 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('on releaseAll passes every held run on with the records that came, and with final holds none after', () => {
     const t = target();
-    const join = new AgentTelemetryJoin(t, 0);
-    join.onRunEnd(run());
-    await join.drain();
-    // The agent sends none: the next run passes at once.
+    const join = new AgentTelemetryJoin(t, 600_000);
+    const tooled = run({ toolCalls: [{ callId: 'c1', startTime: T0 + 300, endTime: T0 + 400, isError: false }] });
+    join.onRunEnd(tooled);
+    // Only the call before the tool came: not the turn's answer, so the run is still held.
+    join.addReports(modelCallReports(logs([geminiRecord(T0 + 200, 'stop')])));
     join.onRunEnd(run({ runId: 'run-2', startTime: T0 + 2000, endTime: T0 + 3000 }));
+    expect(join.heldCount).toBe(2);
+    expect(join.releaseAll('signal', true)).toBe(2);
     expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([
-      ['run-1', 'none'],
+      ['run-1', 'joined'],
       ['run-2', 'none'],
     ]);
-    join.addReports(modelCallReports(logs([geminiRecord(T0 + 4500, 'length')])));
-    const join2 = join;
-    join2.onRunEnd(run({ runId: 'run-3', startTime: T0 + 4000, endTime: T0 + 5000 }));
-    expect(t.ends.map((r) => [r.runId, r.stopReason])).toEqual([
-      ['run-1', 'completed'],
-      ['run-2', 'completed'],
-      ['run-3', 'max-tokens'],
-    ]);
+    join.onRunEnd(run({ runId: 'run-3', startTime: T0 + 4000, endTime: T0 + 5000 }));
+    expect(t.ends.map((r) => r.runId)).toEqual(['run-1', 'run-2', 'run-3']);
+    expect(join.heldCount).toBe(0);
+    expect(join.released).toMatchObject({ signal: 2 });
+    expect(join.releaseAll('signal', true)).toBe(0);
+  });
+
+  it('capWait shortens every wait from now, never lengthens one, and reports each early release', () => {
+    vi.useFakeTimers({ now: T0 + 2000 });
+    try {
+      const t = target();
+      const join = new AgentTelemetryJoin(t, 10_000);
+      // The agent reports (another session's call): waits that end are not taken for silence.
+      join.addReports(modelCallReports(logs([geminiRecord(T0 - 5000, 'stop', 'main', 'another-session')])));
+      join.onRunEnd(run());
+      vi.advanceTimersByTime(9_000);
+      let released = 0;
+      join.capWait(2_000, () => (released += 1));
+      // run-1 had 1 s left: its wait is not made longer.
+      vi.advanceTimersByTime(1_000);
+      expect(t.ends.map((r) => r.runId)).toEqual(['run-1']);
+      expect(released).toBe(0);
+      join.onRunEnd(run({ runId: 'run-2', startTime: T0 + 2000, endTime: T0 + 3000 }));
+      vi.advanceTimersByTime(1_999);
+      expect(t.ends.map((r) => r.runId)).toEqual(['run-1']);
+      vi.advanceTimersByTime(1);
+      expect(t.ends.map((r) => [r.runId, r.agentTelemetry])).toEqual([
+        ['run-1', 'none'],
+        ['run-2', 'none'],
+      ]);
+      expect(released).toBe(1);
+      expect(join.released).toMatchObject({ wait: 1, 'end-of-input': 1 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('passes runs of other sources through untouched', () => {

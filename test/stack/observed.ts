@@ -96,8 +96,14 @@ export function tag(span: JaegerSpan, key: string): unknown {
  * Searches Jaeger's query API (the one its UI uses).
  * @param tags exact tag matches, e.g. { 'subagent.stop_reason': 'max-tokens' }
  */
-export async function jaegerTraces(jaeger: string, service: string, tags: Record<string, string> = {}, limit = 1000): Promise<JaegerTrace[]> {
+export async function jaegerTraces(jaeger: string, service: string, tags: Record<string, string> = {}, limit = 1000, sinceMs?: number): Promise<JaegerTrace[]> {
+  // By default the last 2 h; spans stamped earlier (a replayed capture keeps its recorded times) need `sinceMs`.
   const q = new URLSearchParams({ service, limit: String(limit), lookback: '2h' });
+  if (sinceMs !== undefined) {
+    q.set('start', String(Math.floor(sinceMs) * 1000));
+    q.set('end', String((Date.now() + 3_600_000) * 1000));
+    q.delete('lookback');
+  }
   if (Object.keys(tags).length > 0) q.set('tags', JSON.stringify(tags));
   const body = (await getJson(`${jaeger}/api/traces?${q.toString()}`)) as { data: JaegerTrace[] | null };
   return body.data ?? [];

@@ -103,7 +103,8 @@ function endpointOf(protocol: Protocol, secure: boolean): string {
 
 /** Spans by operation name of `service` in Jaeger, of the names `expected` lists, and all of them. */
 async function spansInJaeger(service: string, expected: Readonly<Record<string, number>>): Promise<{ counts: Record<string, number>; total: number }> {
-  const spans = (await jaegerTraces(stack.urls.jaeger, service)).flatMap((trace) => trace.spans);
+  // Since 2020: replay stamps its spans with the capture's recorded times, which age with the repository.
+  const spans = (await jaegerTraces(stack.urls.jaeger, service, {}, 1000, Date.UTC(2020, 0, 1))).flatMap((trace) => trace.spans);
   const counts: Record<string, number> = {};
   for (const span of spans) if (span.operationName in expected) counts[span.operationName] = (counts[span.operationName] ?? 0) + 1;
   return { counts, total: spans.length };

@@ -121,7 +121,22 @@ export function protocolObserver(
 /** A running observation: feed it the forwarded chunks, then `finish` it once. */
 export interface ProxyObservation {
   push(direction: Direction, chunk: Uint8Array, time?: number): void;
+  /**
+   * A direction ended. The end of the client's side (the agent's input) is
+   * the end of the conversation coming: with `--agent-telemetry` no run
+   * waits more than `END_OF_INPUT_WAIT_MS` from then, and what ended is
+   * exported now (`flush`).
+   */
   end(direction: Direction): void;
+  /**
+   * The proxy was signalled: every run that ended is passed on now with
+   * what is known (no wait for the agent's records any more), and exported
+   * (`flush`). Runs still open are closed by `finish`. Idempotent; never
+   * throws.
+   */
+  hurry(): void;
+  /** Exports what telemetry holds now, within the proxy's flush bound, without ending anything. Never rejects. */
+  flush(): Promise<void>;
   /** Writes a line to the proxy's diagnostics log (`SUBAGENT_OTEL_LOG_FILE`; nowhere when unset). */
   log(level: 'info' | 'warn' | 'error', message: string): void;
   /**
@@ -131,8 +146,9 @@ export interface ProxyObservation {
    */
   readonly configurationProblems: Promise<readonly string[]>;
   /**
-   * Closes open runs with `diagnostic`, ends the capture, flushes telemetry
-   * within its bound. @returns the flush report, and the capture file's
+   * Ends both directions, closes open runs with `diagnostic`, lets the
+   * agent's last records in (`--agent-telemetry`, bounded) and passes every
+   * held run on, ends the capture, flushes telemetry within its bound. @returns the flush report, and the capture file's
    * failure when it had one. Never rejects.
    */
   finish(diagnostic: string): Promise<{ readonly telemetry: TelemetryShutdownReport; readonly captureError?: string }>;
@@ -232,19 +248,43 @@ export function startProxyObservation(
       : {}),
   });
 
+  const flush = async (): Promise<void> => {
+    if (!(await telemetry.flush(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS)))) diag.warn('subagent-otel: exporting what had ended did not finish within the flush bound; it is retried at exit');
+  };
+  let inputEnded = false;
+  let hurried = false;
+  let finishing = false;
   return {
     push: (direction, chunk, time) => tap.push(direction, chunk, time),
-    end: (direction) => tap.end(direction),
+    end: (direction) => {
+      tap.end(direction);
+      if (direction !== 'client->agent' || inputEnded || finishing) return;
+      inputEnded = true;
+      agentTelemetry?.inputEnded();
+      void flush();
+    },
+    hurry: () => {
+      if (hurried) return;
+      hurried = true;
+      const released = agentTelemetry?.stopWaiting() ?? 0;
+      diag.info(`subagent-otel: signalled; ${released} run(s) that waited for the agent's records passed on now, exporting what ended`);
+      void flush();
+    },
+    flush,
     log: (level, message) => (level === 'info' ? diag.info(message) : level === 'warn' ? diag.warn(message) : diag.error(message)),
     configurationProblems: problems,
     async finish(diagnostic) {
+      finishing = true;
+      // The bridge ended both directions when it saw them end; a tap told twice does nothing more.
+      tap.end('agent->client');
+      tap.end('client->agent');
       try {
         observer.close(Date.now(), diagnostic);
       } catch (err) {
         diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
       }
       await settled();
-      // Held runs wait for the agent's late records (bounded), then the receiver closes.
+      // The exited agent's last records come in (bounded), every held run is passed on, then the receiver closes.
       if (agentTelemetry !== undefined) await agentTelemetry.finish();
       if (capture !== undefined) {
         const file = capture;

@@ -29,6 +29,14 @@ import type { AgentTelemetry } from '../agent-telemetry.js';
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Signals that end a proxy's conversation: on the first, every run that
+ * ended is passed on and exported at once (the bridge forwards it to a
+ * running agent as before); a second one after the agent exited ends the
+ * proxy without waiting for the flush (decision 0096).
+ */
+export const FINISHING_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 /** Environment variable naming the proxy's diagnostics file (`SUBAGENT_OTEL_LOG_FILE`). */
 const ENV_LOG_FILE = SETTINGS.logFile.env;
 
@@ -123,6 +131,8 @@ export async function runProxy(
     stderr: NodeJS.WritableStream;
     pipes?: Promise<ChildPipes | undefined>;
     onObserving?: () => void;
+    /** Signals handled (see {@link FINISHING_SIGNALS}); `[]` when embedding. */
+    signals?: readonly NodeJS.Signals[];
   },
 ): Promise<ProxyExit> {
   let observation: ProxyObservation | undefined;
@@ -131,7 +141,12 @@ export async function runProxy(
   let agentTelemetry: AgentTelemetry | undefined;
   if (cmd.agentTelemetry === true) {
     const { startAgentTelemetry } = await import('../agent-telemetry.js');
-    agentTelemetry = await startAgentTelemetry(io.env, (message) => io.stderr.write(`subagent-otel proxy: warning: ${message}\n`));
+    agentTelemetry = await startAgentTelemetry(
+      io.env,
+      (message) => io.stderr.write(`subagent-otel proxy: warning: ${message}\n`),
+      // A run whose wait the end of input shortened is exported as soon as it is passed on.
+      () => void observation?.flush(),
+    );
   }
   // Observer errors before the observation loaded cannot happen (chunks are only queued); later ones go to its log.
   const exited = runStdioProxy({
@@ -147,6 +162,46 @@ export async function runProxy(
     onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
   });
 
+  // Installed once the bridge forwards signals (it did so synchronously at the spawn): a signal before that ends the
+  // proxy as it always did, with nothing observed yet; from here on what ended is exported first.
+  let signalled = false;
+  let agentExited = false;
+  let abandon: (() => void) | undefined;
+  const signals = io.signals ?? FINISHING_SIGNALS;
+  const onSignal = (): void => {
+    if (signalled && agentExited) {
+      abandon?.();
+      return;
+    }
+    signalled = true;
+    observation?.hurry();
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+  try {
+    return await observeUntilExit(cmd, io, exited, queue, agentTelemetry, {
+      observing: (ready) => {
+        observation = ready;
+        if (signalled) ready.hurry();
+      },
+      exited: () => {
+        agentExited = true;
+      },
+      abandoned: new Promise<void>((resolve) => (abandon = resolve)),
+    });
+  } finally {
+    for (const signal of signals) process.off(signal, onSignal);
+  }
+}
+
+/** The rest of `runProxy` once the agent runs: load the observation, wait for the exit, finish (or be abandoned). */
+async function observeUntilExit(
+  cmd: ProxyCommand,
+  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; onObserving?: () => void },
+  exited: Promise<ProxyExit>,
+  queue: StartupQueue,
+  agentTelemetry: AgentTelemetry | undefined,
+  hooks: { observing(ready: ProxyObservation): void; exited(): void; readonly abandoned: Promise<void> },
+): Promise<ProxyExit> {
   // The agent runs: now load the observation beside it.
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io, agentTelemetry);
@@ -162,19 +217,20 @@ export async function runProxy(
   };
   queue.drainInto(ready);
   if (queue.overflowed) ready.log('warn', `subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
-  observation = ready;
+  hooks.observing(ready);
   // Checked beside the running agent, never before it: forwarding does not wait for the file system.
   const checked = ready.configurationProblems.then((problems) => {
     if (problems.length > 0) warnOnce(`telemetry configuration problem: ${problems.join('; ')}`);
   });
 
   const exit = await exited;
+  hooks.exited();
   if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
-  ready.end('agent->client');
-  ready.end('client->agent');
   // The check started with the observation and is normally long done; it decides which one line is said.
-  const [finished] = await Promise.all([ready.finish(describeExit(exit)), checked]);
-  const problem = deliveryProblem(finished.telemetry, finished.captureError);
-  if (problem !== undefined) warnOnce(problem);
+  const finishing = Promise.all([ready.finish(describeExit(exit)), checked]).then(([finished]) => {
+    const problem = deliveryProblem(finished.telemetry, finished.captureError);
+    if (problem !== undefined) warnOnce(problem);
+  });
+  await Promise.race([finishing, hooks.abandoned.then(() => ready.log('warn', 'subagent-otel: signalled again while finishing; exiting without waiting for the flush'))]);
   return exit;
 }
