@@ -5,18 +5,21 @@
  * context window and cumulative session cost of `usage_update`, and per tool
  * the ACP kind, title and permission outcome. Also the run span's status
  * description. Reads only `RunRecord` fields; the fields are absent for
- * other sources, so these functions add nothing for them.
+ * other sources, so these functions add nothing for them. Also the run's
+ * diagnostic as telemetry may record it, for runs of any source.
  *
  * @module subagent-otel/telemetry/acp-attributes
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { RunRecord, ToolCallRecord } from '../observe/run-record.js';
+import { DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import { TRUNCATION_MARKER, type ContentPolicy } from './content-policy.js';
 import { describeError, OnceReporter } from './report-once.js';
 import {
   ATTR_GEN_AI_TOOL_TYPE,
   ATTR_SUBAGENT_CONTEXT_WINDOW_SIZE,
   ATTR_SUBAGENT_CONTEXT_WINDOW_USED,
+  ATTR_SUBAGENT_DIAGNOSTIC,
   ATTR_SUBAGENT_ERROR_CODE,
   ATTR_SUBAGENT_ERROR_MESSAGE,
   ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT,
@@ -86,6 +89,24 @@ function recordableText(text: string, policy: ContentPolicy, limit: number, what
  */
 export function recordableErrorMessage(text: string, policy: ContentPolicy): string | undefined {
   return recordableText(text, policy, ERROR_MESSAGE_MAX_LENGTH, 'an error message');
+}
+
+/**
+ * The run's diagnostic on its span: `subagent.diagnostic` (the text of
+ * `SubagentResult.diagnostic` through `recordableText`, within
+ * `DIAGNOSTIC_MAX_BYTES` code units, so a result's diagnostic fits whole
+ * unless the policy caps it) and, for the status description of a run
+ * without a JSON-RPC error (whose text is said there already), the same
+ * text within {@link ERROR_MESSAGE_MAX_LENGTH}. With capture off, a failing
+ * hook or no diagnostic: nothing. Never throws.
+ */
+export function diagnosticAttributes(record: RunRecord, policy: ContentPolicy): { attributes: Attributes; statusSuffix?: string } {
+  if (record.diagnostic === undefined || record.diagnostic === '') return { attributes: {} };
+  const text = recordableText(record.diagnostic, policy, DIAGNOSTIC_MAX_BYTES, 'a diagnostic');
+  if (text === undefined || text === '') return { attributes: {} };
+  const attributes: Attributes = { [ATTR_SUBAGENT_DIAGNOSTIC]: text };
+  if (record.rpcError !== undefined) return { attributes };
+  return { attributes, statusSuffix: capText(text, ERROR_MESSAGE_MAX_LENGTH) };
 }
 
 /**

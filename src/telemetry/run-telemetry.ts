@@ -42,7 +42,7 @@ import { conventionTokenCounts, type RunTokenCounts } from './token-usage.js';
 import type { ContentBlock } from '../wire/content.js';
 import { reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
-import { acpRunAttributes, acpToolAttributes } from './acp-attributes.js';
+import { acpRunAttributes, acpToolAttributes, diagnosticAttributes } from './acp-attributes.js';
 import { inputAttributes } from './input-messages.js';
 import { transcriptRunAttributes } from './transcript-attributes.js';
 import { describeError, OnceReporter } from './report-once.js';
@@ -659,6 +659,8 @@ export class RunTelemetry implements RunListener {
     if (carrier === 'chat') attributes[ATTR_SUBAGENT_USAGE_ROLLUP] = true;
     const acp = acpRunAttributes(record, this.#content);
     Object.assign(attributes, acp.attributes);
+    const diagnostic = diagnosticAttributes(record, this.#content);
+    Object.assign(attributes, diagnostic.attributes);
     let mismatch = false;
     try {
       Object.assign(attributes, outputAttributes(record.output, record.outputSource, this.#content, finishReason));
@@ -683,7 +685,7 @@ export class RunTelemetry implements RunListener {
     const failed = !completed && record.stopReason !== STOP_REASON_VALUE_UNKNOWN;
     if (failed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
-    if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: acp.statusDescription });
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: diagnostic.statusSuffix !== undefined ? `${acp.statusDescription}; ${diagnostic.statusSuffix}` : acp.statusDescription });
 
     const window = runWindow(open.startTime, record.endTime);
     const runContext = trace.setSpan(ROOT_CONTEXT, span);

@@ -157,6 +157,13 @@ export const ATTR_SUBAGENT_ERROR_CODE = 'subagent.error.code' as const;
 /** That error's text (message, plus `data.message` when it says more), capped and through the content policy's redaction hook. */
 export const ATTR_SUBAGENT_ERROR_MESSAGE = 'subagent.error.message' as const;
 /**
+ * The run's diagnostic, exactly `SubagentResult.diagnostic` (what failed: the
+ * agent's exit, a synthetic API error's text, a JSON-RPC error's text),
+ * through the content policy like an error message. Any source.
+ * @example `agent exited with code 3`
+ */
+export const ATTR_SUBAGENT_DIAGNOSTIC = 'subagent.diagnostic' as const;
+/**
  * Where an ACP run's token usage was read: `prompt-response` (`usage`),
  * `prompt-response-session-delta` (the difference of two session totals) or
  * `meta-quota` (`_meta.quota.token_count`).

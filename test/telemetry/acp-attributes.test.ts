@@ -103,6 +103,64 @@ describe('the agent failure on the run span', () => {
   });
 });
 
+describe('the run diagnostic on the run span', () => {
+  const EXIT = 'agent exited with code 3 before answering';
+  const API = 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
+
+  it('carries SubagentResult.diagnostic whole and says it in the status of a failed run', () => {
+    const { run } = endOne(record({ source: 'acp', diagnostic: EXIT }));
+    expect(run?.attributes['subagent.diagnostic']).toBe(EXIT);
+    expect(run?.status).toEqual({ code: SpanStatusCode.ERROR, message: `stop reason: error; ${EXIT}` });
+    const transcript = endOne(record({ source: 'claude-code', stopReason: 'error', diagnostic: API })).run;
+    expect(transcript?.attributes['subagent.diagnostic']).toBe(API);
+    expect(transcript?.status.message).toBe(`stop reason: error; ${API}`);
+  });
+
+  it('keeps a 4096-byte diagnostic whole on the attribute and bounds the status to 1024', () => {
+    const long = 'é'.repeat(2048); // 4096 UTF-8 bytes, the result's cap
+    const { run } = endOne(record({ diagnostic: long }));
+    expect(run?.attributes['subagent.diagnostic']).toBe(long);
+    const status = run?.status.message ?? '';
+    expect(status.startsWith('stop reason: error; éé')).toBe(true);
+    expect(status.length).toBe('stop reason: error; '.length + ERROR_MESSAGE_MAX_LENGTH);
+    expect(status.endsWith('...[truncated]')).toBe(true);
+  });
+
+  it('is said once beside a JSON-RPC error, whose text the status already holds', () => {
+    const { run } = endOne(record({ rpcError: AUTH, diagnostic: AUTH.message }));
+    expect(run?.attributes['subagent.diagnostic']).toBe(AUTH.message);
+    expect(run?.status.message).toBe(`stop reason: error; JSON-RPC error -32603: ${AUTH.message}`);
+  });
+
+  it('goes through the redaction hook, and is left out with capture off or a failing hook', () => {
+    const redact = (json: string): string => json.replace(/sk-[a-z0-9-]+/g, '[key]');
+    const redacted = endOne(record({ diagnostic: 'bad key sk-secret-123' }), { capture: true, redact }).run;
+    expect(redacted?.attributes['subagent.diagnostic']).toBe('bad key [key]');
+    expect(redacted?.status.message).toBe('stop reason: error; bad key [key]');
+    const hidden = [
+      endOne(record({ diagnostic: 'bad key sk-secret-123' }), { capture: false }).run,
+      endOne(record({ diagnostic: 'bad key sk-secret-123' }), { capture: true, redact: () => 'not json' }).run,
+    ];
+    for (const span of hidden) {
+      expect(span?.attributes['subagent.diagnostic']).toBeUndefined();
+      expect(span?.status.message).toBe('stop reason: error');
+    }
+  });
+
+  it('rides on a max-tokens run too, whose status stays an error', () => {
+    const text = "API Error: Claude's response exceeded the 32000 output token maximum.";
+    const { run } = endOne(record({ source: 'claude-code', stopReason: 'max-tokens', diagnostic: text }));
+    expect(run?.attributes['subagent.diagnostic']).toBe(text);
+    expect(run?.status.message).toBe(`stop reason: max-tokens; ${text}`);
+  });
+
+  it('adds nothing to a completed run without a diagnostic', () => {
+    const { run } = endOne(record({ stopReason: 'completed' }));
+    expect(run?.attributes['subagent.diagnostic']).toBeUndefined();
+    expect(run?.status.code).toBe(SpanStatusCode.UNSET);
+  });
+});
+
 describe('usage figures on the run span', () => {
   it('records the context window and the cumulative session cost as their own attributes', () => {
     const { run } = endOne(

@@ -167,6 +167,21 @@ describe('the synthetic layouts and cut-off runs', () => {
     expect(summary.truncationRate).toBe(0.2);
   });
 
+  it('through the built CLI: each cut-off run span carries its diagnostic, the same text the run ends with', async () => {
+    const out = join(dir, 'subagents-2.1-out');
+    const r = await runCli(['replay', '--out', out, join(SYNTHETIC, 'subagents-2.1')], '', QUIET_ENV);
+    expect(r.code).toBe(0);
+    const S = '11111111-1111-4111-8111-111111111111';
+    const runSpan = (id: string) => readSpans(out).find((s) => s.name.startsWith('invoke_agent') && attributes(s)['gen_ai.agent.id'] === id);
+    const cut = runSpan(`claude-code:${S}/agent-a1000001`);
+    const limited = runSpan(`claude-code:${S}/agent-a2000002`);
+    const fine = runSpan(`claude-code:${S}/agent-a3000003`);
+    const CUT = "API Error: Claude's response exceeded the 32000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.";
+    expect([cut && attributes(cut)['subagent.diagnostic'], cut?.status]).toEqual([CUT, { code: 2, message: `stop reason: max-tokens; ${CUT}` }]);
+    expect([limited && attributes(limited)['subagent.diagnostic'], limited?.status?.message]).toEqual(['API Error: Rate limit reached', 'stop reason: error; API Error: Rate limit reached']);
+    expect(fine && attributes(fine)['subagent.diagnostic']).toBeUndefined();
+  });
+
   it('reads the sibling agent-<id>.jsonl layout (2.0.28 to 2.1.1), its Warmup sidechain not a run', async () => {
     const { records, summary } = await replay([join(SYNTHETIC, 'sibling-2.0')]);
     const S = '22222222-2222-4222-8222-222222222222';
