@@ -72,14 +72,15 @@ export function formatRunRowHeader(): string {
 /**
  * One run as a fixed-width row, printable as soon as the run is reported
  * (no table to align first): the agent name (`↳ ` before a run nested under
- * another), the session id (cut to 12 characters), the stop reason, tokens as
+ * another, `… ` before the later part of a run reported before), the session id (cut to 12 characters), the stop reason, tokens as
  * `formatRunTable` counts them (`-` without usage), the cost (`$0.1424`;
  * `?` when nothing could be priced, `-` without a cost), and the output
  * preview, flagged when the parent received something else.
  * @returns the line without a newline. Never throws.
  */
 export function formatRunRow(record: RunRecord, previewWidth = 44): string {
-  const agent = `${record.parentRunId !== undefined ? '↳ ' : ''}${record.agentName}`;
+  // `↳` a delegated run, `…` the later part of a run reported before (watch).
+  const agent = `${record.parentRunId !== undefined ? '↳ ' : ''}${record.continuesRunId !== undefined ? '… ' : ''}${record.agentName}`;
   const cost = record.cost === undefined ? '-' : record.cost.pricedCalls === 0 ? '?' : dollars(record.cost.amount);
   return rowLine([
     cut(agent, ROW_WIDTHS.agent),

@@ -60,6 +60,13 @@ export interface RunStart {
    * among open and recently closed runs.
    */
   readonly traceKey?: string;
+  /**
+   * This run is the later part of run `continuesRunId`, which was reported
+   * before its files grew again (`watch`: a session taken up after its idle
+   * close). Its tool spans take that run's derived ids, so runs it delegates
+   * (whose `parentRunId` is that run) nest under them. Only with `traceKey`.
+   */
+  readonly continuesRunId?: string;
   /** W3C `traceparent` handed in (environment, ACP `_meta`); parents the run span when no parent run exists. */
   readonly traceparent?: string;
   /** W3C `tracestate` handed in with `traceparent`. */

@@ -68,6 +68,7 @@ import {
   ATTR_SUBAGENT_PARENT_SESSION_ID,
   ATTR_SUBAGENT_PROVIDER,
   ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH,
+  ATTR_SUBAGENT_RUN_CONTINUES,
   ATTR_SUBAGENT_RUN_ID,
   ATTR_SUBAGENT_SOURCE,
   ATTR_SUBAGENT_STOP_REASON,
@@ -366,6 +367,7 @@ function identityAttributes(start: RunStart): Attributes {
   putString(attributes, ATTR_SUBAGENT_PROVIDER, start.subagentProvider ?? start.provider);
   putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, start.model);
   putString(attributes, ATTR_SUBAGENT_PARENT_SESSION_ID, start.parentSessionId);
+  putString(attributes, ATTR_SUBAGENT_RUN_CONTINUES, start.continuesRunId);
   return attributes;
 }
 
@@ -732,7 +734,8 @@ export class RunTelemetry implements RunListener {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
-    const planned = this.#plannedIds(record, () => ({ spanId: stableToolSpanId(record.runId, call.callId) }));
+    // The later part of a run takes that run's tool span ids: what it delegates names that run as its parent.
+    const planned = this.#plannedIds(record, () => ({ spanId: stableToolSpanId(record.continuesRunId ?? record.runId, call.callId) }));
     const name = call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL;
     const span = this.#startSpan(planned, name, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });

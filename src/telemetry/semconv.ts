@@ -136,6 +136,11 @@ export const ATTR_SUBAGENT_EMPTY_MESSAGES = 'subagent.empty_messages' as const;
 export const ATTR_SUBAGENT_PARENT_SESSION_ID = 'subagent.parent.session_id' as const;
 /** Run id (same value as `gen_ai.agent.id`, kept for searches across products). */
 export const ATTR_SUBAGENT_RUN_ID = 'subagent.run_id' as const;
+/**
+ * `watch`: the run this one is the later part of (its files grew after it
+ * was reported). @example `claude-code:0b5e…` (this run's id is that plus `@<ISO time>`)
+ */
+export const ATTR_SUBAGENT_RUN_CONTINUES = 'subagent.run.continues' as const;
 /** Subagent provider that ran the child (`spawn`, from `subagent.finished` or the log's descriptor), else the run's model provider. @example `spawn` */
 export const ATTR_SUBAGENT_PROVIDER = 'subagent.provider' as const;
 /** Where the run was observed: `sdk`, `sdk-subagent`, `acp`, `log`. */

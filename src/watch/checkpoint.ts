@@ -16,10 +16,12 @@ import { mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
+import type { ReportedRun } from './continuation.js';
 
 /** What a checkpoint holds. */
 export interface Checkpoint {
-  readonly version: 1;
+  /** 2 since a reported run's output and empty messages are kept too; a version 1 file (end times only) is read as well. */
+  readonly version: 2;
   /** The watched directories (resolved), for the reader of the file. */
   readonly dirs: readonly string[];
   /**
@@ -27,16 +29,23 @@ export interface Checkpoint {
    * the time of the first start without `--history` (0 with it).
    */
   readonly since: number;
-  /** Reported runs: run id to the run's end time (epoch ms). */
-  readonly reported: Readonly<Record<string, number>>;
+  /** Reported runs (history runs too): run id to what was reported of it, its end above all. */
+  readonly reported: Readonly<Record<string, ReportedRun>>;
 }
 
-const CheckpointSchema = z.object({
-  version: z.literal(1),
-  dirs: z.array(z.string()),
-  since: z.number().nonnegative(),
-  reported: z.record(z.string(), z.number()),
+const ReportedRunSchema = z.object({
+  end: z.number(),
+  output: z.string().optional(),
+  emptyMessages: z.number().int().nonnegative().optional(),
 });
+
+const CheckpointSchema = z.union([
+  z.object({ version: z.literal(2), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), ReportedRunSchema) }),
+  // Version 1 kept each run's end time alone.
+  z
+    .object({ version: z.literal(1), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), z.number()) })
+    .transform((v1) => ({ ...v1, version: 2 as const, reported: Object.fromEntries(Object.entries(v1.reported).map(([runId, end]) => [runId, { end }])) })),
+]);
 
 /**
  * The default checkpoint of a watch of `dirs`: one file per set of
@@ -57,7 +66,7 @@ export function defaultCheckpointPath(dirs: readonly string[], env: NodeJS.Proce
 export type LoadedCheckpoint = { readonly ok: true; readonly checkpoint: Checkpoint | undefined } | { readonly ok: false; readonly message: string };
 
 /**
- * Reads the checkpoint at `path`.
+ * Reads the checkpoint at `path` (version 2, or version 1 read as 2).
  * @returns `checkpoint: undefined` when there is none yet; an error message
  *   naming the file when it cannot be read or is not a valid checkpoint.
  *   Never rejects.

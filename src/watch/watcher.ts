@@ -7,7 +7,8 @@
  * Each pass lists the directories, notices files that appeared, grew, were
  * truncated, replaced (another inode under the same name) or deleted, reads
  * again every session with a changed file or one that just went quiet, and
- * hands the runs not reported before to the listener. A session is read
+ * hands the runs not reported before to the listener (of a run reported
+ * before whose files grew since, its later part: `continuation`). A session is read
  * whole each time (its files are re-read from their start), which makes
  * truncation, rotation and half-written last lines harmless: the next pass
  * sees the files as they are. After a pass that reported runs, telemetry is
@@ -28,6 +29,7 @@ import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptPr
 import { TRANSCRIPT_FORMATS } from '../replay/transcripts/formats.js';
 import { classifyTranscript, withCost } from '../replay/transcripts/transcripts.js';
 import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
+import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
 /** Default idle bound: a run whose files record no end is closed after 10 minutes without growth. */
 export const DEFAULT_IDLE_MS = 600_000;
@@ -111,7 +113,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   const formats = options.formats ?? TRANSCRIPT_FORMATS;
   const classify = (head: Parameters<typeof classifyTranscript>[0]) => classifyTranscript(head, formats);
   const since = options.checkpoint?.since ?? (options.history ? 0 : now());
-  const reported = new Map<string, number>(Object.entries(options.checkpoint?.reported ?? {}));
+  const reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
   const dirs = options.dirs.map((dir) => resolve(dir));
   const states = new Map<string, FileState>();
   /** Per session key: the files' signature when the session was last read, and when. */
@@ -142,12 +144,16 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     onRunEnd: (record) => {
       const start = pending.get(record.runId);
       pending.delete(record.runId);
-      if (reported.has(record.runId)) return;
-      reported.set(record.runId, record.endTime);
+      const previous = reported.get(record.runId);
+      if (previous !== undefined && record.endTime <= previous.end) return;
+      reported.set(record.runId, reportedRunOf(record));
       unsaved = true;
       if (record.endTime < since) return; // history: remembered, never reported
-      priced.onRunStart(start ?? record);
-      priced.onRunEnd(record);
+      // A run reported before whose files grew since: only what came after is new (decision 0098).
+      const run = previous === undefined ? record : laterPart(record, previous);
+      if (run === undefined) return;
+      priced.onRunStart(previous === undefined ? (start ?? record) : run);
+      priced.onRunEnd(run);
       runs += 1;
       reportedThisPass += 1;
     },
@@ -221,7 +227,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
           onBytes: () => undefined,
           pause: () => undefined,
           ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-          live: { now: at, idleMs: options.idleMs, isReported: (runId) => reported.has(runId) },
+          live: { now: at, idleMs: options.idleMs, isReported: (runId, endTime) => (reported.get(runId)?.end ?? -Infinity) >= endTime },
         });
       } catch (error) {
         // A format must not reject (its contract); if one does, the session is read again on its next change.
@@ -233,7 +239,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     if (unsaved) {
       await options.flush();
       try {
-        await saveCheckpoint(options.checkpointPath, { version: 1, dirs, since, reported: Object.fromEntries(reported) });
+        await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported) });
         unsaved = false;
         checkpointError = undefined;
       } catch (error) {

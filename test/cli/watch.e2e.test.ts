@@ -142,6 +142,77 @@ describe('watch, on the built command', () => {
     expect(relative(root, checkpoint).startsWith('state')).toBe(true);
   }, 300_000);
 
+  it('reports the later part of a session taken up after its idle close, its usage the rest of the whole, its subagents nested in it', async () => {
+    // The synthetic 2.1 session, ids kept, its times moved to tomorrow (after the watch's start: not history).
+    const source = join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1');
+    const S = '11111111-1111-4111-8111-111111111111';
+    const latest = Date.parse('2026-03-01T10:01:33.200Z');
+    const shift = Date.now() + 86_400_000 - latest;
+    const body = (p: string): string =>
+      readFileSync(join(source, p), 'utf8').replace(/"timestamp":"([^"]+)"/g, (_all, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
+    const projects = join(root, 'taken-up');
+    const out = join(root, 'taken-up-out');
+    const checkpoint = join(root, 'state', 'taken-up.json');
+    const put = (p: string, text: string, append = false): void => {
+      const target = join(projects, p);
+      mkdirSync(dirname(target), { recursive: true });
+      if (append) appendFileSync(target, text);
+      else writeFileSync(target, text);
+    };
+    const main = `-home-user-proj/${S}.jsonl`;
+    const sub = (name: string): string => `-home-user-proj/${S}/subagents/${name}`;
+    const mainLines = body(main).split(/(?<=\n)/);
+    // Part one: the first call delegates T1 and T2, both answer; then the user leaves. Line 9 is the next call (T3).
+    expect(mainLines[8]).toContain('"id":"msg_A2"');
+    put(main, mainLines.slice(0, 8).join(''));
+    for (const name of ['agent-a1000001.jsonl', 'agent-a1000001.meta.json', 'agent-a2000002.jsonl', 'agent-aside_question-0123456789abcdef.jsonl']) put(sub(name), body(sub(name)));
+
+    const watching = spawnCli(['watch', '--json', '--interval', '0.2', '--idle', '3', '--checkpoint', checkpoint, '--out', out, projects], QUIET_ENV);
+    const done = finished(watching);
+    const rootId = `claude-code:${S}`;
+    const reportedIds = (): string[] => (existsSync(checkpoint) ? Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, unknown> }).reported) : []);
+    // The session closes once quiet for the idle bound (3 s), with its two children.
+    await until('the session closed at the idle bound', () => (reportedIds().includes(rootId) ? true : undefined));
+    // The user comes back: T3 and the workflow run, the session answers and ends its turn.
+    for (const name of ['agent-a3000003.meta.json', 'agent-a3000003.jsonl', 'workflows/wf_demo01/journal.jsonl', 'workflows/wf_demo01/agent-aw00001.jsonl']) put(sub(name), body(sub(name)));
+    put(main, mainLines.slice(8).join(''), true);
+    const runSpans = () => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')) : []);
+    await until('six run spans', () => (runSpans().length >= 6 ? true : undefined));
+    watching.kill('SIGTERM');
+    const stopped = await done;
+    expect(stopped.code, stopped.stderr.toString('utf8')).toBe(0);
+
+    const lines = stopped.stdout
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { runId: string; continuesRunId?: string; stopReason: string; usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }; output: unknown });
+    const first = lines.find((l) => l.runId === rootId);
+    const later = lines.find((l) => l.continuesRunId === rootId);
+    const figures = (l: (typeof lines)[number] | undefined) => (l === undefined ? undefined : [l.usage.inputTokens, l.usage.outputTokens, l.usage.cacheReadTokens, l.usage.cacheWriteTokens]);
+    // msg_A1 alone (lines 3-5, one call); then msg_A2, msg_A3, msg_A4 (lines 9, 11, 14): by hand from the file.
+    expect(figures(first)).toEqual([3, 120, 1000, 100]);
+    expect(figures(later)).toEqual([3 + 3 + 6, 40 + 30 + 11, 1100 + 1300 + 1400, 200 + 0 + 300]);
+    // Together, the session's figures as the independent count in the fixture's README has them: [15, 201, 4800, 600].
+    expect([0, 1, 2, 3].map((i) => (figures(first)?.[i] ?? 0) + (figures(later)?.[i] ?? 0))).toEqual([15, 201, 4800, 600]);
+    expect([first?.stopReason, later?.stopReason]).toEqual(['unknown', 'completed']);
+    expect(later?.output).toEqual([{ type: 'text', text: 'All done: the report is ready.' }]);
+    expect(later?.runId.startsWith(`${rootId}@`)).toBe(true);
+    expect(lines.map((l) => l.runId).sort()).toEqual([...new Set(lines.map((l) => l.runId))].sort());
+    expect(lines).toHaveLength(6);
+
+    // One trace; T3, delegated after the session was taken up, nests under the later part's Agent tool span.
+    const spans = readSpans(out);
+    const span = (id: string) => spans.find((s) => s.name.startsWith('invoke_agent') && attributes(s)['subagent.run_id'] === id);
+    const laterSpan = span(later?.runId ?? '');
+    const t3 = span(`${rootId}/agent-a3000003`);
+    const t3Tool = spans.find((s) => s.spanId === t3?.parentSpanId);
+    expect([t3Tool?.name, t3Tool?.parentSpanId === laterSpan?.spanId]).toEqual(['execute_tool Agent', true]);
+    expect(laterSpan && attributes(laterSpan)['subagent.run.continues']).toBe(rootId);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    expect(laterSpan?.parentSpanId ?? '').toBe('');
+  }, 300_000);
+
   it('refuses a checkpoint or an output directory inside a watched directory, and a missing directory', async () => {
     const projects = join(root, 'refuse');
     mkdirSync(projects);

@@ -9,10 +9,11 @@
  * checkpoint; every run must be reported exactly once.
  *
  * The scripted format: a file whose line 1 is `{"scripted":"<session>"}`,
- * then one line per record `{"run":"<id>","t":<ms>,"end":<bool>}`; a run
- * ends at its `end: true` record, or when its file has been quiet for the
- * idle bound.
+ * then one line per record `{"run":"<id>","t":<ms>,"end":<bool>}` (with
+ * `"u":<n>`: the call reported n input tokens); a run ends at its
+ * `end: true` record, or when its file has been quiet for the idle bound.
  */
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,13 +45,13 @@ const scripted: TranscriptFormat = {
       }
       if (item.line === 1) continue;
       records += 1;
-      const record = JSON.parse(Buffer.from(item.bytes).toString('utf8')) as { run: string; t: number; end: boolean };
+      const record = JSON.parse(Buffer.from(item.bytes).toString('utf8')) as { run: string; t: number; end: boolean; u?: number };
       let run = runs.get(record.run);
       if (run === undefined) {
         run = { builder: new TranscriptRunBuilder({ runId: record.run, source: 'claude-code', agentName: 'scripted', startTime: record.t, traceKey: session.key }), ended: false };
         runs.set(record.run, run);
       }
-      run.builder.call({ time: record.t, content: [{ type: 'text', text: `at ${record.t}` }] });
+      run.builder.call({ time: record.t, content: [{ type: 'text', text: `at ${record.t}` }], ...(record.u !== undefined ? { usage: { inputTokens: record.u, outputTokens: 1 } } : {}) });
       if (record.end) {
         run.ended = true;
         run.builder.noteStop({ reason: 'completed', inferredFrom: 'scripted:end' });
@@ -60,8 +61,9 @@ const scripted: TranscriptFormat = {
     const live = context.live;
     const quiet = live !== undefined && file.mtimeMs < live.now - live.idleMs;
     for (const [runId, run] of runs) {
-      if (live !== undefined && (live.isReported(runId) || (!run.ended && !quiet))) continue;
+      if (live !== undefined && !run.ended && !quiet) continue;
       const record = run.builder.finish();
+      if (live?.isReported(runId, record.endTime) === true) continue;
       context.listener.onRunStart(record);
       context.listener.onRunEnd(record);
       reported += 1;
@@ -82,7 +84,9 @@ function workspace(): { dir: string; state: string; checkpoint: string } {
   return { dir, state, checkpoint: join(state, 'checkpoint.json') };
 }
 
-const line = (run: string, t: number, end = false): string => `${JSON.stringify({ run, t, end })}\n`;
+const line = (run: string, t: number, end = false, u?: number): string => `${JSON.stringify({ run, t, end, ...(u !== undefined ? { u } : {}) })}\n`;
+/** The checkpoint's digest of a scripted run's output (`at <t>`), computed here as its format is documented: the first 32 hex of SHA-256 of the output's JSON. */
+const digestOf = (t: number): string => createHash('sha256').update(JSON.stringify([{ type: 'text', text: `at ${t}` }])).digest('hex').slice(0, 32);
 const header = (session: string): string => `${JSON.stringify({ scripted: session })}\n`;
 /** Sets a file's mtime (seconds since the epoch from ms) so that "quiet" is decided by the test's clock. */
 const touch = (path: string, ms: number): void => utimesSync(path, ms / 1000, ms / 1000);
@@ -158,7 +162,7 @@ describe('watch', () => {
     expect(r.records[0]?.steps).toHaveLength(3);
     expect(r.problems).toEqual([]);
     const saved = await loadCheckpoint(ws.checkpoint);
-    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: T0 + 3 });
+    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: T0 + 3, output: digestOf(T0 + 3), emptyMessages: 0 } });
     expect(r.flushes).toBe(1);
   });
 
@@ -220,6 +224,56 @@ describe('watch', () => {
     expect(second.reported).toEqual(['r2', 'r3']);
     const third = await watch(ws, { startAt: T0 + 20, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
     expect(third.reported).toEqual([]);
+  });
+
+  it('reports the later part of a run closed at the idle bound when its file grows again, once, across a restart', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const TAKEN_UP = T0 + 61_000;
+    const first = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (c) => put(file, header('s1') + line('r1', T0 + 1, false, 10), c),
+        (c) => {
+          c.t += 61_000; // quiet: r1 closes as the file says
+        },
+        (c) => add(file, line('r1', TAKEN_UP, false, 20), c), // the user comes back to the session
+        (c) => {
+          c.t += 61_000;
+        },
+      ],
+    });
+    expect(first.reported).toEqual(['r1', `r1@${new Date(T0 + 1).toISOString()}`]);
+    expect(first.passes.map((p) => p.runsReported)).toEqual([0, 0, 1, 0, 1]);
+    const [whole, later] = first.records;
+    expect([whole?.usage.inputTokens, whole?.steps.length, whole?.output]).toEqual([10, 1, [{ type: 'text', text: `at ${T0 + 1}` }]]);
+    expect([later?.continuesRunId, later?.usage.inputTokens, later?.steps.length, later?.startTime, later?.endTime]).toEqual(['r1', 20, 1, TAKEN_UP, TAKEN_UP]);
+    expect([later?.output, later?.stopReason, later?.traceKey]).toEqual([[{ type: 'text', text: `at ${TAKEN_UP}` }], 'unknown', 'scripted:s1']);
+    const saved = await loadCheckpoint(ws.checkpoint);
+    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: TAKEN_UP, output: digestOf(TAKEN_UP), emptyMessages: 0 } });
+
+    // A restart reads the session again: nothing new.
+    const second = await watch(ws, { startAt: T0 + 200_000, checkpoint: saved.ok ? saved.checkpoint : undefined, steps: [] });
+    expect(second.reported).toEqual([]);
+    // Taken up once more while the watch was down: the part after the last report, once.
+    add(file, line('r1', T0 + 300_000, false, 30), { t: T0 + 300_000 });
+    const third = await watch(ws, { startAt: T0 + 400_000, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    expect(third.reported).toEqual([`r1@${new Date(TAKEN_UP).toISOString()}`]);
+    expect([third.records[0]?.usage.inputTokens, third.records[0]?.steps.length]).toEqual([30, 1]);
+  });
+
+  it('reads a version 1 checkpoint (end times only) and reports only what came after those ends', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    put(file, header('s1') + line('r1', T0 + 1, true, 10) + line('r2', T0 + 2, false, 10) + line('r2', T0 + 5, true, 7), { t: T0 + 5 });
+    writeFileSync(ws.checkpoint, JSON.stringify({ version: 1, dirs: [ws.dir], since: T0, reported: { r1: T0 + 1, r2: T0 + 2 } }));
+    const loaded = await loadCheckpoint(ws.checkpoint);
+    expect(loaded.ok && loaded.checkpoint).toEqual({ version: 2, dirs: [ws.dir], since: T0, reported: { r1: { end: T0 + 1 }, r2: { end: T0 + 2 } } });
+    const r = await watch(ws, { startAt: T0 + 10, checkpoint: loaded.ok ? loaded.checkpoint : undefined, steps: [] });
+    expect(r.reported).toEqual([`r2@${new Date(T0 + 2).toISOString()}`]);
+    expect(r.records[0]?.usage.inputTokens).toBe(7);
+    const saved = await loadCheckpoint(ws.checkpoint);
+    expect(saved.ok && saved.checkpoint?.version).toBe(2);
   });
 
   it('skips the history on a first start unless asked for it', async () => {

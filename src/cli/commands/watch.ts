@@ -118,6 +118,8 @@ function runLine(record: RunRecord): Record<string, unknown> {
     agentName: record.agentName,
     ...(record.sessionId !== undefined ? { sessionId: record.sessionId } : {}),
     ...(record.parentRunId !== undefined ? { parentRunId: record.parentRunId } : {}),
+    ...(record.continuesRunId !== undefined ? { continuesRunId: record.continuesRunId } : {}),
+    ...(record.diagnostic !== undefined ? { diagnostic: record.diagnostic } : {}),
     startTime: new Date(record.startTime).toISOString(),
     endTime: new Date(record.endTime).toISOString(),
     stopReason: record.stopReason,

@@ -263,11 +263,11 @@ export async function readClaudeCodeSession(session: TranscriptSession, context:
   });
 }
 
-/** Whether a finished run may be reported now: always in a replay; in watch, once its end is recorded or its file is quiet, and never twice. */
+/** Whether a finished run may be reported now: always in a replay; in watch, once its end is recorded or its file is quiet, and never twice with the same end. */
 function mayReport(outcome: ClaudeRunOutcome, session: TranscriptSession, context: TranscriptReadContext): boolean {
   const live = context.live;
   if (live === undefined) return true;
-  if (live.isReported(outcome.record.runId)) return false;
+  if (live.isReported(outcome.record.runId, outcome.record.endTime)) return false;
   if (outcome.isEnded) return true;
   const path = outcome.fileKey === 'main' ? session.files.find((f) => f.info.facts['role'] === 'main')?.path : outcome.fileKey;
   const file = session.files.find((f) => f.path === path);

@@ -198,7 +198,7 @@ interface ReadThread {
  * before parents. With `context.live`, a run is reported only once its file,
  * and every descendant's, has been quiet for `live.idleMs` (a Codex thread
  * can take another turn at any time: a turn's end does not end the run),
- * and never when `live.isReported` says it was.
+ * and never when `live.isReported` says it was, up to its file's last change.
  *
  * @returns one result per file of the session. Never rejects.
  */
@@ -234,8 +234,12 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
     const id = file?.info.facts['threadId'] ?? '';
     const kids = childrenOf.get(id) ?? [];
     for (const kid of kids) decide(kid, seen);
-    const reported = live?.isReported(codexRunId(id)) ?? false;
-    const kidsDone = kids.every((kid) => reportable.get(kid) === true || (live?.isReported(codexRunId(files[kid]?.info.facts['threadId'] ?? '')) ?? false));
+    // Asked before the file is read, with its mtime (never before its last record): a thread that grew since its report is read again.
+    const reported = file !== undefined && (live?.isReported(codexRunId(id), file.mtimeMs) ?? false);
+    const kidsDone = kids.every((kid) => {
+      const kidFile = files[kid];
+      return reportable.get(kid) === true || (kidFile !== undefined && (live?.isReported(codexRunId(kidFile.info.facts['threadId'] ?? ''), kidFile.mtimeMs) ?? false));
+    });
     reportable.set(index, !reported && file !== undefined && isQuiet(file) && kidsDone);
     needed.set(index, reportable.get(index) === true || kids.some((kid) => needed.get(kid) === true));
   };

@@ -100,8 +100,15 @@ export interface TranscriptLive {
    * been quiet this long (no growth, mtime older than `now - idleMs`).
    */
   readonly idleMs: number;
-  /** Runs already reported in an earlier pass or before a restart: never reported again. */
-  readonly isReported: (runId: string) => boolean;
+  /**
+   * Whether run `runId` was reported (in an earlier pass or before a
+   * restart) with an end at or after `endTime` (epoch ms): then it is not
+   * reported again. A run reported with an earlier end has grown since (its
+   * session was taken up again): it is reported again, and `watch` emits
+   * only its later part. A reader that decides before reading a file may
+   * ask with the file's mtime, which is never before its last record.
+   */
+  readonly isReported: (runId: string, endTime: number) => boolean;
 }
 
 /** What {@link TranscriptFormat.read} is given. */

@@ -119,7 +119,7 @@ interface FileRead {
  * reported once its end is recorded (a subagent whose parent recorded the
  * delegating call finished) or its file has been quiet for `idleMs`, and
  * when every run nested under it is reported too; runs `isReported` says
- * were reported are skipped; legacy documents, rewritten whole on every
+ * were reported with this end are skipped; legacy documents, rewritten whole on every
  * change, are read only once every legacy document of the session is quiet.
  * @returns one result per file. Never rejects.
  */
@@ -177,7 +177,7 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
   for (const run of geminiCliRuns(recordings, session.key, context.agentName !== undefined ? { agentName: context.agentName } : {})) {
     const runId = run.start.runId;
     if (live !== undefined) {
-      if (live.isReported(runId)) continue;
+      if (live.isReported(runId, run.record.endTime)) continue;
       const file = byPath.get(run.path);
       const isReady = (run.isEnded || (file !== undefined && isQuiet(file))) && !deferred.has(runId);
       if (!isReady) {

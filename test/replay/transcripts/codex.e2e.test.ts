@@ -438,6 +438,27 @@ describe('live mode (watch)', () => {
     expect(run(recorded.runs, A).parentToolCallId).toBe('call_spawn_a');
   });
 
+  it('reads again a thread whose file changed after its report, asking with the file’s mtime', async () => {
+    const { recorded, context } = recorder();
+    const quiet = NOW - 10 * IDLE; // every file's mtime here
+    // B was reported with an end before its file's last change: it grew since. The others were reported as they are.
+    const ends = new Map([
+      [`codex:${P}`, quiet],
+      [`codex:${A}`, quiet],
+      [`codex:${G}`, quiet],
+      [`codex:${B}`, quiet - 1],
+    ]);
+    const asked: Array<[string, number]> = [];
+    const isReported = (id: string, end: number): boolean => {
+      asked.push([id, end]);
+      return (ends.get(id) ?? -Infinity) >= end;
+    };
+    await readTranscripts(await files([]), context({ live: { now: NOW, idleMs: IDLE, isReported } }));
+    expect(recorded.runs.map((r) => r.runId)).toEqual([`codex:${B}`]);
+    expect(asked.every(([, end]) => end === quiet)).toBe(true);
+    expect(run(recorded.runs, B).parentToolCallId).toBeDefined();
+  });
+
   it('reads no file whose run, and every descendant’s, was reported', async () => {
     const { recorded, context } = recorder();
     const all = new Set([`codex:${P}`, `codex:${A}`, `codex:${G}`, `codex:${B}`]);
