@@ -39,13 +39,13 @@ const ReportedRunSchema = z.object({
   emptyMessages: z.number().int().nonnegative().optional(),
 });
 
-const CheckpointSchema = z.union([
-  z.object({ version: z.literal(2), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), ReportedRunSchema) }),
+const CHECKPOINT_SCHEMAS = {
+  2: z.object({ version: z.literal(2), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), ReportedRunSchema) }),
   // Version 1 kept each run's end time alone.
-  z
+  1: z
     .object({ version: z.literal(1), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), z.number()) })
     .transform((v1) => ({ ...v1, version: 2 as const, reported: Object.fromEntries(Object.entries(v1.reported).map(([runId, end]) => [runId, { end }])) })),
-]);
+} as const;
 
 /**
  * The default checkpoint of a watch of `dirs`: one file per set of
@@ -85,9 +85,13 @@ export async function loadCheckpoint(path: string): Promise<LoadedCheckpoint> {
   } catch (error) {
     return { ok: false, message: `the checkpoint ${path} is not JSON (${(error as Error).message}); move it away to start over, or give another with --checkpoint` };
   }
-  const parsed = CheckpointSchema.safeParse(value);
-  if (!parsed.success) {
-    return { ok: false, message: `the checkpoint ${path} is not a subagent-otel watch checkpoint (${parsed.error.issues[0]?.message ?? 'invalid'}); move it away to start over, or give another with --checkpoint` };
+  const version = value !== null && typeof value === 'object' ? (value as { version?: unknown }).version : undefined;
+  const schema = version === 1 || version === 2 ? CHECKPOINT_SCHEMAS[version] : undefined;
+  const parsed = schema?.safeParse(value);
+  if (parsed === undefined || !parsed.success) {
+    const issue = parsed?.error.issues[0];
+    const why = parsed === undefined ? `version ${JSON.stringify(version) ?? 'missing'}, this subagent-otel reads 1 and 2` : `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+    return { ok: false, message: `the checkpoint ${path} is not a subagent-otel watch checkpoint (${why}); move it away to start over, or give another with --checkpoint` };
   }
   return { ok: true, checkpoint: parsed.data };
 }

@@ -330,6 +330,12 @@ describe('the checkpoint', () => {
     writeFileSync(ws.checkpoint, '{"version":2}');
     const wrong = await loadCheckpoint(ws.checkpoint);
     expect(!wrong.ok && wrong.message).toContain('is not a subagent-otel watch checkpoint');
+    writeFileSync(ws.checkpoint, '{"version":2,"dirs":[],"since":0,"reported":{"r1":"x"}}');
+    const field = await loadCheckpoint(ws.checkpoint);
+    expect(!field.ok && field.message).toContain('(reported.r1: Invalid input: expected object, received string)');
+    writeFileSync(ws.checkpoint, '{"version":3,"dirs":[],"since":0,"reported":{}}');
+    const newer = await loadCheckpoint(ws.checkpoint);
+    expect(!newer.ok && newer.message).toContain('(version 3, this subagent-otel reads 1 and 2); move it away to start over, or give another with --checkpoint');
     expect(await loadCheckpoint(join(ws.state, 'none.json'))).toEqual({ ok: true, checkpoint: undefined });
   });
 });
