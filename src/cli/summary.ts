@@ -155,6 +155,11 @@ export function formatStopReasonSummary(summary: ReplaySummary): string {
   const notRuns = new Map<string, number>();
   for (const file of summary.files) if (file.what !== undefined && file.runs === 0 && !file.isSkipped) notRuns.set(file.what, (notRuns.get(file.what) ?? 0) + 1);
   for (const [what, count] of notRuns) lines.push(`read, no run: ${grouped(count)} × ${what}`);
+  const unknown = Object.entries(summary.unknownRecords ?? {});
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 8).map(([key, count]) => `${key} × ${grouped(count)}`);
+    lines.push(`records of types not known to this version, read past: ${shown.join(', ')}${unknown.length > 8 ? `, and ${unknown.length - 8} more types` : ''}`);
+  }
   return lines.join('\n');
 }
 

@@ -18,9 +18,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { ByteLineReader, FEED_SLICE_BYTES, detectCompression, type ByteLineItem, type LogCompression } from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, decodeUtf8Line } from '../wire/ndjson.js';
+import { decodeUtf8Line } from '../wire/ndjson.js';
+import { errorText } from '../wire/error-text.js';
 import type { NativeTranscriptFormat } from '../observe/run-record.js';
-import type { TranscriptFileInfo, TranscriptHead } from './transcripts/format.js';
+import type { TranscriptFileInfo, TranscriptHead } from '../transcripts/format.js';
 
 /** What a replayable file holds: a durable session log, a capture, raw NDJSON JSON-RPC, or a coding agent's transcript. */
 export type InputFormat = 'log' | 'capture' | 'ndjson' | NativeTranscriptFormat;
@@ -220,28 +221,59 @@ export async function sniffFile(path: string, options: SniffOptions = {}): Promi
     const session = format === 'log' ? sessionOf(line1) : undefined;
     return { ok: true, format, compression, ...(session !== undefined ? { session } : {}) };
   }
+  let seen: readonly unknown[] = line1 !== undefined ? [line1] : [];
   if (options.classifyTranscript !== undefined && compression === 'plain') {
-    // A document spanning lines (a pretty-printed JSON chat) needs more than line 1: its first bytes.
-    const prefix = head.isComplete && line1 !== undefined ? text.text : await readTextPrefix(path);
-    const transcript = options.classifyTranscript({ path, firstLine: line1, prefix });
+    // The first record that identifies a transcript need not be line 1 (Claude Code 2.1.8x starts with a
+    // `permission-mode` record), and a document spanning lines (a pretty-printed JSON chat) needs more than
+    // line 1: the formats see the file's first bytes and every whole JSON line in them.
+    const prefix = await readTextPrefix(path);
+    const records = prefix.text === '' ? seen : prefixRecords(prefix.text, prefix.isWholeFile);
+    seen = records;
+    const transcript = options.classifyTranscript({ path, firstLine: line1, prefix: prefix.text === '' ? text.text : prefix.text, records });
     if (transcript !== undefined) return { ok: true, format: transcript.format, compression, transcript };
   }
-  return {
-    ok: false,
-    code: 'unrecognized',
-    message: 'line 1 is neither a session log header, a capture header, a JSON-RPC message nor a Claude Code, Codex or Gemini CLI transcript record: not a session log, capture or transcript',
-  };
+  return { ok: false, code: 'unrecognized', message: unrecognizedMessage(seen) };
 }
 
-/** One line of {@link readLines}, or a defect. */
-export type InputLine =
-  | { readonly kind: 'line'; readonly line: number; readonly bytes: Uint8Array }
-  | {
-      readonly kind: 'problem';
-      readonly line: number;
-      readonly code: 'oversized-line' | 'torn-tail' | 'corrupt-zstd' | 'unreadable';
-      readonly message: string;
-    };
+/** Most JSON lines of a file's first bytes the transcript formats are shown. */
+export const SNIFF_MAX_RECORDS = 64;
+
+/**
+ * The whole JSON lines of a file's first bytes, parsed, in file order (at
+ * most {@link SNIFF_MAX_RECORDS}): every line ended by a newline, and the
+ * last one when `isWholeFile`. A line that is not JSON is left out.
+ */
+export function prefixRecords(prefix: string, isWholeFile: boolean): unknown[] {
+  const lines = prefix.split('\n');
+  if (!isWholeFile) lines.pop(); // cut by the window
+  const records: unknown[] = [];
+  for (const line of lines) {
+    if (records.length >= SNIFF_MAX_RECORDS) break;
+    const trimmed = line.trim();
+    if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) continue;
+    const value = parseLine(trimmed);
+    if (value !== undefined) records.push(value);
+  }
+  return records;
+}
+
+/** Why no format claimed a file, naming what its first records were. */
+function unrecognizedMessage(records: readonly unknown[]): string {
+  const what = 'neither a session log header, a capture header, a JSON-RPC message nor a Claude Code, Codex or Gemini CLI transcript record';
+  if (records.length === 0) return `line 1 is ${what}: not a session log, capture or transcript`;
+  const kinds = [...new Set(records.map(describeRecord))].slice(0, 8);
+  return `no record of the ${records.length} JSON line(s) read from the file's start is ${what} (seen: ${kinds.join(', ')}): not a session log, capture or transcript`;
+}
+
+/** A record in a few words: its `type` when it has one, else its first keys. */
+function describeRecord(value: unknown): string {
+  if (value === null || typeof value !== 'object') return value === null ? 'null' : typeof value;
+  if (Array.isArray(value)) return 'an array';
+  const type = (value as Record<string, unknown>)['type'];
+  if (typeof type === 'string') return `type ${JSON.stringify(type.slice(0, 40))}`;
+  return `an object with ${Object.keys(value).slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(', ') || 'no keys'}`;
+}
+
 
 /** Options of {@link sniffFile}. */
 export interface SniffOptions {
@@ -249,101 +281,13 @@ export interface SniffOptions {
   readonly maxZstdWindowBytes?: number;
   /**
    * Asked about a plain-text file that is none of the project's own formats:
-   * whether it is a coding agent's transcript (`replay/transcripts`). Default
+   * whether it is a coding agent's transcript (`transcripts/`). Default
    * none: such a file is `unrecognized`.
    */
   readonly classifyTranscript?: (head: TranscriptHead) => TranscriptFileInfo | undefined;
 }
 
-/** Options of {@link readLines}. */
-export interface ReadLinesOptions {
-  /** Longest line delivered, in bytes; longer ones become `oversized-line`. Default 16 MiB. */
-  readonly maxLineBytes?: number;
-}
 
-/**
- * Reads NDJSON lines from bytes that are plain text or concatenated zstd
- * frames (detected by magic bytes). Yields each `\n`-terminated line with its
- * 1-based number (a trailing `\r` removed). A last line without `\n` is
- * yielded when it is a complete JSON value (only its newline is missing) and
- * is a `torn-tail` problem otherwise; input ending inside a zstd frame is a
- * `torn-tail` problem after the lines decoded before it. Undecodable zstd
- * data is `corrupt-zstd` and ends reading; an error thrown by `source`
- * becomes `unreadable` (line 0) and ends reading. Never throws; memory is
- * bounded by `maxLineBytes` plus one decompressed slice. Yields the lines of
- * each slice read as one batch (a line per step of an async iteration costs
- * as much as splitting it).
- */
-export async function* readLineBatches(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<readonly InputLine[], void, undefined> {
-  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const reader = new ByteLineReader({ maxLineBytes });
-  let lineCount = 0;
-  /** The items as input lines and problems; `stop` once reading must end. */
-  const toLines = (items: readonly ByteLineItem[]): { lines: InputLine[]; stop: boolean } => {
-    const lines: InputLine[] = [];
-    for (const item of items) {
-      switch (item.kind) {
-        case 'line':
-          lineCount += 1;
-          lines.push({ kind: 'line', line: lineCount, bytes: item.bytes });
-          break;
-        case 'oversized':
-          lineCount += 1;
-          lines.push({ kind: 'problem', line: lineCount, code: 'oversized-line', message: `line of ${item.length} bytes exceeds the ${maxLineBytes}-byte limit; skipped` });
-          break;
-        case 'corrupt-zstd':
-          lines.push({
-            kind: 'problem',
-            line: lineCount + 1,
-            code: 'corrupt-zstd',
-            message: `undecodable zstd data after line ${lineCount} (${item.reason}); the rest of the file is not read`,
-          });
-          return { lines, stop: true };
-        case 'tail': {
-          lineCount += 1;
-          const tail = item.line;
-          if (tail.kind === 'line' && isCompleteJson(tail.bytes)) {
-            lines.push({ kind: 'line', line: lineCount, bytes: tail.bytes });
-          } else {
-            const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
-            lines.push({ kind: 'problem', line: lineCount, code: 'torn-tail', message: `line ${lineCount} is incomplete: ${length} bytes without a final newline; skipped` });
-          }
-          if (item.isTornFrame) lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
-          break;
-        }
-        case 'torn-frame':
-          lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
-          break;
-        case 'empty':
-          break;
-      }
-    }
-    return { lines, stop: false };
-  };
-
-  try {
-    for await (const chunk of source) {
-      for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-        const { lines, stop } = toLines(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
-        if (lines.length > 0) yield lines;
-        if (stop) return;
-      }
-    }
-  } catch (error) {
-    yield [{ kind: 'problem', line: 0, code: 'unreadable', message: `reading stopped: ${errorText(error)}` }];
-    return;
-  }
-  const rest = toLines(await reader.end()).lines;
-  if (rest.length > 0) yield rest;
-}
-
-/**
- * {@link readLineBatches} one line at a time: the same lines and problems, in
- * the same order. Never throws.
- */
-export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
-  for await (const batch of readLineBatches(source, options)) yield* batch;
-}
 
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
 async function readFirstLine(path: string, options: SniffOptions): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
@@ -387,20 +331,20 @@ async function readFirstLine(path: string, options: SniffOptions): Promise<{ byt
   return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };
 }
 
-/** The first {@link SNIFF_MAX_BYTES} of a plain file as text (a cut character dropped); empty when unreadable or not UTF-8. */
-async function readTextPrefix(path: string): Promise<string> {
+/** The first {@link SNIFF_MAX_BYTES} of a plain file as text (a cut character dropped; empty when unreadable or not UTF-8), and whether that is the whole file. */
+async function readTextPrefix(path: string): Promise<{ text: string; isWholeFile: boolean }> {
   try {
     const handle = await open(path, 'r');
     try {
       const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_MAX_BYTES), 0, SNIFF_MAX_BYTES, 0);
       const decoded = decodeUtf8Prefix(buffer.subarray(0, bytesRead));
-      return decoded.ok ? decoded.text : '';
+      return { text: decoded.ok ? decoded.text : '', isWholeFile: bytesRead < SNIFF_MAX_BYTES };
     } finally {
       await handle.close();
     }
   } catch {
     // EACCES/EIO/ENOENT between sniffing line 1 and here: no prefix, so no format claims the file (reported as unrecognized).
-    return '';
+    return { text: '', isWholeFile: false };
   }
 }
 
@@ -449,18 +393,6 @@ function decodeUtf8Prefix(bytes: Uint8Array): { ok: true; text: string } | { ok:
   }
 }
 
-function isCompleteJson(bytes: Uint8Array): boolean {
-  const decoded = decodeUtf8Line(bytes);
-  if (!decoded.ok) return false;
-  try {
-    JSON.parse(decoded.text);
-    return true;
-  } catch {
-    // SyntaxError: the line was cut before its end.
-    return false;
-  }
-}
-
 function hasReplaySuffix(name: string): boolean {
   return REPLAY_FILE_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
@@ -487,12 +419,4 @@ async function realOrResolved(path: string): Promise<string> {
     // ENOENT: the directory does not exist (yet); compare by its resolved path.
     return resolve(path);
   }
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code !== undefined && !error.message.startsWith(code) ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
 }

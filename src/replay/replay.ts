@@ -41,9 +41,10 @@ import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
 import { conventionTokenCounts } from '../telemetry/token-usage.js';
-import { expandPaths, readLines, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
-import type { TranscriptFile } from './transcripts/format.js';
-import { classifyTranscript, readTranscripts } from './transcripts/transcripts.js';
+import { expandPaths, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
+import { readLines } from '../wire/input-lines.js';
+import type { TranscriptFile } from '../transcripts/format.js';
+import { classifyTranscript, readTranscripts } from '../transcripts/transcripts.js';
 import { fileChunks } from '../wire/file-chunks.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
@@ -123,6 +124,8 @@ export interface FileSummary {
    * what it is. Such a file is read (not skipped) and gives no run.
    */
   readonly what?: string;
+  /** A coding agent's records of types its reader does not know, by type: read past (decision 0099). */
+  readonly unknownRecords?: Readonly<Record<string, number>>;
 }
 
 /** Runs of one stop reason. */
@@ -157,6 +160,12 @@ export interface ReplaySummary {
   readonly problems: number;
   /** Files of which nothing was replayed, and records (or file tails) skipped in files that were. */
   readonly skipped: { readonly files: number; readonly records: number };
+  /**
+   * Records of coding agents' transcripts whose type the reader does not
+   * know, by `<format> <type>`: read past, never a problem, never a reason
+   * to skip a file (decision 0099). Empty when there were none.
+   */
+  readonly unknownRecords: Readonly<Record<string, number>>;
 }
 
 /**
@@ -274,6 +283,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
         problems: problemCount,
         isSkipped: result.isSkipped,
         ...(info?.kind === 'sidecar' && info.what !== undefined ? { what: info.what } : {}),
+        ...(result.unknownRecords !== undefined ? { unknownRecords: result.unknownRecords } : {}),
       });
     }
   }
@@ -577,8 +587,21 @@ class SummaryListener implements RunListener {
       ...(costed.length > 0 || this.#unpriced.size > 0 ? { cost: { amountUsd: costed.reduce((sum, e) => sum + (e.costUsd ?? 0), 0), unpricedModels: [...this.#unpriced].sort() } } : {}),
       problems,
       skipped: { ...skipped },
+      unknownRecords: unknownRecordTotals(files),
     };
   }
+}
+
+/** The files' unknown record types summed by `<format> <type>`, most first. */
+function unknownRecordTotals(files: readonly FileSummary[]): Record<string, number> {
+  const totals = new Map<string, number>();
+  for (const file of files) {
+    for (const [type, count] of Object.entries(file.unknownRecords ?? {})) {
+      const key = `${file.format ?? 'unknown'} ${type}`;
+      totals.set(key, (totals.get(key) ?? 0) + count);
+    }
+  }
+  return Object.fromEntries([...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)));
 }
 
 function guard(fn: () => void): void {

@@ -25,9 +25,9 @@
 import { resolve, sep } from 'node:path';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { expandPaths, sniffFile } from '../replay/input-files.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptProblem, TranscriptSession } from '../replay/transcripts/format.js';
-import { TRANSCRIPT_FORMATS } from '../replay/transcripts/formats.js';
-import { classifyTranscript, withCost } from '../replay/transcripts/transcripts.js';
+import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptProblem, TranscriptSession } from '../transcripts/format.js';
+import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
+import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
 import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
 import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 

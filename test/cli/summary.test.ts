@@ -73,6 +73,7 @@ describe('formatStopReasonSummary', () => {
     mismatches: 1,
     problems: 2,
     skipped: { files: 1, records: 1 },
+    unknownRecords: {},
   };
 
   it('renders runs, share and tokens per stop reason with a total, then truncation rate, mismatches and skips', () => {
@@ -89,6 +90,11 @@ describe('formatStopReasonSummary', () => {
         'files: 1 read, 1 skipped; records skipped: 1',
       ].join('\n'),
     );
+  });
+
+  it('names the record types read past, by format, most first', () => {
+    const withUnknown: ReplaySummary = { ...summary, unknownRecords: { 'claude-code permission-mode': 1_200, 'codex turn_summary': 3 } };
+    expect(formatStopReasonSummary(withUnknown).split('\n').at(-1)).toBe('records of types not known to this version, read past: claude-code permission-mode × 1,200, codex turn_summary × 3');
   });
 
   it('says so when there were no runs', () => {

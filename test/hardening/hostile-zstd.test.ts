@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readDurableLogFile, type DurableLogRecord } from '../../src/wire/durable-log.js';
 import { fileChunks } from '../../src/wire/file-chunks.js';
-import { readLines, sniffFile, type InputLine } from '../../src/replay/input-files.js';
+import { sniffFile } from '../../src/replay/input-files.js';
+import { readLines, type InputLine } from '../../src/wire/input-lines.js';
 import { replayPaths, type ReplayProblem } from '../../src/replay/replay.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hostile-zstd-'));

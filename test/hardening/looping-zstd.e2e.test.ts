@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compressZstdFrame, writeDurableLogFile } from '../../src/fixtures/durable-log-writer.js';
-import { readLines, type InputLine } from '../../src/replay/input-files.js';
+import { readLines, type InputLine } from '../../src/wire/input-lines.js';
 import { replayPaths, type ReplayProblem } from '../../src/replay/replay.js';
 import { fileChunks } from '../../src/wire/file-chunks.js';
 import { runCli } from '../helpers/cli.js';

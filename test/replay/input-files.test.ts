@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compressZstdFrame, skippableZstdFrame } from '../../src/fixtures/durable-log-writer.js';
-import { expandPaths, readLines, sniffFile, type InputLine } from '../../src/replay/input-files.js';
+import { expandPaths, sniffFile } from '../../src/replay/input-files.js';
+import { readLines, type InputLine } from '../../src/wire/input-lines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'input-files-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -173,6 +173,7 @@ describe('replayPaths', () => {
       mismatches: 1,
       problems: 0,
       skipped: { files: 0, records: 0 },
+      unknownRecords: {},
     });
   });
 

@@ -1,7 +1,7 @@
 /**
  * The watch loop against real files in a temporary directory, with a
  * scripted transcript format as its peer (the real formats are tested with
- * their own files in test/replay/transcripts/ and end to end in
+ * their own files in test/transcripts/ and end to end in
  * test/cli/watch.e2e.test.ts). Each test scripts the files pass by pass
  * (`onPass` runs between two passes) on a clock it sets, so no verdict
  * depends on the machine's speed: files appear, grow, are cut mid-line,
@@ -18,11 +18,11 @@ import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TranscriptRunBuilder } from '../../src/observe/transcript/transcript-run.js';
+import { TranscriptRunBuilder } from '../../src/transcripts/transcript-run.js';
 import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
 import { fileChunks } from '../../src/wire/file-chunks.js';
-import { readLines } from '../../src/replay/input-files.js';
-import type { TranscriptFormat, TranscriptProblem } from '../../src/replay/transcripts/format.js';
+import { readLines } from '../../src/wire/input-lines.js';
+import type { TranscriptFormat, TranscriptProblem } from '../../src/transcripts/format.js';
 import { loadCheckpoint, type Checkpoint } from '../../src/watch/checkpoint.js';
 import { watchTranscripts, type WatchPass } from '../../src/watch/watcher.js';
 
