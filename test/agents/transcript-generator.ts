@@ -44,6 +44,7 @@ export const PLANS: readonly Plan[] = [
   { agent: 'codex', scenario: 'delegate-hang', folder: 'interrupted', cancel: true },
   { agent: 'gemini', scenario: 'delegate', folder: 'invoke' },
   { agent: 'gemini', scenario: 'delegate-cut', folder: 'child-cut' },
+  { agent: 'gemini', scenario: 'delegate-hang', folder: 'interrupted', cancel: true },
 ];
 
 /** The transcript format folder of each agent under `test/transcripts/`. */

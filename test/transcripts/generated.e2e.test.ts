@@ -308,4 +308,11 @@ describe('Gemini CLI 0.61, generated here', () => {
     });
     expect(facts(spans, ids.parent)).toMatchObject({ output: PARENT_ANSWER, input: 2400, cacheRead: 400, outputTokens: 34 });
   });
+
+  it('subagent interrupted by session/cancel: aborted (its parent received the invoke_agent error "Aborted")', async () => {
+    const { code, stderr, spans, ids } = await scenario('interrupted');
+    expect([code, stderr]).toEqual([0, '']);
+    expect(facts(spans, ids.child)).toMatchObject({ stopReason: 'aborted', output: '', input: 0, outputTokens: 0, parentTool: 'execute_tool invoke_agent' });
+    expect(facts(spans, ids.parent)).toMatchObject({ input: 1200, cacheRead: 200, outputTokens: 17 });
+  });
 });
