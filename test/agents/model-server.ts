@@ -29,7 +29,12 @@
  *   `run_shell_command`) running `echo tool-ran | tee tool-ran.txt`, a
  *   command that writes, so that every agent asks permission; once the
  *   request carries the tool's result, "The tool said: done." and a normal
- *   stop.
+ *   stop;
+ * - the delegation scenarios of {@link DELEGATION_SCENARIOS}: the parent
+ *   calls the agent's delegation tool with a prompt carrying a
+ *   `child:<answer|cut|hang>#<nonce>` marker; a turn's request whose
+ *   conversation names that marker before any `scenario:` marker is the
+ *   subagent's, answered as its kind says (a `hang` request is held open).
  *
  * Bounded: request bodies over 8 MiB are refused with 413, the request log
  * keeps the last 200 entries, and `close()` ends every open connection.
