@@ -55,6 +55,10 @@ export interface AcpPeer {
   closeThenSignal(graceMs: number, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; signalled: boolean }>;
   /** Sends `signal` to the process now (not its group). */
   signal(signal: NodeJS.Signals): void;
+  /** Sends the ACP `session/cancel` notification for `sessionId` (the editor's stop button). */
+  cancel(sessionId: string): Promise<void>;
+  /** Asks the agent to switch `sessionId` to the session mode `modeId` (`session/set_mode`). */
+  setMode(sessionId: string, modeId: string): Promise<void>;
 }
 
 const STDERR_KEEP = 64 * 1024;
@@ -221,6 +225,12 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
     },
     signal(signal) {
       if (child.pid !== undefined) process.kill(child.pid, signal);
+    },
+    cancel(sessionId) {
+      return connection.agent.notify(methods.agent.session.cancel, { sessionId });
+    },
+    async setMode(sessionId, modeId) {
+      await connection.agent.request(methods.agent.session.setMode, { sessionId, modeId });
     },
     async closeThenSignal(graceMs, signal) {
       child.stdin.end();
