@@ -4,7 +4,7 @@
  * each line once, and the peak memory of the command doing it.
  *
  * The history is copies of the real public sessions in
- * `test/transcripts/claude-code/real/` (`lib/claude-history.mjs`: fresh ids,
+ * `../shared/transcripts/claude-code/real/` (the workspace's real sessions; not part of the project) (`lib/claude-history.mjs`: fresh ids,
  * same bytes otherwise) laid out as `~/.claude/projects` is.
  *
  * Measured (MB/s of transcript text, the same bytes for every figure):
@@ -37,7 +37,7 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-transcripts-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const history = join(work, 'claude');
 progress('transcripts', `writing a Claude Code history of at least ${(MIN_BYTES / 1e6).toFixed(0)} MB from the real sessions`);
-const written = writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
+const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
 const megabytes = written.bytes / 1e6;
 progress('transcripts', `${megabytes.toFixed(0)} MB in ${written.files.toLocaleString('en-US')} files (${written.copies} copies of the sessions)`);
 

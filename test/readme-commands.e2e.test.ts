@@ -156,9 +156,8 @@ describe('installing and following the README', () => {
     const cwd = realpathSync(mkdtempSync(join(root, 'user-')));
     let env = userEnv(bin);
     if (heading.startsWith('## Subagents')) {
-      // The user's home holds the real public sessions the README shows, under a project folder as Claude Code names them.
-      const project = join(cwd, '.claude', 'projects', '-home-me-spotter');
-      cpSync(join(ROOT, 'test', 'transcripts', 'claude-code', 'real'), project, { recursive: true, filter: (src) => !/(README\.md|LICENSE)$/.test(src) });
+      // Run from a copy of the clone's generated sessions, at the path the README names.
+      cpSync(join(ROOT, 'test', 'transcripts', 'claude-code', 'generated'), join(cwd, 'test', 'transcripts', 'claude-code', 'generated'), { recursive: true });
       env = { ...env, HOME: cwd };
     } else if (heading !== '## Quickstart') {
       try {

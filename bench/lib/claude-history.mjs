@@ -1,6 +1,6 @@
 /**
  * A large Claude Code history for the transcript benchmark, made from the
- * real sessions committed under `test/transcripts/claude-code/real/`: copies
+ * real sessions in the workspace's `../shared/transcripts/claude-code/real/`: copies
  * of each session directory (the session file, its `subagents/` files and
  * sidecars) under `projects/-bench-<k>/`, each copy with fresh session and
  * agent ids (the ids replaced in file names and contents alike), until the

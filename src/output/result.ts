@@ -174,10 +174,11 @@ export function reportedOutputMatches(
 }
 
 /**
- * The answer a selection hands its parent: the string `result` argument of
- * its last tool call when it has one (a child that finishes by calling a tool
- * with its answer, as Gemini CLI's subagents call `complete_task`), else its
- * text. Never throws.
+ * The answer a selection hands its parent: the `result` argument of its last
+ * tool call when it has one (a child that finishes by calling a tool with its
+ * answer, as Gemini CLI's subagents call `complete_task`; an object answer as
+ * JSON indented by two, as the parent receives it), else its text. Never
+ * throws.
  */
 function answerOf(selected: readonly ContentBlock[]): string {
   for (let i = selected.length - 1; i >= 0; i -= 1) {
@@ -187,6 +188,8 @@ function answerOf(selected: readonly ContentBlock[]): string {
     try {
       const args = JSON.parse(block.arguments) as { result?: unknown } | null;
       if (typeof args?.result === 'string') return args.result;
+      // An object answer (Gemini CLI 0.6x `complete_task {result: {response}}`) reaches the parent as JSON, indented by two.
+      if (args?.result !== undefined && args.result !== null) return JSON.stringify(args.result, null, 2);
     } catch {
       // Arguments that are not JSON (a truncated call) carry no answer: the text stands.
     }

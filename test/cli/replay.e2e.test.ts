@@ -162,7 +162,7 @@ describe('replay of session log directories', () => {
 describe('replay into a pipe whose reader goes away', () => {
   it('drops its rows, not its work: exit 0 and every run in the trace file (replay ... | head)', async () => {
     const out = mkdtempSync(join(tmpdir(), 'replay-epipe-'));
-    const child = spawnCli(['replay', '--no-progress', '--out', out, join(ROOT, 'test', 'transcripts', 'claude-code', 'real')], { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });
+    const child = spawnCli(['replay', '--no-progress', '--out', out, join(ROOT, 'test', 'transcripts', 'claude-code', 'generated')], { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });
     const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const err: Buffer[] = [];
       child.stderr.on('data', (c: Buffer) => err.push(c));
@@ -174,7 +174,8 @@ describe('replay into a pipe whose reader goes away', () => {
     const r = await exited;
     expect(r.stderr).not.toContain('EPIPE');
     expect(r.code).toBe(0);
-    expect(readSpans(out).filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(7);
+    // Six scenarios, each a session and one subagent (test/transcripts/claude-code/generated/README.md).
+    expect(readSpans(out).filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(12);
     rmSync(out, { recursive: true, force: true });
   });
 });

@@ -283,15 +283,19 @@ describe('Gemini CLI 0.61, generated here', () => {
   it('invoked subagent: completed, its answer the complete_task response its parent received', async () => {
     const { code, stderr, spans, ids } = await scenario('invoke');
     expect([code, stderr]).toEqual([0, '']);
+    // The rule selects the last non-empty message: the complete_task call, whose result argument is the answer the parent received.
     expect(facts(spans, ids.child)).toEqual({
       stopReason: 'completed',
-      output: CHILD_ANSWER,
+      output: '',
       input: 900,
       cacheRead: 100,
       outputTokens: 11,
       parentTool: 'execute_tool invoke_agent',
       match: true,
     });
+    const child = runSpan(spans, ids.child);
+    const selected = JSON.parse(String(child && attributes(child)['subagent.output'])) as Array<{ type: string; name?: string; arguments?: string }>;
+    expect(selected.map((b) => [b.type, b.name, b.arguments && (JSON.parse(b.arguments) as unknown)])).toEqual([['tool-call', 'complete_task', { result: { response: CHILD_ANSWER } }]]);
     expect(facts(spans, ids.parent)).toMatchObject({ output: PARENT_ANSWER, input: 2400, cacheRead: 400, outputTokens: 34 });
   });
 

@@ -20,7 +20,7 @@ import { Buffer } from 'node:buffer';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
-import { CLAUDE_NON_CHAIN_RECORDS, isClaudeChainLine, isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from './records.js';
+import { isClaudeChainLine, isKnownClaudeRecordType, isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from './records.js';
 import { ClaudeCodeSessionReader, CLAUDE_CODE, type ClaudeRunOutcome } from './runs.js';
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
 import { readLineBatches } from '../../wire/input-lines.js';
@@ -334,7 +334,7 @@ async function readFile(file: TranscriptFile, context: TranscriptReadContext, ta
         continue;
       }
       tally.records += 1;
-      if (parsed.kind === 'other' && !Object.hasOwn(CLAUDE_NON_CHAIN_RECORDS, parsed.type)) {
+      if (parsed.kind === 'other' && !isKnownClaudeRecordType(parsed.type)) {
         tally.unknown ??= new Map();
         tally.unknown.set(parsed.type, (tally.unknown.get(parsed.type) ?? 0) + 1);
       }

@@ -259,6 +259,11 @@ export function isClaudeCodeLine(value: unknown): boolean {
   return Object.hasOwn(CLAUDE_NON_CHAIN_RECORDS, type) && (CLAUDE_NON_CHAIN_RECORDS[type]?.(r) ?? false);
 }
 
+/** Whether Claude Code records of `type` are known to this reader (chain lines and {@link CLAUDE_NON_CHAIN_RECORDS}); others are counted as unknown and read past. */
+export function isKnownClaudeRecordType(type: string): boolean {
+  return CHAIN_TYPES.has(type) || Object.hasOwn(CLAUDE_NON_CHAIN_RECORDS, type);
+}
+
 /** Whether `value` is a chain line: `user`, `assistant`, `system`, `progress` or `attachment` with string `uuid` and `sessionId` and a `parentUuid` member. Never throws. */
 export function isClaudeChainLine(value: unknown): boolean {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;

@@ -437,6 +437,8 @@ export function parentResultEvidence(call: GeminiToolCallEntry): TranscriptStop 
     case 'cancelled':
       return { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:parent-result:cancelled` };
     case 'error':
+      // 0.6x: a subagent the user cancelled leaves its delegating call an error whose response is `{"error": "Aborted"}`.
+      if (text.trim() === 'Aborted') return { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:parent-result:aborted` };
       return { reason: 'error', inferredFrom: `${GEMINI_CLI}:parent-result:error`, ...(diagnostic !== '' ? { diagnostic } : {}) };
     case 'success':
       break;

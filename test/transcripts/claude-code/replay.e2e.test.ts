@@ -15,9 +15,12 @@ import { replayPaths, type ReplayProblem } from '../../../src/replay/replay.js';
 import { classifyClaudeCode, claudeCodeFormat, groupClaudeCode } from '../../../src/transcripts/claude-code/files.js';
 import type { TranscriptFile, TranscriptLive } from '../../../src/transcripts/format.js';
 import { attributes, readSpans, runCli } from '../../helpers/cli.js';
+import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
 import { ROOT } from '../../helpers/paths.js';
 
-const REAL = join(ROOT, 'test/transcripts/claude-code/real');
+const SHARED_REAL = sharedTranscripts('claude-code/real');
+const HAS_REAL = SHARED_REAL !== undefined;
+const REAL = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const SYNTHETIC = join(ROOT, 'test/transcripts/claude-code/synthetic');
 const dir = mkdtempSync(join(tmpdir(), 'claude-code-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,7 +63,7 @@ const SUB = '491e126e-1e71-469c-ade2-fcc8af567c74';
 const HEAVY = 'd6e0bada-1959-4eec-a9d2-0bfade768d8f';
 const ORPHAN = '6c2214d7-b87e-4432-8e41-22ba294ea584';
 
-describe('the real Claude Code 2.1.38/2.1.39 sessions', () => {
+describe.runIf(HAS_REAL)('the real Claude Code 2.1.38/2.1.39 sessions', () => {
   it('gives one run per session file and per subagent, linked to their Task calls, with usage deduplicated', async () => {
     const { records, problems, summary } = await replay([REAL]);
     expect(problems).toEqual([]);
@@ -252,7 +255,7 @@ describe('records this reader does not know, and a subagent the user stopped (2.
   });
 });
 
-describe('damaged Claude Code files', () => {
+describe.runIf(HAS_REAL)('damaged Claude Code files', () => {
   it('reports bad lines with file and line and reads the rest into the same run', async () => {
     const root = join(dir, 'damaged');
     mkdirSync(root);

@@ -20,10 +20,13 @@ import type { TranscriptFile, TranscriptProblem, TranscriptReadContext } from '.
 import { classifyTranscript, readTranscripts } from '../../../src/transcripts/transcripts.js';
 import { isTextBlock, type ContentBlock } from '../../../src/wire/content.js';
 import { attributes, readSpans, runCli } from '../../helpers/cli.js';
+import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const FIXTURES = join(ROOT, 'test/transcripts/codex');
-const REAL = join(FIXTURES, 'real');
+const SHARED_REAL = sharedTranscripts('codex/real');
+const HAS_REAL = SHARED_REAL !== undefined;
+const REAL = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const SPAWN = join(FIXTURES, 'synthetic/spawn');
 const SPAWN_V2 = join(FIXTURES, 'synthetic/spawn-v2');
 const TRUNCATED = join(FIXTURES, 'synthetic/truncated');
@@ -103,7 +106,7 @@ function marker(text: string): string {
   return /len=\d+ sha=[0-9a-f]+/.exec(text)?.[0] ?? text;
 }
 
-describe('the real Codex 0.104 rollouts (madshn/localpush)', () => {
+describe.runIf(HAS_REAL)('the real Codex 0.104 rollouts (madshn/localpush)', () => {
   it('classifies each as a session of its own thread and groups six sessions of one file each', async () => {
     const files = await transcriptFiles(REAL);
     expect(files.map((f) => [f.info.format, f.info.kind, f.info.facts['threadId']])).toEqual([
@@ -473,7 +476,7 @@ describe('live mode (watch)', () => {
   });
 });
 
-describe('the built CLI', () => {
+describe.runIf(HAS_REAL)('the built CLI', () => {
   it('replays the synthetic spawn session into one trace with each child under its spawn_agent tool span', async () => {
     const out = join(scratch, 'cli-spawn');
     const done = await runCli(['replay', SPAWN, '--out', out], '', { TRACEPARENT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });

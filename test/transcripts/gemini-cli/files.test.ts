@@ -12,10 +12,14 @@ import type { RunRecord, RunStart } from '../../../src/observe/run-record.js';
 import { expandPaths, isTranscriptJsonName, sniffFile } from '../../../src/replay/input-files.js';
 import type { TranscriptFile, TranscriptLive, TranscriptProblem, TranscriptReadContext } from '../../../src/transcripts/format.js';
 import { classifyGeminiCli, GEMINI_CLI_MAX_DOCUMENT_BYTES, groupGeminiCli, readGeminiCliSession } from '../../../src/transcripts/gemini-cli/files.js';
+import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const SAMPLES = join(ROOT, 'test', 'transcripts', 'gemini-cli');
-const REAL = join(SAMPLES, 'real', 'chats');
+const SHARED_REAL = sharedTranscripts('gemini-cli/real');
+const HAS_REAL = SHARED_REAL !== undefined;
+const REAL_ROOT = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
+const REAL = join(REAL_ROOT, 'chats');
 const SYNTHETIC = join(SAMPLES, 'synthetic');
 const MAIN_ID = '5b1e0c2a-7f3d-4e8a-9c21-0d6f4a3b8e11';
 const CHILD_ID = 'c0ffee00-1111-4222-8333-944455556666';
@@ -63,7 +67,7 @@ function capture(live?: TranscriptLive): Captured {
 
 const order = (captured: Captured): string[] => captured.events.map(([kind, value]) => `${kind} ${value.runId}`);
 
-describe('classifyGeminiCli', () => {
+describe.runIf(HAS_REAL)('classifyGeminiCli', () => {
   it('tells a legacy document by its first bytes', async () => {
     const file = await transcriptFile(join(REAL, 'session-2025-11-19T20-11-809f21a5.json'));
     expect(file.info).toEqual({ format: 'gemini-cli', kind: 'session', facts: { sessionId: '809f21a5-9153-422a-89cd-d4bc4da2bec7', kind: 'main', layout: 'legacy' } });
@@ -110,7 +114,7 @@ describe('legacy subagent documents in their parent session folder (gemini-cli 0
   });
 });
 
-describe('groupGeminiCli', () => {
+describe.runIf(HAS_REAL)('groupGeminiCli', () => {
   it('puts a subagent with its main session, main first, and legacy documents by their shared session id', async () => {
     const files = await Promise.all([
       transcriptFile(join(SYNTHETIC, 'jsonl-subagent', CHILD_FILE)),
@@ -118,7 +122,7 @@ describe('groupGeminiCli', () => {
       transcriptFile(join(REAL, 'session-2026-01-02T03-27-ae691289.json')),
       transcriptFile(join(REAL, 'session-2026-01-02T03-26-ae691289.json')),
     ]);
-    expect(groupGeminiCli(files).map((session) => [session.key, session.files.map((file) => file.path.slice(SAMPLES.length + 1))])).toEqual([
+    expect(groupGeminiCli(files).map((session) => [session.key, session.files.map((file) => (file.path.startsWith(REAL_ROOT) ? join('real', file.path.slice(REAL_ROOT.length + 1)) : file.path.slice(SAMPLES.length + 1)))])).toEqual([
       [`gemini-cli:${MAIN_ID}`, [join('synthetic', 'jsonl-subagent', MAIN_FILE), join('synthetic', 'jsonl-subagent', CHILD_FILE)]],
       ['gemini-cli:ae691289-637c-454c-bf1e-e4ce2dad4260', [join('real', 'chats', 'session-2026-01-02T03-26-ae691289.json'), join('real', 'chats', 'session-2026-01-02T03-27-ae691289.json')]],
     ]);
@@ -132,7 +136,7 @@ async function sessionOf(dir: string): Promise<ReturnType<typeof groupGeminiCli>
   return session;
 }
 
-describe('readGeminiCliSession', () => {
+describe.runIf(HAS_REAL)('readGeminiCliSession', () => {
   it('reports the subagent before the main session, each start right before its end, pausing after each, counting bytes', async () => {
     const dir = join(SYNTHETIC, 'jsonl-subagent');
     const captured = capture();

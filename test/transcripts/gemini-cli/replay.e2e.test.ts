@@ -11,9 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attributes, readSpans, runCli, type OtlpSpan } from '../../helpers/cli.js';
+import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const SAMPLES = join(ROOT, 'test', 'transcripts', 'gemini-cli');
+const SHARED_REAL = sharedTranscripts('gemini-cli/real');
+const HAS_REAL = SHARED_REAL !== undefined;
+const REAL_ROOT = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const out = mkdtempSync(join(tmpdir(), 'gemini-cli-e2e-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -40,9 +44,9 @@ const childrenNamed = (spans: readonly OtlpSpan[], span: OtlpSpan | undefined, p
 const attrs = (span: OtlpSpan | undefined): Record<string, unknown> => (span === undefined ? {} : attributes(span));
 const stops = (summary: Summary): Record<string, number> => Object.fromEntries(summary.stopReasons.map((entry) => [entry.stopReason, entry.runs]));
 
-describe('replay of real Gemini CLI 0.2x legacy chats', () => {
+describe.runIf(HAS_REAL)('replay of real Gemini CLI 0.2x legacy chats', () => {
   it('gives one run per document, the 0.22 subagents nested under their delegate_to_agent calls, usage as recorded', async () => {
-    const { code, summary, spans, stderr } = await replay('real', [join(SAMPLES, 'real')]);
+    const { code, summary, spans, stderr } = await replay('real', [REAL_ROOT]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(summary.runs).toBe(10);
@@ -83,7 +87,7 @@ describe('replay of real Gemini CLI 0.2x legacy chats', () => {
   });
 
   it('ends a subagent at its last record, not at the lastUpdated a later start rewrote with the summary', async () => {
-    const { spans } = await replay('real-summary', [join(SAMPLES, 'real')]);
+    const { spans } = await replay('real-summary', [REAL_ROOT]);
     const main = runSpan(spans, 'gemini-cli:9330d511-4926-4229-a4b7-f13824f66b81');
     expect(attrs(main)).toMatchObject({
       'subagent.stop_reason': 'unknown',
@@ -106,7 +110,7 @@ describe('replay of real Gemini CLI 0.2x legacy chats', () => {
   });
 
   it('reads the stop of each chat from its last notices', async () => {
-    const { spans } = await replay('real-stops', [join(SAMPLES, 'real')]);
+    const { spans } = await replay('real-stops', [REAL_ROOT]);
     const stopOf = (runId: string): [unknown, unknown] => {
       const found = attrs(runSpan(spans, runId));
       return [found['subagent.stop_reason'], found['subagent.stop_reason.inferred_from']];
