@@ -9,20 +9,24 @@
  * @module subagent-otel/corpus/main
  */
 import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import { checkCorpus, CheckError, type CheckResult } from './check.js';
 
-const USAGE = `Usage: npm run corpus -- [--json] [--verbose] <file-or-directory...>
+const USAGE = `Usage: npm run corpus -- [--json] [--verbose] [--cli <file>] <file-or-directory...>
 
 Replays every transcript under the folders with the built subagent-otel CLI and checks,
 without expected values, that replay agrees with the files (docs/TRANSCRIPTS.md, "The corpus check").
   --json      the report as one JSON document on stdout
   --verbose   also list what could not be checked, and why
+  --cli <f>   the subagent-otel CLI whose replay is checked (default: the built dist/cli/subagent-otel.js)
 Exit code 0: every invariant holds; 1: a violation; 2: usage error or replay could not run.
 `;
 
 function table(result: CheckResult, verbose: boolean): string {
-  const rel = (p: string): string => relative(process.cwd(), p) || p;
+  const rel = (p: string): string => {
+    const r = relative(process.cwd(), p);
+    return r === '' || r.startsWith('..') || isAbsolute(r) ? p : r;
+  };
   const lines: string[] = [];
   lines.push(`corpus: ${result.paths.map(rel).join(' ')}: ${result.files} files, ${result.runs} runs`);
   const width = Math.max(...result.rows.map((r) => r.name.length));
@@ -43,10 +47,17 @@ function table(result: CheckResult, verbose: boolean): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function main(argv: readonly string[]): Promise<number> {
+async function main(args: readonly string[]): Promise<number> {
+  const argv = [...args];
+  const at = argv.indexOf('--cli');
+  const cli = at === -1 ? undefined : argv.splice(at, 2)[1];
   const flags = new Set(argv.filter((a) => a.startsWith('--')));
   const paths = argv.filter((a) => !a.startsWith('--'));
-  const unknown = [...flags].filter((f) => f !== '--json' && f !== '--verbose');
+  const unknown = [...flags].filter((f) => f !== '--json' && f !== '--verbose' && f !== '--help');
+  if (at !== -1 && (cli === undefined || !existsSync(cli))) {
+    process.stderr.write(`corpus: --cli needs an existing file${cli !== undefined ? ` (${cli} does not exist)` : ''}\n${USAGE}`);
+    return 2;
+  }
   if (flags.has('--help')) {
     process.stdout.write(USAGE);
     return 0;
@@ -62,7 +73,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let result: CheckResult;
   try {
-    result = await checkCorpus(paths);
+    result = await checkCorpus(paths, cli !== undefined ? { cli } : {});
   } catch (error) {
     if (!(error instanceof CheckError)) throw error;
     process.stderr.write(`corpus: ${error.message}\n`);
