@@ -9,7 +9,7 @@
  * @module subagent-otel/corpus/claude-code
  */
 import { dirname, sep } from 'node:path';
-import { NO_TOKENS, type ExpectedRun, type Nesting, type Received } from './facts.js';
+import { NO_TOKENS, type EndRecord, type ExpectedRun, type Nesting, type Received } from './facts.js';
 import { arr, num, obj, str, type Line, type Obj, type ReadFile } from './records.js';
 import type { Tokens } from './spans.js';
 
@@ -86,15 +86,17 @@ function tokensOf(recs: readonly { o: Obj }[], skipIds: ReadonlySet<string>, par
 }
 
 /** The last user or assistant record, described when it is an API error or an interrupt. */
-function endsIn(recs: readonly { n: number; o: Obj }[]): string | undefined {
+function endsIn(recs: readonly { n: number; o: Obj }[]): EndRecord | undefined {
   const last = [...recs].reverse().find((r) => r.o['type'] === 'user' || isAssistant(r.o));
   if (last === undefined) return undefined;
   const message = obj(last.o['message']);
   if (isAssistant(last.o) && (last.o['isApiErrorMessage'] === true || (message?.['model'] === '<synthetic>' && contentText(message['content']).startsWith('API Error')))) {
-    return `line ${last.n}: an API error record (${str(last.o['error']) ?? contentText(message?.['content']).slice(0, 60)})`;
+    const text = contentText(message?.['content']);
+    const cut = last.o['error'] === 'max_output_tokens' || /exceeded the \d+ output token maximum/.test(text);
+    return { what: `line ${last.n}: an API error record (${str(last.o['error']) ?? text.slice(0, 60)})`, ...(cut ? { implies: 'max-tokens' as const } : {}) };
   }
   if (last.o['type'] === 'user' && contentText(message?.['content']).startsWith('[Request interrupted by user')) {
-    return `line ${last.n}: an interrupt record ("${contentText(message?.['content']).slice(0, 60)}")`;
+    return { what: `line ${last.n}: an interrupt record ("${contentText(message?.['content']).slice(0, 60)}")`, implies: 'aborted' };
   }
   return undefined;
 }
@@ -268,6 +270,6 @@ export function claudeCodeExpectations(files: readonly ReadFile[]): ExpectedRun[
   });
 }
 
-function withEnd(end: string | undefined): { endsIn?: string } {
+function withEnd(end: EndRecord | undefined): { endsIn?: EndRecord } {
   return end === undefined ? {} : { endsIn: end };
 }

@@ -9,7 +9,7 @@
  *
  * @module subagent-otel/corpus/codex
  */
-import { NO_TOKENS, type ExpectedRun, type Nesting, type Received } from './facts.js';
+import { NO_TOKENS, type EndRecord, type ExpectedRun, type Nesting, type Received } from './facts.js';
 import { arr, num, obj, str, type Obj, type ReadFile } from './records.js';
 import type { Tokens } from './spans.js';
 
@@ -89,7 +89,7 @@ function tokensFrom(recs: readonly { o: Obj }[], from: number): Tokens {
 }
 
 /** The last turn's end when it is an error or an abort. */
-function endsIn(recs: readonly { n: number; o: Obj }[], from: number): string | undefined {
+function endsIn(recs: readonly { n: number; o: Obj }[], from: number): EndRecord | undefined {
   let lastStart = -1;
   for (let i = from; i < recs.length; i += 1) {
     const t = payload(recs[i]?.o ?? {})['type'];
@@ -100,13 +100,19 @@ function endsIn(recs: readonly { n: number; o: Obj }[], from: number): string | 
     const r = recs[i];
     if (r === undefined || r.o['type'] !== 'event_msg') continue;
     const p = payload(r.o);
-    if (p['type'] === 'turn_aborted') return `line ${r.n}: turn_aborted (${str(p['reason']) ?? 'no reason'})`;
-    if (p['type'] === 'error') return `line ${r.n}: an error event ("${(str(p['message']) ?? '').slice(0, 80)}")`;
+    if (p['type'] === 'turn_aborted') return { what: `line ${r.n}: turn_aborted (${str(p['reason']) ?? 'no reason'})`, implies: 'aborted' };
+    if (p['type'] === 'error') return errorEnd(`line ${r.n}: an error event`, str(p['message']) ?? '');
     if ((p['type'] === 'task_complete' || p['type'] === 'turn_complete') && p['error'] !== undefined && p['error'] !== null) {
-      return `line ${r.n}: ${String(p['type'])} with an error ("${(str(obj(p['error'])?.['message']) ?? JSON.stringify(p['error'])).slice(0, 80)}")`;
+      return errorEnd(`line ${r.n}: ${String(p['type'])} with an error`, str(obj(p['error'])?.['message']) ?? JSON.stringify(p['error']));
     }
   }
   return undefined;
+}
+
+/** An error that ends a turn; "Incomplete response returned, reason: max_output_tokens" is a response cut at its limit. */
+function errorEnd(where: string, message: string): EndRecord {
+  const cut = /Incomplete response returned, reason: max_output_tokens/.test(message);
+  return { what: `${where} ("${message.slice(0, 80)}")`, ...(cut ? { implies: 'max-tokens' as const } : {}) };
 }
 
 /** The child's entry in a status map (`{<id or path>: {completed: …}}`). */

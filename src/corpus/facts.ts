@@ -42,7 +42,17 @@ export interface ExpectedRun {
   /** The run's tokens as the sum over its distinct responses, in the span's buckets. */
   readonly tokens: Tokens | Unchecked;
   /** When the file's last record is an API error or an interrupt: that record, described. */
-  readonly endsIn?: string;
+  readonly endsIn?: EndRecord;
+}
+
+/**
+ * The record a file ends in, when it says the run did not complete: what it
+ * is, and the stop reason it implies when it implies one (an interrupt:
+ * `aborted`; a response cut at its output limit: `max-tokens`).
+ */
+export interface EndRecord {
+  readonly what: string;
+  readonly implies?: 'aborted' | 'max-tokens';
 }
 
 /** A file the check read, with what identified its format. */

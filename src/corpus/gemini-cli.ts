@@ -10,7 +10,7 @@
  * @module subagent-otel/corpus/gemini-cli
  */
 import { basename, dirname } from 'node:path';
-import { NO_TOKENS, type ExpectedRun, type Nesting, type Received } from './facts.js';
+import { NO_TOKENS, type EndRecord, type ExpectedRun, type Nesting, type Received } from './facts.js';
 import { arr, num, obj, str, type Obj, type ReadFile } from './records.js';
 import type { Tokens } from './spans.js';
 
@@ -70,13 +70,17 @@ function tokensOf(messages: readonly Obj[]): Tokens {
   return t;
 }
 
-function endsIn(file: ReadFile, messages: readonly Obj[]): string | undefined {
+function endsIn(messages: readonly Obj[]): EndRecord | undefined {
   const last = messages.at(-1);
   if (last === undefined) return undefined;
   const content = text(last['content']);
-  if (last['type'] === 'error') return `its last message is an error record ("${content.slice(0, 60)}")`;
-  if (last['type'] === 'info' && /cancelled/i.test(content)) return `its last message is a cancellation notice ("${content.slice(0, 60)}")`;
-  void file;
+  if (last['type'] === 'error') {
+    const cut = /truncated because it exceeded the token limit|MAX_TOKENS/.test(content);
+    return { what: `its last message is an error record ("${content.slice(0, 60)}")`, ...(cut ? { implies: 'max-tokens' as const } : {}) };
+  }
+  if (last['type'] === 'info' && /^(Request cancelled\.|User cancelled the request\.)/.test(content.trim())) {
+    return { what: `its last message is a cancellation notice ("${content.slice(0, 60)}")`, implies: 'aborted' };
+  }
   return undefined;
 }
 
@@ -145,7 +149,7 @@ export function geminiCliExpectations(files: readonly ReadFile[]): ExpectedRun[]
 
   return chats.map((c): ExpectedRun => {
     const tokens = tokensOf(c.messages);
-    const end = endsIn(c.file, c.messages);
+    const end = endsIn(c.messages);
     const base = { file: c.file.path, format: 'gemini-cli' as const, runIds: runIdsOf(c), outputMode: 'gemini-answer' as const, tokens, ...(end !== undefined ? { endsIn: end } : {}) };
     // Parents: the main session of the folder's id, or another document of the same session id.
     const parents = [...(c.folderSessionId !== undefined ? bySession.get(c.folderSessionId) ?? [] : []), ...(bySession.get(c.sessionId) ?? []).filter((o) => o !== c)]

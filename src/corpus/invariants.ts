@@ -29,7 +29,7 @@ export const INVARIANT_TEXT: Record<InvariantName, string> = {
   'one-run-per-file-nested': 'every file that holds a run gives exactly one; a subagent nested under the call that started it',
   'output-equals-received': "each subagent run's output equals what its parent received",
   'tokens-equal-responses': "a run's tokens equal the sum over its distinct responses",
-  'no-completed-after-error': 'no completed run whose file ends in an API error or interrupt record',
+  'no-completed-after-error': 'no completed run whose file ends in an API error or interrupt record (an interrupt: aborted; a cut response: max-tokens)',
 };
 
 export interface Violation {
@@ -134,8 +134,9 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
 
     if (e.endsIn !== undefined) {
       bump('no-completed-after-error');
-      if (run.stopReason === 'completed') {
-        violations.push({ invariant: 'no-completed-after-error', file: e.file, run: id, message: `completed (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn}` });
+      if (run.stopReason === 'completed' || (e.endsIn.implies !== undefined && run.stopReason !== e.endsIn.implies)) {
+        const should = e.endsIn.implies !== undefined ? `; that says ${e.endsIn.implies}` : '';
+        violations.push({ invariant: 'no-completed-after-error', file: e.file, run: id, message: `${run.stopReason} (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn.what}${should}` });
       }
     }
   }

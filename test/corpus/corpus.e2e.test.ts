@@ -87,7 +87,8 @@ describe('npm run corpus catches a defective replay', () => {
     { defect: `unnest=${run('a1000001')}`, invariant: 'one-run-per-file-nested', names: run('a1000001'), says: 'expected under tool call toolu_T1' },
     { defect: `output=${run('a2000002')}`, invariant: 'output-equals-received', names: run('a2000002'), says: 'differ from character 0' },
     { defect: `tokens=${run('a1000001')}`, invariant: 'tokens-equal-responses', names: run('a1000001'), says: 'output 8003; its responses sum to' },
-    { defect: `complete=${run('a2000002')}`, invariant: 'no-completed-after-error', names: run('a2000002'), says: 'an API error record (rate_limit)' },
+    { defect: `complete=${run('a2000002')}`, invariant: 'no-completed-after-error', names: run('a2000002'), says: 'completed (claude-code:api-error:rate_limit), though the file ends in line 3: an API error record (rate_limit)' },
+    { defect: `error=${run('a1000001')}`, invariant: 'no-completed-after-error', names: run('a1000001'), says: 'an API error record (max_output_tokens); that says max-tokens' },
   ];
 
   it('the defective replay without a defect changes nothing: every invariant holds', async () => {

@@ -9,6 +9,7 @@
  *   output=<run id>          that run's output text is replaced
  *   tokens=<run id>          that run's output tokens are one more
  *   complete=<run id>        that run's stop reason becomes completed
+ *   error=<run id>           that run's stop reason becomes error
  * Usage: node defective-replay.mjs replay --json ... --out <dir> <paths...>
  */
 import { spawnSync } from 'node:child_process';
@@ -40,6 +41,7 @@ if (kind === 'skip-file') {
           if (kind === 'output') attr('subagent.output').value.stringValue = JSON.stringify([{ type: 'text', text: 'not what the subagent wrote' }]);
           if (kind === 'tokens') attr('gen_ai.usage.output_tokens').value.intValue = Number(attr('gen_ai.usage.output_tokens').value.intValue) + 1;
           if (kind === 'complete') attr('subagent.stop_reason').value.stringValue = 'completed';
+          if (kind === 'error') attr('subagent.stop_reason').value.stringValue = 'error';
           return true;
         });
       }
