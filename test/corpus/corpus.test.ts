@@ -7,10 +7,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withoutAgentTrailer } from '../../src/corpus/claude-code.js';
+import { claudeCodeExpectations, withoutAgentTrailer } from '../../src/corpus/claude-code.js';
 import { compareReport, normaliseText, outputText } from '../../src/corpus/compare.js';
+import { listFiles, readTranscriptFile } from '../../src/corpus/records.js';
 import { recordFormat, sniff } from '../../src/corpus/sniff.js';
 import { ROOT } from '../helpers/paths.js';
+import { requireFolder, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW } from '../helpers/required-folder.js';
 
 describe('compareReport', () => {
   it('is equal after line ends, trailing whitespace and blank end lines', () => {
@@ -85,5 +87,17 @@ describe('src/corpus', () => {
       const specs = [...readFileSync(join(dir, file), 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1] ?? '');
       expect(specs.filter((s) => !s.startsWith('node:') && !/^\.\/[\w-]+\.js$/.test(s)), file).toEqual([]);
     }
+  });
+});
+
+describe("the check's own reading of what a parent received", () => {
+  it('gives, for the real 2.1.39 subagent a881341, the text a separate script took from its parent (../shared/transcripts/claude-code/expected)', (context) => {
+    const shared = requireFolder(context, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW);
+    const real = join(shared, 'claude-code', 'real');
+    const files = listFiles([real]).map(readTranscriptFile);
+    const run = claudeCodeExpectations(files).find((e) => e.runIds[0] === 'claude-code:258c7280-ae70-4798-800f-63464d01a85d/agent-a881341');
+    const expected = readFileSync(join(shared, 'claude-code', 'expected', '258c7280-agent-a881341-received.txt'), 'utf8');
+    expect(run?.nesting).toEqual({ kind: 'call', callId: 'toolu_01VmaERAwhb19LGUwu9GenaK', parentRunIds: ['claude-code:258c7280-ae70-4798-800f-63464d01a85d'] });
+    expect(run?.received !== undefined && 'text' in run.received ? normaliseText(run.received.text) : run?.received).toBe(normaliseText(expected));
   });
 });
