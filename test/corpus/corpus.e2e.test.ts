@@ -11,10 +11,10 @@
  * something else than the subagent's answer, a cut report) by hand-made
  * transcripts read by the real CLI.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCommand, type Finished } from '../helpers/cli.js';
 import { CLI, ROOT } from '../helpers/paths.js';
 import { requireFolder, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW } from '../helpers/required-folder.js';
@@ -34,6 +34,19 @@ interface Report {
   rows: Row[];
   violations: Array<{ invariant: string; file: string; run?: string; message: string }>;
   normalised: Array<{ run: string; applied: string[] }>;
+}
+
+/** Folders the tests wrote, removed at the end. */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary folder, removed after the tests. */
+function scratch(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 function corpus(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
@@ -137,7 +150,7 @@ const assistant = (id: string, block: Record<string, unknown>, output: number): 
 
 /** Writes a session whose Agent call's result carries `received`, and its subagent whose last answer is `answer`. */
 function claudePair(answer: string, received: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'corpus-claude-'));
+  const dir = scratch('corpus-claude-');
   const project = join(dir, '-home-user-proj');
   mkdirSync(join(project, SID, 'subagents'), { recursive: true });
   const session = [
@@ -191,5 +204,19 @@ describe('npm run corpus on what the files themselves say', () => {
     expect(r.violations).toEqual([]);
     expect(done.code).toBe(0);
     expect(r.normalised).toEqual([{ run: RUN, applied: ['backslashes escaped', 'a marker line inserted ("[marker line inserted by Claude Code]")'] }]);
+  });
+
+  it('a Codex thread also in archived_sessions is one run, the copy not checked, not a violation', async () => {
+    const dir = scratch('corpus-codex-');
+    const spawnDir = join(ROOT, 'test', 'transcripts', 'codex', 'synthetic', 'spawn');
+    const child = readdirSync(spawnDir).find((f) => f.endsWith('-00000000000d.jsonl')) ?? '';
+    cpSync(spawnDir, join(dir, 'sessions', '2026', '04', '20'), { recursive: true });
+    mkdirSync(join(dir, 'archived_sessions'));
+    cpSync(join(spawnDir, child), join(dir, 'archived_sessions', child));
+    const done = await corpus(['--verbose', dir]);
+    const text = done.stdout.toString('utf8');
+    expect(done.code).toBe(0);
+    expect(text).toContain(`${join(dir, 'archived_sessions', child)} [codex:019d4a10-0004-7000-8000-00000000000d]: a copy of the run of ${join(dir, 'sessions', '2026', '04', '20', child)}, which replay reads instead`);
+    expect(text).toMatch(/^one-run-per-file-nested +4 +0 +1$/m);
   });
 });
