@@ -11,51 +11,18 @@
  * something else than the subagent's answer, a cut report) by hand-made
  * transcripts read by the real CLI.
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { runCommand, type Finished } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import type { Finished } from '../helpers/cli.js';
 import { CLI, ROOT } from '../helpers/paths.js';
 import { requireFolder, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW } from '../helpers/required-folder.js';
+import { checked, claudeAssistant, claudeLine, claudeUser, corpus, report, scratch } from './helpers.js';
 
-const CORPUS = join(ROOT, 'dist', 'corpus', 'main.js');
 const DEFECTIVE = join(ROOT, 'test', 'corpus', 'defective-replay.mjs');
 const SYNTHETIC = ['claude-code', 'codex', 'gemini-cli'].map((f) => join(ROOT, 'test', 'transcripts', f, 'synthetic'));
 const CLAUDE_21 = join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1');
 const SESSION_21 = '11111111-1111-4111-8111-111111111111';
-
-interface Row {
-  name: string;
-  checked: number;
-  violations: number;
-}
-interface Report {
-  rows: Row[];
-  violations: Array<{ invariant: string; file: string; run?: string; message: string }>;
-  normalised: Array<{ run: string; applied: string[] }>;
-}
-
-/** Folders the tests wrote, removed at the end. */
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A new temporary folder, removed after the tests. */
-function scratch(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
-function corpus(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
-  return runCommand(process.execPath, [CORPUS, ...args], '', env);
-}
-
-function report(done: Finished): Report {
-  return JSON.parse(done.stdout.toString('utf8')) as Report;
-}
 
 /** Every invariant held and checked at least one thing. */
 function expectAllHold(done: Finished): void {
@@ -123,30 +90,8 @@ describe('npm run corpus catches a defective replay', () => {
   }
 });
 
-// Hand-made Claude Code 2.1 session and subagent, in the shape of the synthetic subagents-2.1 files
-// (test/transcripts/claude-code/synthetic/README.md: envelope of the real 2.1.39 lines, a Task/Agent
-// tool_result with toolUseResult, the `agentId: …` trailer block).
 const SID = '44444444-4444-4444-8444-444444444444';
-function claudeLine(uuid: string, parent: string | null, at: number, sidechain: boolean, extra: Record<string, unknown>): string {
-  return JSON.stringify({
-    parentUuid: parent,
-    isSidechain: sidechain,
-    userType: 'external',
-    cwd: '/home/user/proj',
-    sessionId: SID,
-    version: '2.1.90',
-    ...(sidechain ? { agentId: 'a4000004' } : {}),
-    uuid,
-    timestamp: new Date(Date.UTC(2026, 2, 1, 10, 0, at)).toISOString(),
-    ...extra,
-  });
-}
-const usage = (output: number): Record<string, unknown> => ({ input_tokens: 3, cache_creation_input_tokens: 10, cache_read_input_tokens: 100, output_tokens: output, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } });
-const assistant = (id: string, block: Record<string, unknown>, output: number): Record<string, unknown> => ({
-  type: 'assistant',
-  requestId: `req_${id}`,
-  message: { model: 'claude-sonnet-4-5-20250929', id, type: 'message', role: 'assistant', content: [block], stop_reason: null, stop_sequence: null, usage: usage(output) },
-});
+const line = (uuid: string, parent: string | null, at: number, agent: string | undefined, extra: Record<string, unknown>): string => claudeLine(SID, '2.1.90', uuid, parent, at, agent, extra);
 
 /** Writes a session whose Agent call's result carries `received`, and its subagent whose last answer is `answer`. */
 function claudePair(answer: string, received: string): string {
@@ -154,19 +99,18 @@ function claudePair(answer: string, received: string): string {
   const project = join(dir, '-home-user-proj');
   mkdirSync(join(project, SID, 'subagents'), { recursive: true });
   const session = [
-    claudeLine('p1', null, 0, false, { type: 'user', message: { role: 'user', content: 'Summarise the repository.' } }),
-    claudeLine('p2', 'p1', 1, false, assistant('msg_P1', { type: 'tool_use', id: 'toolu_X1', name: 'Agent', input: { description: 'Summarise', subagent_type: 'general-purpose', prompt: 'Summarise the repository.' } }, 20)),
-    claudeLine('p3', 'p2', 9, false, {
-      type: 'user',
-      message: { role: 'user', content: [{ tool_use_id: 'toolu_X1', type: 'tool_result', content: [{ type: 'text', text: received }, { type: 'text', text: 'agentId: a4000004 (for resuming to continue this agent\'s work if needed)\n<usage>total_tokens: 150\ntool_uses: 0\nduration_ms: 8000</usage>' }] }] },
-      toolUseResult: { status: 'completed', prompt: 'Summarise the repository.', agentId: 'a4000004', content: [{ type: 'text', text: received }], totalDurationMs: 8000, totalTokens: 150, totalToolUseCount: 0 },
-    }),
-    claudeLine('p4', 'p3', 10, false, assistant('msg_P2', { type: 'text', text: 'Done.' }, 5)),
-    claudeLine('p5', 'p4', 11, false, { type: 'system', subtype: 'turn_duration', durationMs: 11000 }),
+    line('p1', null, 0, undefined, claudeUser('Summarise the repository.')),
+    line('p2', 'p1', 1, undefined, claudeAssistant('msg_P1', { type: 'tool_use', id: 'toolu_X1', name: 'Agent', input: { description: 'Summarise', subagent_type: 'general-purpose', prompt: 'Summarise the repository.' } }, 20)),
+    line('p3', 'p2', 9, undefined, claudeUser(
+      [{ tool_use_id: 'toolu_X1', type: 'tool_result', content: [{ type: 'text', text: received }, { type: 'text', text: 'agentId: a4000004 (for resuming to continue this agent\'s work if needed)\n<usage>total_tokens: 150\ntool_uses: 0\nduration_ms: 8000</usage>' }] }],
+      { toolUseResult: { status: 'completed', prompt: 'Summarise the repository.', agentId: 'a4000004', content: [{ type: 'text', text: received }], totalDurationMs: 8000, totalTokens: 150, totalToolUseCount: 0 } },
+    )),
+    line('p4', 'p3', 10, undefined, claudeAssistant('msg_P2', { type: 'text', text: 'Done.' }, 5)),
+    line('p5', 'p4', 11, undefined, { type: 'system', subtype: 'turn_duration', durationMs: 11000 }),
   ];
   const child = [
-    claudeLine('c1', null, 2, true, { type: 'user', message: { role: 'user', content: 'Summarise the repository.' } }),
-    claudeLine('c2', 'c1', 8, true, assistant('msg_C1', { type: 'text', text: answer }, 40)),
+    line('c1', null, 2, 'a4000004', claudeUser('Summarise the repository.')),
+    line('c2', 'c1', 8, 'a4000004', claudeAssistant('msg_C1', { type: 'text', text: answer }, 40)),
   ];
   writeFileSync(join(project, `${SID}.jsonl`), `${session.join('\n')}\n`);
   writeFileSync(join(project, SID, 'subagents', 'agent-a4000004.jsonl'), `${child.join('\n')}\n`);
@@ -181,7 +125,7 @@ describe('npm run corpus on what the files themselves say', () => {
     const done = await corpus(['--json', claudePair(answer, answer)]);
     expect(report(done).violations).toEqual([]);
     expect(done.code).toBe(0);
-    expect(report(done).rows.find((r) => r.name === 'output-equals-received')?.checked).toBe(1);
+    expect(checked(report(done), 'output-equals-received')).toBe(1);
   });
 
   it('a parent that received something else: exit 1 naming the run', async () => {
