@@ -8,7 +8,7 @@
  *
  * @module subagent-otel/corpus/records
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 /** One line of a file: its 1-based number and its JSON value (`undefined` when it is not JSON). */
@@ -73,15 +73,25 @@ export function readTranscriptFile(path: string): ReadFile {
   return { path, name, lines, isDocument: false };
 }
 
-/** Every `.jsonl` and `.json` file under `paths` (files named directly are taken whatever their name), sorted. */
+/**
+ * Every `.jsonl` and `.json` file under `paths`, symbolic links followed (files named directly are taken
+ * whatever their name), sorted. Each file is later read whole: meant for folders of sessions, not archives
+ * of many gigabytes.
+ */
 export function listFiles(paths: readonly string[], exclude: readonly string[] = []): string[] {
   const out: string[] = [];
+  const seen = new Set<string>(); // real paths of the directories walked: a link back up is not walked again
   const walk = (dir: string): void => {
-    if (exclude.includes(dir)) return;
+    const real = realpathSync(dir);
+    if (exclude.includes(dir) || seen.has(real)) return;
+    seen.add(real);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && (entry.name.endsWith('.jsonl') || entry.name.endsWith('.json'))) out.push(path);
+      const isDir = entry.isDirectory() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory() === true);
+      if (isDir) walk(path);
+      else if (entry.name.endsWith('.jsonl') || entry.name.endsWith('.json')) {
+        if (entry.isFile() || statSync(path, { throwIfNoEntry: false })?.isFile() === true) out.push(path);
+      }
     }
   };
   for (const p of paths) {
