@@ -9,7 +9,10 @@
  * 4. the altered report of Claude Code 2.1.210 and later: backslashes
  *    escaped (`\\` read as `\`);
  * 5. the same: one marker line inserted (a received text with exactly one
- *    line more, equal without it; the line is named).
+ *    line more, equal without it; the line is named);
+ * 6. the hand-back frame of Claude Code 2.1.3xx: a received text that starts
+ *    `[Subagent hand-back]` is read from after `The report follows:`, each
+ *    line's two-space indent taken off.
  *
  * A received text that is a strict prefix of the output (after the above)
  * is a cut report: never equal, both lengths recorded.
@@ -48,16 +51,31 @@ function withoutOneLine(received: string, output: string): string | undefined {
   return rest.join('\n') === output ? r[i] : undefined;
 }
 
+/** Normalisation 6: the report inside a 2.1.3xx hand-back frame, unindented; `undefined` without the frame. */
+function withoutHandBackFrame(received: string): string | undefined {
+  if (!received.startsWith('[Subagent hand-back]')) return undefined;
+  const marker = 'The report follows:\n';
+  const at = received.indexOf(marker);
+  if (at === -1) return undefined;
+  return received
+    .slice(at + marker.length)
+    .split('\n')
+    .map((line) => (line.startsWith('  ') ? line.slice(2) : line))
+    .join('\n');
+}
+
 /** Compares `output` (the run's) with `received` (the parent's), normalised as above. */
 export function compareReport(output: string, received: string): Comparison {
   const out = normaliseText(output);
-  const rec = normaliseText(received);
-  if (out === rec) return { equal: true, applied: [] };
+  const framed = withoutHandBackFrame(received);
+  const rec = normaliseText(framed ?? received);
+  const frame = framed !== undefined ? ['the hand-back frame removed'] : [];
+  if (out === rec) return { equal: true, applied: frame };
   const unescaped = rec.replace(/\\\\/g, '\\');
   for (const [candidate, applied] of [[rec, []], [unescaped, ['backslashes escaped']]] as const) {
-    if (candidate === out) return { equal: true, applied };
+    if (candidate === out) return { equal: true, applied: [...frame, ...applied] };
     const marker = withoutOneLine(candidate, out);
-    if (marker !== undefined) return { equal: true, applied: [...applied, `a marker line inserted ("${marker.slice(0, 60)}")`] };
+    if (marker !== undefined) return { equal: true, applied: [...frame, ...applied, `a marker line inserted ("${marker.slice(0, 60)}")`] };
   }
   for (const candidate of [rec, unescaped]) {
     if (candidate.length < out.length && out.startsWith(candidate)) {

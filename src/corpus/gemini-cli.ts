@@ -113,8 +113,10 @@ function received(call: Obj, chat: Chat): Received {
   const out = responseOutput(call);
   if (out === undefined) return { unchecked: 'the delegating call holds no response output' };
   if (/^Subagent '[^']*' failed\./.test(out)) return { unchecked: `the parent received a failure, not a report ("${out.slice(0, 80)}")` };
-  const m = /^Subagent '[^']*' finished\.\nTermination Reason: [^\n]*\nResult:\n([\s\S]*)$/.exec(out);
-  return { text: m === null ? out : (m[1] ?? ''), source: `the response of call ${str(call['id']) ?? '?'}${m === null ? '' : ' (after "Result:")'}` };
+  const m = /^Subagent '[^']*' finished\.\nTermination Reason: ([^\n]*)\nResult:\n([\s\S]*)$/.exec(out);
+  // A subagent that did not reach its goal hands its parent the reason it stopped, not its answer (0.6x ERROR_NO_COMPLETE_TASK_CALL).
+  if (m !== null && m[1] !== 'GOAL') return { unchecked: `the parent received termination ${m[1] ?? '?'}, not a report` };
+  return { text: m === null ? out : (m[2] ?? ''), source: `the response of call ${str(call['id']) ?? '?'}${m === null ? '' : ' (after "Result:")'}` };
 }
 
 /** What every Gemini CLI recording among `files` should give. */
@@ -157,7 +159,9 @@ export function geminiCliExpectations(files: readonly ReadFile[]): ExpectedRun[]
     let found: { parent: Chat; call: Obj } | undefined;
     for (const parent of parents) {
       const call = calls(parent).find((k) => k['agentId'] === c.sessionId)
-        ?? calls(parent).find((k) => k['agentId'] === undefined && isDelegating(k) && taskOf(k) !== undefined && firstPrompt(c).includes(taskOf(k) as string));
+        ?? calls(parent).find((k) => k['agentId'] === undefined && isDelegating(k) && taskOf(k) !== undefined && firstPrompt(c).includes(taskOf(k) as string))
+        // A subagent whose recording was emptied when it was cancelled (0.6x): the delegating call, unnamed, that ended after it started.
+        ?? (c.messages.length === 0 ? calls(parent).find((k) => k['agentId'] === undefined && isDelegating(k) && (str(k['timestamp']) ?? '') >= c.startTime && c.startTime !== '') : undefined);
       if (call !== undefined) {
         found = { parent, call };
         break;

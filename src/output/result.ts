@@ -174,6 +174,21 @@ export function reportedOutputMatches(
 }
 
 /**
+ * The characters of each side as {@link reportedOutputMatches} compares
+ * them (`blocks`: their canonical JSON), for a mismatch to say how far apart
+ * they are (a report cut at a length shows as a shorter `reported`). Pure.
+ */
+export function comparedLengths(
+  reported: readonly ContentBlock[] | undefined,
+  selected: readonly ContentBlock[] | undefined,
+  compare: 'blocks' | 'text' | 'answer' = 'blocks',
+): { readonly reported: number; readonly selected: number } {
+  if (compare === 'text') return { reported: textOf(reported ?? []).length, selected: textOf(selected ?? []).length };
+  if (compare === 'answer') return { reported: textOf(reported ?? []).length, selected: answerOf(selected ?? []).length };
+  return { reported: (canonicalJson(reported) ?? '').length, selected: (canonicalJson(selected) ?? '').length };
+}
+
+/**
  * The answer a selection hands its parent: the `result` argument of its last
  * tool call when it has one (a child that finishes by calling a tool with its
  * answer, as Gemini CLI's subagents call `complete_task`; an object answer as

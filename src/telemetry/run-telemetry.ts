@@ -40,7 +40,7 @@ import { W3CTraceContextPropagator, millisToHrTime } from '@opentelemetry/core';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord } from '../observe/run-record.js';
 import { conventionTokenCounts, type RunTokenCounts } from './token-usage.js';
 import type { ContentBlock } from '../wire/content.js';
-import { reportedOutputMatches } from '../output/result.js';
+import { comparedLengths, reportedOutputMatches } from '../output/result.js';
 import { outputAttributes, resolveContentPolicy, type ContentPolicy } from './content-policy.js';
 import { acpRunAttributes, acpToolAttributes, diagnosticAttributes } from './acp-attributes.js';
 import { inputAttributes } from './input-messages.js';
@@ -68,6 +68,8 @@ import {
   ATTR_SUBAGENT_PARENT_SESSION_ID,
   ATTR_SUBAGENT_PROVIDER,
   ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH,
+  ATTR_SUBAGENT_REPORTED_OUTPUT_LENGTH,
+  ATTR_SUBAGENT_REPORTED_OUTPUT_COMPARED_LENGTH,
   ATTR_SUBAGENT_RUN_CONTINUES,
   ATTR_SUBAGENT_RUN_ID,
   ATTR_SUBAGENT_SOURCE,
@@ -670,6 +672,11 @@ export class RunTelemetry implements RunListener {
         const match = reportedOutputMatches(record.reported.output, record.output, record.reported.compare);
         attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH] = match;
         mismatch = !match;
+        if (!match) {
+          const lengths = comparedLengths(record.reported.output, record.output, record.reported.compare);
+          attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_LENGTH] = lengths.reported;
+          attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_COMPARED_LENGTH] = lengths.selected;
+        }
       }
     } catch (error) {
       // An output that cannot be serialized (never from a validated frame) loses its output

@@ -147,6 +147,10 @@ export const ATTR_SUBAGENT_PROVIDER = 'subagent.provider' as const;
 export const ATTR_SUBAGENT_SOURCE = 'subagent.source' as const;
 /** When the runtime reported `lastAssistantMessage`: whether it equals ours. */
 export const ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH = 'subagent.reported_output.match' as const;
+/** On a mismatch: characters of what the parent received, as compared (a report cut short shows here). @example `2500` */
+export const ATTR_SUBAGENT_REPORTED_OUTPUT_LENGTH = 'subagent.reported_output.length' as const;
+/** On a mismatch: characters of the selected output as compared with the report (its text, or its answer). @example `7340` */
+export const ATTR_SUBAGENT_REPORTED_OUTPUT_COMPARED_LENGTH = 'subagent.reported_output.compared_length' as const;
 /** Why a malformed frame was rejected (`not-json`, `invalid`, ...): metric attribute. */
 export const ATTR_SUBAGENT_FRAME_ERROR = 'subagent.frame.error' as const;
 /** Direction or file kind a malformed frame came from: metric attribute. */

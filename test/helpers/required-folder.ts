@@ -27,3 +27,18 @@ export function requireFolder(context: TestContext, folder: string, how: string)
   if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false') throw new Error(message);
   return context.skip(message);
 }
+
+/**
+ * `SHARED_TRANSCRIPTS/<relative>` for a whole file of tests, when it exists.
+ * In CI a missing folder throws (the file fails, naming it); elsewhere it
+ * gives `undefined`, says so on stderr, and the caller's tests run with
+ * `describe.runIf(...)`.
+ */
+export function sharedTranscripts(relative: string): string | undefined {
+  const path = join(SHARED_TRANSCRIPTS, relative);
+  if (existsSync(path)) return path;
+  const message = `${path} is missing: ${SHARED_TRANSCRIPTS_HOW}`;
+  if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false') throw new Error(message);
+  process.stderr.write(`skipped: ${message}\n`);
+  return undefined;
+}

@@ -747,9 +747,37 @@ function reportedOf(outcome: CallOutcome): ContentBlock[] | undefined {
   const notified = outcome.notification?.result;
   if (notified !== undefined) return notified === '' ? [] : [{ type: 'text', text: notified }];
   if (outcome.isError || outcome.result?.status === 'async_launched' || outcome.result?.status === 'teammate_spawned') return undefined;
+  // 2.1.3xx frames the report the model is handed; the report inside the frame is what was delivered.
+  const framed = handBackReport(outcome.text);
+  if (framed !== undefined) return [{ type: 'text', text: framed }];
   const content = outcome.result?.content;
   if (content !== undefined) return resultText(content);
   return outcome.text.length > 0 ? [...outcome.text] : undefined;
+}
+
+/** Ends the hand-back frame's preamble; the report follows on the next line. */
+const HAND_BACK_START = '[Subagent hand-back]';
+const HAND_BACK_REPORT = 'The report follows:\n';
+
+/**
+ * The report inside Claude Code 2.1.3xx's hand-back frame (`[Subagent
+ * hand-back] … The report follows:` then every line of the report indented
+ * by two spaces, then the agentId trailer), the indent taken off each line;
+ * `undefined` when the tool_result text has no such frame. The trailer is
+ * already gone (`withoutTrailer`). Pure; the normalisation docs/TRANSCRIPTS.md
+ * lists for parity.
+ */
+export function handBackReport(text: readonly ContentBlock[]): string | undefined {
+  const joined = text.map((b) => (b as { text?: string }).text ?? '').join('');
+  if (!joined.startsWith(HAND_BACK_START)) return undefined;
+  const at = joined.indexOf(HAND_BACK_REPORT);
+  if (at === -1) return undefined;
+  return joined
+    .slice(at + HAND_BACK_REPORT.length)
+    .split('\n')
+    .map((line) => (line.startsWith('  ') ? line.slice(2) : line))
+    .join('\n')
+    .replace(/\n+$/, '');
 }
 
 /** How the parent's records say the subagent ended, when they do. */

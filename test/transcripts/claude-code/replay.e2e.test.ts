@@ -15,7 +15,7 @@ import { replayPaths, type ReplayProblem } from '../../../src/replay/replay.js';
 import { classifyClaudeCode, claudeCodeFormat, groupClaudeCode } from '../../../src/transcripts/claude-code/files.js';
 import type { TranscriptFile, TranscriptLive } from '../../../src/transcripts/format.js';
 import { attributes, readSpans, runCli } from '../../helpers/cli.js';
-import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
+import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const SHARED_REAL = sharedTranscripts('claude-code/real');

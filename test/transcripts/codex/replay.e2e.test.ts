@@ -20,7 +20,7 @@ import type { TranscriptFile, TranscriptProblem, TranscriptReadContext } from '.
 import { classifyTranscript, readTranscripts } from '../../../src/transcripts/transcripts.js';
 import { isTextBlock, type ContentBlock } from '../../../src/wire/content.js';
 import { attributes, readSpans, runCli } from '../../helpers/cli.js';
-import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
+import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const FIXTURES = join(ROOT, 'test/transcripts/codex');

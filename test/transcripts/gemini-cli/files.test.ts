@@ -12,7 +12,7 @@ import type { RunRecord, RunStart } from '../../../src/observe/run-record.js';
 import { expandPaths, isTranscriptJsonName, sniffFile } from '../../../src/replay/input-files.js';
 import type { TranscriptFile, TranscriptLive, TranscriptProblem, TranscriptReadContext } from '../../../src/transcripts/format.js';
 import { classifyGeminiCli, GEMINI_CLI_MAX_DOCUMENT_BYTES, groupGeminiCli, readGeminiCliSession } from '../../../src/transcripts/gemini-cli/files.js';
-import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
+import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const SAMPLES = join(ROOT, 'test', 'transcripts', 'gemini-cli');

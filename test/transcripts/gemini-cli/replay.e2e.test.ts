@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attributes, readSpans, runCli, type OtlpSpan } from '../../helpers/cli.js';
-import { sharedTranscripts } from '../../helpers/shared-transcripts.js';
+import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
 const SAMPLES = join(ROOT, 'test', 'transcripts', 'gemini-cli');
