@@ -12,7 +12,14 @@
  *    line more, equal without it; the line is named);
  * 6. the hand-back frame of Claude Code 2.1.3xx: a received text that starts
  *    `[Subagent hand-back]` is read from after `The report follows:`, each
- *    line's two-space indent taken off.
+ *    line's two-space indent taken off;
+ * 7. Claude Code 2.1.210+ flagged reports: a first line starting
+ *    `[harness: subagent output matched instruction-shaped pattern(s):`
+ *    dropped, and the backslash the scanner put after a control tag's `<`
+ *    and in `Human\:` / `Assistant\:` taken out;
+ * 8. a report cut by the hand-back review ends where
+ *    `[harness: the subagent's report was cut from` starts (then it is a
+ *    cut report, below).
  *
  * A received text that is a strict prefix of the output (after the above)
  * is a cut report: never equal, both lengths recorded.
@@ -51,6 +58,19 @@ function withoutOneLine(received: string, output: string): string | undefined {
   return rest.join('\n') === output ? r[i] : undefined;
 }
 
+/** Normalisations 7 and 8; `undefined` when the text has none of their marks. */
+function withoutHarnessMarks(received: string): string | undefined {
+  let text = received;
+  if (text.startsWith('[harness: subagent output matched instruction-shaped pattern(s):')) {
+    const newline = text.indexOf('\n');
+    text = newline === -1 ? '' : text.slice(newline + 1);
+  }
+  const cut = text.indexOf("[harness: the subagent's report was cut from");
+  if (cut !== -1) text = text.slice(0, cut);
+  text = text.replace(/<\\(\/?[A-Za-z])/g, '<$1').replace(/\b(Human|Assistant)\\:/g, '$1:');
+  return text === received ? undefined : text;
+}
+
 /** Normalisation 6: the report inside a 2.1.3xx hand-back frame, unindented; `undefined` without the frame. */
 function withoutHandBackFrame(received: string): string | undefined {
   if (!received.startsWith('[Subagent hand-back]')) return undefined;
@@ -68,8 +88,9 @@ function withoutHandBackFrame(received: string): string | undefined {
 export function compareReport(output: string, received: string): Comparison {
   const out = normaliseText(output);
   const framed = withoutHandBackFrame(received);
-  const rec = normaliseText(framed ?? received);
-  const frame = framed !== undefined ? ['the hand-back frame removed'] : [];
+  const unflagged = withoutHarnessMarks(framed ?? received);
+  const rec = normaliseText(unflagged ?? framed ?? received);
+  const frame = [...(framed !== undefined ? ['the hand-back frame removed'] : []), ...(unflagged !== undefined ? ['the harness marker or cut note removed, neutralised tags restored'] : [])];
   if (out === rec) return { equal: true, applied: frame };
   const unescaped = rec.replace(/\\\\/g, '\\');
   for (const [candidate, applied] of [[rec, []], [unescaped, ['backslashes escaped']]] as const) {

@@ -36,6 +36,10 @@ function table(result: CheckResult, verbose: boolean): string {
     lines.push('', 'violations:');
     for (const v of result.violations) lines.push(`  ${v.invariant}: ${rel(v.file)}${v.run !== undefined ? ` [${v.run}]` : ''}: ${v.message}`);
   }
+  if (result.differing.length > 0) {
+    lines.push('', 'differs from what the parent received, and its span says so (match false):');
+    for (const d of result.differing) lines.push(`  ${d.run}: ${d.detail}`);
+  }
   if (result.normalised.length > 0) {
     lines.push('', 'equal after a listed normalisation:');
     for (const n of result.normalised) lines.push(`  ${n.run}: ${n.applied.join('; ')}`);

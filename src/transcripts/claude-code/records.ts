@@ -111,6 +111,12 @@ export interface ClaudeProgressRecord extends ClaudeEnvelope {
 export interface ClaudeOtherRecord extends ClaudeEnvelope {
   readonly kind: 'other';
   readonly type: string;
+  /**
+   * For an `attachment` line of type `queued_command` (2.1.3xx: a prompt
+   * queued while the session was busy, such as a background agent's task
+   * notification): its `prompt` text.
+   */
+  readonly queuedPrompt?: string;
 }
 
 /** One validated line. */
@@ -172,6 +178,11 @@ const EnvelopeShape = {
   version: optionalString,
 };
 const EnvelopeSchema = z.looseObject(EnvelopeShape);
+/** An `attachment` chain line: only a queued command's prompt is read (its other kinds hold no run's calls or output). */
+const AttachmentSchema = z.looseObject({
+  ...EnvelopeShape,
+  attachment: z.looseObject({ type: optionalString, prompt: z.unknown().optional() }).optional().catch(undefined),
+});
 
 const AssistantSchema = z.looseObject({
   ...EnvelopeShape,
@@ -241,6 +252,8 @@ export const CLAUDE_NON_CHAIN_RECORDS: Readonly<Record<string, (r: Record<string
   'tools-used': (r) => typeof r['sessionId'] === 'string',
   'last-prompt': (r) => typeof r['sessionId'] === 'string',
   'cost-state': (r) => typeof r['sessionId'] === 'string',
+  // A fork's file starts with a pointer to its parent's conversation instead of a copy (2.1.118+).
+  'fork-context-ref': (r) => typeof r['agentId'] === 'string' && typeof r['parentSessionId'] === 'string',
 };
 
 /**
@@ -305,6 +318,12 @@ export function parseClaudeCodeValue(value: unknown): ClaudeCodeRecord | WireErr
     }
     case 'progress':
       return parseProgress(value);
+    case 'attachment': {
+      const parsed = AttachmentSchema.safeParse(value);
+      if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
+      const queued = parsed.data.attachment?.type === 'queued_command' && typeof parsed.data.attachment.prompt === 'string' ? { queuedPrompt: parsed.data.attachment.prompt } : {};
+      return { kind: 'other', type: 'attachment', ...envelope(parsed.data), ...queued };
+    }
     default: {
       const parsed = EnvelopeSchema.safeParse(value);
       if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);

@@ -402,6 +402,10 @@ export class ClaudeCodeSessionReader {
       case 'progress':
         if (record.progressType === 'agent_progress' && record.progressAgentId !== undefined) this.#agentProgress(run, record.progressAgentId, record.parentToolUseId, record.copied);
         return;
+      case 'other':
+        // A background agent's notification that arrived while the session was busy is stored as a queued command (2.1.3xx).
+        if (record.queuedPrompt?.includes('<task-notification>') === true) this.#taskNotification(record.queuedPrompt);
+        return;
       default:
         return;
     }
@@ -744,6 +748,11 @@ function toolErrorType(toolUseResult: unknown, text: readonly ContentBlock[]): s
  * text, else the tool_result's text without its trailer.
  */
 function reportedOf(outcome: CallOutcome): ContentBlock[] | undefined {
+  const delivered = deliveredOf(outcome);
+  return delivered !== undefined ? withoutHarnessMarks(delivered) : undefined;
+}
+
+function deliveredOf(outcome: CallOutcome): ContentBlock[] | undefined {
   const notified = outcome.notification?.result;
   if (notified !== undefined) return notified === '' ? [] : [{ type: 'text', text: notified }];
   if (outcome.isError || outcome.result?.status === 'async_launched' || outcome.result?.status === 'teammate_spawned') return undefined;
@@ -753,6 +762,48 @@ function reportedOf(outcome: CallOutcome): ContentBlock[] | undefined {
   const content = outcome.result?.content;
   if (content !== undefined) return resultText(content);
   return outcome.text.length > 0 ? [...outcome.text] : undefined;
+}
+
+/** The marker 2.1.210+ puts before a report its scanner flagged (its own text block, or the first line of a string report). */
+const FLAGGED_MARKER = '[harness: subagent output matched instruction-shaped pattern(s):';
+/** Starts the note 2.1.25x+ puts after a report its hand-back review cut; it and what follows are not the report. */
+const CUT_NOTE = "[harness: the subagent's report was cut from";
+
+/**
+ * The report as the subagent wrote it, from what the parent received,
+ * undoing what Claude Code's harness added (docs/TRANSCRIPTS.md, "Parity"):
+ * the flagged-report marker (a block, or a first line) is dropped; the
+ * backslash its scanner put after a control tag's `<` (`<\system-reminder>`,
+ * `<\/system-reminder>`) and in `Human\:` / `Assistant\:` is taken out; a
+ * cut report ends where the cut note starts (the report stays cut: a shorter
+ * text, a mismatch). Pure.
+ */
+export function withoutHarnessMarks(blocks: readonly ContentBlock[]): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  for (const [index, block] of blocks.entries()) {
+    if (block.type !== 'text' || typeof block.text !== 'string') {
+      out.push(block);
+      continue;
+    }
+    let text = block.text;
+    if (index === 0 && text.startsWith(FLAGGED_MARKER)) {
+      const newline = text.indexOf('\n');
+      if (blocks.length > 1 || newline === -1) continue;
+      text = text.slice(newline + 1);
+    }
+    const cut = text.indexOf(CUT_NOTE);
+    if (cut !== -1) {
+      const kept = text.slice(0, cut).replace(/\s+$/, '');
+      if (kept !== '') out.push({ type: 'text', text: unneutralised(kept) });
+      break;
+    }
+    out.push({ type: 'text', text: unneutralised(text) });
+  }
+  return out;
+}
+
+function unneutralised(text: string): string {
+  return text.replace(/<\\(\/?[A-Za-z])/g, '<$1').replace(/\b(Human|Assistant)\\:/g, '$1:');
 }
 
 /** Ends the hand-back frame's preamble; the report follows on the next line. */

@@ -213,7 +213,7 @@ describe('the synthetic layouts and cut-off runs', () => {
 });
 
 describe('records this reader does not know, and a subagent the user stopped (2.1.8x-2.1.9x)', () => {
-  const S = '44444444-4444-4444-8444-444444444444';
+  const S = '4a4a4a4a-4a4a-4a4a-8a4a-4a4a4a4a4a4a';
 
   it('reads a session whose line 1 is a permission-mode record, counts the unknown record type, nests its subagent', async () => {
     const { records, problems, summary } = await replay([join(SYNTHETIC, 'interrupted-2.1.97')]);
