@@ -23,11 +23,12 @@ import { decodeUtf8Line } from '../../wire/ndjson.js';
 import { isClaudeChainLine, isKnownClaudeRecordType, isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from './records.js';
 import { ClaudeCodeSessionReader, CLAUDE_CODE, type ClaudeRunOutcome } from './runs.js';
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
-import { readLineBatches } from '../../wire/input-lines.js';
+import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
+import type { WireError } from '../../wire/wire-error.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
 
 /** Defective lines reported per file before the rest of it is skipped (`too-many-problems`), as for session logs. */
-export const MAX_CLAUDE_PROBLEMS_PER_FILE = 1000;
+export const MAX_CLAUDE_PROBLEMS_PER_FILE = MAX_PROBLEMS_PER_FILE;
 /** Largest sidecar read (`agent-<id>.meta.json` holds a few fields). */
 const MAX_SIDECAR_BYTES = 256 * 1024;
 
@@ -295,52 +296,26 @@ function mayReport(outcome: ClaudeRunOutcome, session: TranscriptSession, contex
   return file !== undefined && isQuiet(file, context);
 }
 
-function isQuiet(file: TranscriptFile, context: TranscriptReadContext): boolean {
-  const live = context.live;
-  return live === undefined || file.mtimeMs < live.now - live.idleMs;
-}
+const isQuiet = isQuietFile;
 
-/** Reads one JSONL file's records into `push`, reporting its defects with file and line. */
+/** Reads one JSONL file's records into `push` with the one record loop, counting record types this reader does not know. */
 async function readFile(file: TranscriptFile, context: TranscriptReadContext, tallies: Map<string, FileTally>, push: (record: ClaudeCodeRecord) => void): Promise<void> {
   const tally = tallies.get(file.path) ?? { records: 0, runs: 0, isSkipped: false };
   tallies.set(file.path, tally);
-  let problems = 0;
-  const problem = (line: number, code: string, message: string, scope: 'file' | 'record' = 'record'): boolean => {
-    problems += 1;
-    context.onProblem({ file: file.path, line, code, scope, message });
-    if (problems < MAX_CLAUDE_PROBLEMS_PER_FILE) return true;
-    context.onProblem({ file: file.path, line, code: 'too-many-problems', scope: 'record', message: `${MAX_CLAUDE_PROBLEMS_PER_FILE} defective lines by line ${line}; the rest of the file is not read` });
-    return false;
-  };
-  for await (const batch of readLineBatches(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
-    for (const item of batch) {
-      if (item.kind === 'problem') {
-        // A file being written ends inside its last line until the line is complete: no defect while watching it.
-        if (item.code === 'torn-tail' && !isQuiet(file, context)) continue;
-        const isFileLevel = item.code === 'unreadable' && tally.records === 0;
-        if (isFileLevel) tally.isSkipped = true;
-        if (!problem(item.line, item.code, item.message, isFileLevel ? 'file' : 'record')) return;
-        continue;
-      }
-      const decoded = decodeUtf8Line(item.bytes);
-      if (!decoded.ok) {
-        if (!problem(item.line, 'invalid-utf8', 'the line is not UTF-8 text; skipped')) return;
-        continue;
-      }
-      if (decoded.text.trim() === '') continue;
-      const parsed = parseClaudeCodeLine(decoded.text);
-      if (isClaudeWireError(parsed)) {
-        if (!problem(item.line, parsed.code, `${parsed.message}; skipped`)) return;
-        continue;
-      }
-      tally.records += 1;
-      if (parsed.kind === 'other' && !isKnownClaudeRecordType(parsed.type)) {
+  const result = await readRecords<ClaudeCodeRecord, WireError>(file, context, {
+    parse: parseClaudeCodeLine,
+    isDefect: isClaudeWireError,
+    onRecord: (record) => {
+      if (record.kind === 'other' && !isKnownClaudeRecordType(record.type)) {
         tally.unknown ??= new Map();
-        tally.unknown.set(parsed.type, (tally.unknown.get(parsed.type) ?? 0) + 1);
+        tally.unknown.set(record.type, (tally.unknown.get(record.type) ?? 0) + 1);
       }
-      push(parsed);
-    }
-  }
+      push(record);
+      return 'continue';
+    },
+  });
+  tally.records += result.records;
+  if (result.isSkipped) tally.isSkipped = true;
 }
 
 /** A small JSON file's text (a sidecar), or `undefined` when unreadable or not UTF-8. At most {@link MAX_SIDECAR_BYTES}. */

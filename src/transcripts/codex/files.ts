@@ -9,7 +9,7 @@
  * its end, `pause()` between runs.
  *
  * Owns the file side: line 1 facts, grouping, the byte reading (the one
- * reader, `readLines`), problems with file and line, and `live` (which runs
+ * reader, `transcripts/record-loop`), problems with file and line, and `live` (which runs
  * may be reported yet). What the records mean is
  * `transcripts/codex/runs.ts`'s; the line schemas are
  * `transcripts/codex/records.ts`'s. Rules and sources: docs/TRANSCRIPTS.md, "Codex".
@@ -18,14 +18,13 @@
  */
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
 import { CODEX_AGENT_NAME, CODEX_SUBAGENT_NAME, CodexThreadReader, codexRunId, findCodexLink, type CodexLinkBook } from './runs.js';
-import { fileChunks } from '../../wire/file-chunks.js';
-import { decodeUtf8Line } from '../../wire/ndjson.js';
-import { isCodexWireError, parseCodexLine, parseCodexSource, type CodexSessionMeta } from './records.js';
-import { readLines } from '../../wire/input-lines.js';
+import { isCodexWireError, parseCodexLine, parseCodexSource, type CodexRecord, type CodexSessionMeta } from './records.js';
+import { MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
+import type { WireError } from '../../wire/wire-error.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
 
 /** Defective lines reported per file before the rest of it is left unread (`too-many-problems`). */
-export const MAX_CODEX_PROBLEMS_PER_FILE = 1000;
+export const MAX_CODEX_PROBLEMS_PER_FILE = MAX_PROBLEMS_PER_FILE;
 
 /** What Codex's internal helper threads are (`SubAgentSource` other than `thread_spawn`), as the summary names them. */
 const INTERNAL_THREADS: Readonly<Record<string, string>> = {
@@ -304,58 +303,32 @@ async function readThreadFile(
   parentBook: CodexLinkBook | undefined,
   context: TranscriptReadContext,
 ): Promise<ThreadFileResult> {
-  let problems = 0;
-  const problem = (line: number, code: string, message: string, scope: 'file' | 'record' = 'record'): boolean => {
-    problems += 1;
-    if (problems > MAX_CODEX_PROBLEMS_PER_FILE) {
-      context.onProblem({ file: file.path, line, code: 'too-many-problems', scope: 'record', message: `${MAX_CODEX_PROBLEMS_PER_FILE} defective lines by line ${line}; the rest of the file is not read` });
-      return false;
-    }
-    context.onProblem({ file: file.path, line, code, scope, message });
-    return true;
-  };
-  let records = 0;
   let reader: CodexThreadReader | undefined;
   const facts = file.info.facts;
-  try {
-    for await (const item of readLines(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
-      if (item.kind === 'problem') {
-        const scope = item.code === 'unreadable' || item.code === 'corrupt-zstd' ? 'file' : 'record';
-        if (!problem(item.line, item.code, item.message, scope)) break;
-        continue;
+  const fileProblem = (line: number, code: string, message: string): void => context.onProblem({ file: file.path, line, code, scope: 'file', message });
+  const { records, problems } = await readRecords<CodexRecord, WireError>(file, context, {
+    parse: parseCodexLine,
+    isDefect: isCodexWireError,
+    onDefect: (defect, line) => {
+      if (reader !== undefined) return 'report';
+      fileProblem(line, defect.code, `line ${line} is not a Codex session_meta record (${defect.message}); the file is not read`);
+      return 'stop';
+    },
+    onRecord: (record, line) => {
+      if (reader !== undefined) {
+        reader.push(record);
+        return 'continue';
       }
-      const decoded = decodeUtf8Line(item.bytes);
-      if (!decoded.ok) {
-        if (!problem(item.line, 'invalid-utf8', `line ${item.line} is not UTF-8 text; skipped`)) break;
-        continue;
+      if (record.kind !== 'session_meta' || record.meta.id !== facts['threadId']) {
+        fileProblem(line, 'not-a-codex-rollout', `line ${line} is not the session_meta of thread ${facts['threadId'] ?? '?'}; the file is not read`);
+        return 'stop';
       }
-      if (decoded.text.trim() === '') continue;
-      const record = parseCodexLine(decoded.text);
-      if (isCodexWireError(record)) {
-        if (reader === undefined) {
-          problem(item.line, record.code, `line ${item.line} is not a Codex session_meta record (${record.message}); the file is not read`, 'file');
-          return { records };
-        }
-        if (!problem(item.line, record.code, `line ${item.line}: ${record.message}; skipped`)) break;
-        continue;
-      }
-      records += 1;
-      if (reader === undefined) {
-        if (record.kind !== 'session_meta' || record.meta.id !== facts['threadId']) {
-          problem(item.line, 'not-a-codex-rollout', `line ${item.line} is not the session_meta of thread ${facts['threadId'] ?? '?'}; the file is not read`, 'file');
-          return { records };
-        }
-        reader = newReader(record.meta, record.time, traceKey, parentThreadId, parentBook, context);
-        continue;
-      }
-      reader.push(record);
-    }
-  } catch (error) {
-    // readLines never throws; a listener or reader bug must not lose the run read so far.
-    problem(0, 'unreadable', `reading stopped: ${error instanceof Error ? error.message : String(error)}`, 'file');
-  }
+      reader = newReader(record.meta, record.time, traceKey, parentThreadId, parentBook, context);
+      return 'continue';
+    },
+  });
   if (reader === undefined) {
-    if (records === 0 && problems === 0) problem(0, 'empty-file', 'the file holds no Codex record', 'file');
+    if (records === 0 && problems === 0) fileProblem(0, 'empty-file', 'the file holds no Codex record');
     return { records };
   }
   return { records, run: { start: reader.start, record: reader.finish(), links: reader.links } };

@@ -22,10 +22,10 @@ import { Buffer } from 'node:buffer';
 import { basename, dirname, extname } from 'node:path';
 import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
-import { isGeminiCliMetadata, legacyDocumentSessionId, parseGeminiCliLine, parseGeminiCliValue, type GeminiCliParseResult } from './records.js';
+import { isGeminiCliMetadata, legacyDocumentSessionId, parseGeminiCliLine, parseGeminiCliValue, type GeminiCliParsed, type GeminiCliParseResult } from './records.js';
 import type { WireError } from '../../wire/wire-error.js';
 import { GEMINI_CLI, GeminiConversation, geminiCliRuns, type GeminiRecording } from './runs.js';
-import { readLines } from '../../wire/input-lines.js';
+import { readRecords, type RecordDefect } from '../record-loop.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
 
 /** Largest legacy single-JSON document read (256 MiB): it is parsed whole, so a larger one is refused with a problem. */
@@ -150,7 +150,7 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     seen.set(identity, file.path);
     const conversation = new GeminiConversation();
     if (layout === 'legacy') await readDocument(file, conversation, context, read);
-    else await readJsonl(file, conversation, context, read, isQuiet(file));
+    else await readJsonl(file, conversation, context, read);
     if (read.isSkipped) continue;
     if (conversation.metadata === undefined) {
       problem(context, read, 0, 'not-a-recording', 'file', 'no metadata record (sessionId, projectHash) was read: not a Gemini CLI chat recording; skipped');
@@ -225,27 +225,23 @@ function describe(error: WireError): string {
   return error.code === 'not-json' ? 'not JSON' : error.message;
 }
 
-/** Reads a JSONL recording line by line; in `live` mode a torn last line of a file still being written is no problem (the next pass reads it whole). */
-async function readJsonl(file: TranscriptFile, conversation: GeminiConversation, context: TranscriptReadContext, read: FileRead, isQuiet: boolean): Promise<void> {
-  for await (const item of readLines(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
-    if (item.kind === 'problem') {
-      if (item.code === 'torn-tail' && !isQuiet) continue;
-      if (item.code === 'unreadable' && read.records === 0) {
-        problem(context, read, 0, 'unreadable', 'file', item.message);
-        read.isSkipped = true;
-        return;
-      }
-      problem(context, read, item.line, item.code, item.code === 'unreadable' ? 'file' : 'record', item.message);
-      continue;
-    }
-    const text = decodeUtf8Line(item.bytes);
-    if (!text.ok) {
-      problem(context, read, item.line, 'invalid-utf8', 'record', 'the line is not UTF-8 text; skipped');
-      continue;
-    }
-    if (text.text.trim() === '') continue;
-    applyParsed(parseGeminiCliLine(text.text), item.line, conversation, context, read);
-  }
+/** Reads a JSONL recording with the one record loop (transcripts/record-loop): a defective part of a message is reported at its line, the rest applied. */
+async function readJsonl(file: TranscriptFile, conversation: GeminiConversation, context: TranscriptReadContext, read: FileRead): Promise<void> {
+  const result = await readRecords<{ readonly ok: true; readonly value: GeminiCliParsed }, RecordDefect>(file, context, {
+    parse: (text) => {
+      const parsed = parseGeminiCliLine(text);
+      return parsed.ok ? parsed : { code: parsed.error.code, message: describe(parsed.error) };
+    },
+    isDefect: (value): value is RecordDefect => !('ok' in value),
+    onRecord: (parsed, line) => {
+      for (const issue of parsed.value.issues) problem(context, read, line, issue.code, 'record', `${describe(issue)}; that part is skipped`);
+      conversation.apply(parsed.value.record);
+      return 'continue';
+    },
+  });
+  read.records += result.records;
+  read.problems += result.problems;
+  if (result.isSkipped) read.isSkipped = true;
 }
 
 /** Reads a legacy document whole (at most {@link GEMINI_CLI_MAX_DOCUMENT_BYTES}) and applies it as its one metadata record with messages. */
