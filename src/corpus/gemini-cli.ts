@@ -136,6 +136,10 @@ export function geminiCliExpectations(files: readonly ReadFile[]): ExpectedRun[]
     }
     const sessionId = str(meta?.['sessionId']);
     if (sessionId === undefined) continue;
+    // 0.6x writes a main session for every session it opens; one holding only the CLI's <session_context> got no prompt: no run.
+    const textOf = (content: unknown): string => (typeof content === 'string' ? content : arr(content).map((p) => str(obj(p)?.['text']) ?? '').join(''));
+    const contextOnly = messages.every((m) => m['type'] === 'user' && textOf(m['content']).trimStart().startsWith('<session_context>'));
+    if (str(meta?.['kind']) !== 'subagent' && contextOnly) continue;
     const folder = basename(dirname(file.path));
     const chatsDir = basename(dirname(dirname(file.path)));
     chats.push({ file, sessionId, kind: str(meta?.['kind']), startTime: str(meta?.['startTime']) ?? '', messages, folderSessionId: chatsDir === 'chats' && folder !== 'chats' ? folder : undefined });

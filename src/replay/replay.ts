@@ -282,7 +282,7 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
         runs: result.runs,
         problems: problemCount,
         isSkipped: result.isSkipped,
-        ...(info?.kind === 'sidecar' && info.what !== undefined ? { what: info.what } : {}),
+        ...(info?.kind === 'sidecar' && info.what !== undefined ? { what: info.what } : result.what !== undefined ? { what: result.what } : {}),
         ...(result.unknownRecords !== undefined ? { unknownRecords: result.unknownRecords } : {}),
       });
     }

@@ -102,6 +102,8 @@ export interface TranscriptFileResult {
    * Absent when there were none.
    */
   readonly unknownRecords?: Readonly<Record<string, number>>;
+  /** A file read whole that turned out to hold no run: what it is, in a user's words (printed in the summary). */
+  readonly what?: string;
 }
 
 /** Live reading (`watch`): which runs may be reported now. */

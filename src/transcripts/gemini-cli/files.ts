@@ -109,6 +109,8 @@ interface FileRead {
   records: number;
   problems: number;
   isSkipped: boolean;
+  /** Read, and no run in it: what it is. */
+  what?: string;
   recording?: GeminiRecording;
 }
 
@@ -157,12 +159,17 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
       read.isSkipped = true;
       continue;
     }
+    const isSubagent = file.info.facts['kind'] === 'subagent' || conversation.metadata.kind === 'subagent';
+    if (!isSubagent && isWithoutPrompt(conversation)) {
+      read.what = UNPROMPTED_SESSION;
+      continue;
+    }
     read.recording = {
       path: file.path,
       name: basename(file.path, extname(file.path)),
       sessionId: conversation.metadata.sessionId,
       // A legacy document says `kind: "subagent"` (0.31 to 0.38) only after its messages: known once it is read.
-      isSubagent: file.info.facts['kind'] === 'subagent' || conversation.metadata.kind === 'subagent',
+      isSubagent,
       isLegacy: layout === 'legacy',
       ...(file.info.facts['parentSessionId'] !== undefined ? { parentSessionId: file.info.facts['parentSessionId'] } : {}),
       fallbackTime: file.mtimeMs,
@@ -190,7 +197,20 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     runsOf.set(run.path, (runsOf.get(run.path) ?? 0) + 1);
     await context.pause();
   }
-  return reads.map((read) => ({ path: read.file.path, records: read.records, runs: runsOf.get(read.file.path) ?? 0, isSkipped: read.isSkipped }));
+  return reads.map((read) => ({ path: read.file.path, records: read.records, runs: runsOf.get(read.file.path) ?? 0, isSkipped: read.isSkipped, ...(read.what !== undefined ? { what: read.what } : {}) }));
+}
+
+/** What the summary says of a main session that never got a prompt. */
+export const UNPROMPTED_SESSION = 'Gemini CLI session without a prompt (0.6x writes one when a session starts): no run';
+
+/**
+ * Whether a conversation holds nothing but the CLI's own session context
+ * (`<session_context>` user messages): no prompt, no model message, no
+ * notice. Gemini CLI 0.6x writes such a file for every session it opens,
+ * beside the one that gets the prompt.
+ */
+function isWithoutPrompt(conversation: GeminiConversation): boolean {
+  return conversation.entries().every((entry) => entry.type === 'user' && (entry.prompt ?? []).every((block) => block.type === 'text' && typeof block.text === 'string' && block.text.trimStart().startsWith('<session_context>')));
 }
 
 /** The format, for the registry. */

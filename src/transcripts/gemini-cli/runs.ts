@@ -730,7 +730,8 @@ function buildRun(
   if (recording.conversation.isUsageDropped) builder.noteUsage(`${GEMINI_CLI}:rewound-calls-excluded`);
   if (isSubagent && !hasCalls) builder.noteUsage(`${GEMINI_CLI}:subagent-model-messages-unrecorded`);
   const reported: RunRecord['reported'] | undefined =
-    parentCall !== undefined && parentStop !== undefined
+    // A call that ended in an error (`{"error": "Aborted"}`) handed the parent no report to compare.
+    parentCall !== undefined && parentStop !== undefined && parentCall.status === 'success'
       ? { output: parentCall.resultText !== undefined ? [{ type: 'text', text: answerInResult(parentCall.resultText) }] : undefined, compare: 'answer' }
       : undefined;
   const record = builder.finish(reported !== undefined ? { reported } : {});
