@@ -198,7 +198,11 @@ export function claudeCodeExpectations(files: readonly ReadFile[]): ExpectedRun[
     if (NOT_RUN_NAMES.some((re) => re.test(file.name))) continue;
     if (file.name === 'journal.jsonl' && file.path.split(sep).includes('workflows')) continue;
     const recs = records(file);
-    const sessionId = recs.map((r) => str(r.o['sessionId'])).find((s) => s !== undefined);
+    // A session file is named after its session (Claude Code names it so); its lines may carry an earlier
+    // conversation's id first (a summary carried over). An agent's file: the id its lines carry.
+    const stem = file.name.replace(/\.jsonl$/, '');
+    const named = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(stem) ? stem : undefined;
+    const sessionId = named ?? recs.map((r) => str(r.o['sessionId'])).find((s) => s !== undefined);
     if (sessionId === undefined || !recs.some((r) => str(r.o['timestamp']) !== undefined)) continue; // no run: nothing timed
     const agentId = /^agent-(.+)\.jsonl$/.exec(file.name)?.[1];
     if (agentId !== undefined && firstUserText(recs)?.trim() === 'Warmup') continue; // a 2.0.x warm-up, not a subagent

@@ -573,7 +573,8 @@ export class ClaudeCodeSessionReader {
   #startThread(record: ClaudeUserRecord): InlineThread {
     const text = userText(record);
     if (text.trim() === 'Warmup') return { run: undefined };
-    const open = [...this.#calls.values()].filter((c) => DELEGATING_TOOLS.has(c.tool) && c.thread === undefined && c.parentRunId === this.#rootRunId());
+    // A call that already has its result (interrupted before its agent started) runs no sidechain after it.
+    const open = [...this.#calls.values()].filter((c) => DELEGATING_TOOLS.has(c.tool) && c.thread === undefined && c.outcome === undefined && c.parentRunId === this.#rootRunId());
     const call = open.find((c) => c.prompt !== undefined && c.prompt === text) ?? open[0];
     const run = this.#childRun(record.agentId, 'main', undefined, call);
     const thread: InlineThread = { run };

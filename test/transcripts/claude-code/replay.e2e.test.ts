@@ -255,6 +255,19 @@ describe('records this reader does not know, and a subagent the user stopped (2.
   });
 });
 
+describe('an inline sidechain after a call interrupted before it started (1.0.x)', () => {
+  it('goes to the call that ran, not to the interrupted one with the same prompt', async () => {
+    const { records, summary } = await replay([join(SYNTHETIC, 'inline-reissued-1.0')]);
+    const S = '5b5b5b5b-5b5b-4b5b-8b5b-5b5b5b5b5b5b';
+    // By hand (README "inline-reissued-1.0"): msg_S1 3 + 50 read, 9 out; msg_R1..R3 10+12+14, 100+300+400 read, 20+22+8 out.
+    expect(records.map(figures)).toEqual([
+      [`claude-code:${S}/agent-toolu_R2`, 'subagent', `claude-code:${S}`, 'toolu_R2', 'completed', 'claude-code:parent-result:returned', [3, 9, 50, 0], 1, 0, ['claude-code:subagent-final-usage-from-parent']],
+      [`claude-code:${S}`, 'claude-code', null, null, 'completed', 'claude-code:stop_reason:end_turn', [36, 50, 800, 0], 3, 2, ['claude-code:streaming-usage']],
+    ]);
+    expect(summary.mismatches).toBe(0);
+  });
+});
+
 describe.runIf(HAS_REAL)('damaged Claude Code files', () => {
   it('reports bad lines with file and line and reads the rest into the same run', async () => {
     const root = join(dir, 'damaged');
