@@ -74,6 +74,12 @@ export interface Summary {
 export interface SpanView {
   readonly spanId: string;
   readonly parentSpanId?: string;
+  /**
+   * Set when the waterfall shows the span under another span than its
+   * recorded parent: a child run under the tool call that delegated it,
+   * told by time (`view/trace-tree`).
+   */
+  readonly shownUnder?: string;
   readonly name: string;
   /** `gen_ai.operation.name`, else the name's first word. */
   readonly operation: string;

@@ -12,6 +12,7 @@ import { attributeMap, millisOf, type attributeValue } from '../wire/otlp-json.j
 import type { Charts, RunDetail, RunQuery, RunRow, RunsPage, SpanView, Summary } from './api-types.js';
 import { rereadTracesLines, type LineRef, type TracesLine } from './otlp-lines.js';
 import { messagesText, outputText, preview } from './run-fields.js';
+import { delegatingToolCalls } from './trace-tree.js';
 
 /** Characters of the output preview in the table. */
 export const PREVIEW_LENGTH = 160;
@@ -259,6 +260,7 @@ export class RunIndex {
       }
     }
     spans.sort((a, b) => a.start - b.start || a.end - b.end);
+    const placed = delegatingToolCalls(spans);
     const reported: Record<string, string | number | boolean> = {};
     for (const [key, value] of runAttrs) {
       if (key.startsWith('subagent.reported_output.') && value !== undefined && !Array.isArray(value)) reported[key] = value;
@@ -270,7 +272,10 @@ export class RunIndex {
       output: outputText(runAttrs.get('subagent.output')),
       prompt: messagesText(runAttrs.get('gen_ai.input.messages')),
       reported: { ...(typeof match === 'boolean' ? { agrees: match } : {}), attributes: reported },
-      spans,
+      spans: spans.map((span) => {
+        const under = placed.get(span.spanId);
+        return under !== undefined ? { ...span, shownUnder: under } : span;
+      }),
     };
   }
 }

@@ -3,7 +3,9 @@
  * siblings by start time), indented by depth, with a bar placed on the
  * trace's time axis. A subagent's `invoke_agent` span sits under the
  * `execute_tool` span that delegated it because that is its parent in the
- * trace. Rows carry `data-span-id`, `data-parent-span-id`, `data-operation`
+ * trace, or, where a child run is recorded under its parent run, because
+ * the server placed it under the tool call that ran while it started
+ * (`shownUnder`; the row says so in its tooltip). Rows carry `data-span-id`, `data-parent-span-id`, `data-operation`
  * and `data-depth` (the browser tests read them).
  *
  * @module subagent-otel/view/page/waterfall
@@ -22,10 +24,11 @@ export function treeOrder(spans: readonly SpanView[]): WaterfallRow[] {
   const children = new Map<string, SpanView[]>();
   const roots: SpanView[] = [];
   for (const span of spans) {
-    if (span.parentSpanId !== undefined && ids.has(span.parentSpanId) && span.parentSpanId !== span.spanId) {
-      const list = children.get(span.parentSpanId) ?? [];
+    const parent = span.shownUnder ?? span.parentSpanId;
+    if (parent !== undefined && ids.has(parent) && parent !== span.spanId) {
+      const list = children.get(parent) ?? [];
       list.push(span);
-      children.set(span.parentSpanId, list);
+      children.set(parent, list);
     } else roots.push(span);
   }
   const rows: WaterfallRow[] = [];
@@ -59,13 +62,14 @@ export function waterfall(spans: readonly SpanView[], selected: string, onSelect
     const bar = el('span', { class: `bar op-${span.operation.replace(/[^a-z_]/g, '')}${span.status === 2 ? ' error' : ''}` });
     bar.style.left = `${(100 * (span.start - t0)) / total}%`;
     bar.style.width = `${Math.max(0.3, (100 * (span.end - span.start)) / total)}%`;
-    const label = el('span', { class: 'label', title: span.name }, span.name);
+    const title = span.shownUnder !== undefined ? `${span.name} (recorded under its parent run; shown under the tool call running when it started)` : span.name;
+    const label = el('span', { class: 'label', title }, span.name);
     label.style.paddingLeft = `${depth * 16 + 4}px`;
     const row = el(
       'div',
       {
         class: `wf-row${span.spanId === selected ? ' selected' : ''}`,
-        data: { spanId: span.spanId, parentSpanId: span.parentSpanId ?? '', operation: span.operation, depth: String(depth) },
+        data: { spanId: span.spanId, parentSpanId: span.shownUnder ?? span.parentSpanId ?? '', operation: span.operation, depth: String(depth) },
         onClick: () => {
           for (const other of list.querySelectorAll('.wf-row.selected')) other.classList.remove('selected');
           row.classList.add('selected');
