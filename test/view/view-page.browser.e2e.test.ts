@@ -21,6 +21,11 @@ import { ROOT } from '../helpers/paths.js';
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'view');
 const REAL = join(ROOT, 'test', 'transcripts', 'claude-code', 'real');
 
+/** An element's `dataset`, as the page's rows carry it (the test's TypeScript has no DOM types). */
+interface Dataset {
+  readonly dataset: Record<string, string | undefined>;
+}
+
 interface Served {
   readonly url: string;
   readonly child: ChildProcessWithoutNullStreams;
@@ -52,7 +57,7 @@ async function expectSubagentUnderToolCall(page: Page, runId: string): Promise<v
   expect(await parent.getAttribute('data-operation')).toBe('execute_tool');
   expect(Number(await row.getAttribute('data-depth'))).toBe(Number(await parent.getAttribute('data-depth')) + 1);
   // The tool call's row comes before the subagent's, which comes before the subagent's own spans.
-  const order = await page.locator('.wf-row').evaluateAll((rows, ids) => ids.map((id) => rows.findIndex((r) => (r as HTMLElement).dataset.spanId === id)), [parentId, spanId]);
+  const order = await page.locator('.wf-row').evaluateAll((rows, ids) => ids.map((id) => rows.findIndex((r) => (r as unknown as Dataset).dataset.spanId === id)), [parentId, spanId]);
   expect(order[0]).toBeGreaterThanOrEqual(0);
   expect(order[0]).toBeLessThan(order[1] ?? -1);
 }
@@ -68,9 +73,7 @@ describe.skipIf(!browserReady)('view in a browser', () => {
     browser = await launchChromium();
     page = await browser.context.newPage();
     // Any script the page did not bring itself would set this flag (the XSS case).
-    await page.addInitScript(() => {
-      (window as unknown as { __xss?: number }).__xss = undefined;
-    });
+    await page.addInitScript('window.__xss = undefined;');
   });
 
   afterAll(async () => {
@@ -89,7 +92,7 @@ describe.skipIf(!browserReady)('view in a browser', () => {
 
     await page.selectOption('select[name="stop"]', 'max-tokens');
     await page.locator('.pager .total[data-total="11"]').waitFor();
-    const stops = await page.locator('tr.run').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.stop));
+    const stops = await page.locator('tr.run').evaluateAll((rows) => rows.map((r) => (r as unknown as Dataset).dataset.stop));
     expect(stops).toEqual(Array.from({ length: 11 }, () => 'max-tokens'));
     await shot(page, 'demo-max-tokens');
 
@@ -180,12 +183,10 @@ describe.skipIf(!browserReady)('view in a browser', () => {
     expect(await page.locator('pre.prompt').textContent()).toBe('<script>window.__xss=7</script>');
     expect(await page.locator('.wf-row[data-span-id="00000000000000a2"] .label').textContent()).toBe('execute_tool <script>window.__xss=8</script>');
     await shot(page, 'xss-run');
-    const dom = await page.evaluate(() => ({
-      flag: (window as unknown as { __xss?: number }).__xss,
-      scripts: document.scripts.length,
-      images: document.images.length,
-      links: document.querySelectorAll('a[href]').length,
-    }));
+    // A string: this runs in the page, and the test's TypeScript has no DOM types.
+    const dom = await page.evaluate(
+      "({ flag: window.__xss, scripts: document.scripts.length, images: document.images.length, links: document.querySelectorAll('a[href]').length })",
+    );
     // Only the page's own script element; no image, no link made from the data; the flag never set.
     expect(dom).toEqual({ flag: undefined, scripts: 1, images: 0, links: 0 });
   });
