@@ -91,7 +91,10 @@ const result = await build({
 // The view page: everything the browser loads, from the sources and the npm packages they import.
 await build({
   absWorkingDir: ROOT,
-  entryPoints: { page: 'src/view/page/main.ts' },
+  entryPoints: [
+    { in: 'src/view/page/main.ts', out: 'page' },
+    { in: 'src/view/page/page.css', out: 'page' },
+  ],
   outdir: 'dist/view/page',
   bundle: true,
   format: 'iife',

@@ -12,7 +12,6 @@ import type { Charts, RunDetail, RunRow, RunsPage, SortKey, SpanView, Summary } 
 import { chartsView } from './charts.js';
 import { el, fill } from './dom.js';
 import { waterfall } from './waterfall.js';
-import './page.css';
 
 const PAGE_SIZE = 100;
 
