@@ -58,6 +58,8 @@ describe('helpText', () => {
     expect(helpText('proxy')).toMatch(/^Usage: subagent-otel proxy \[options\] -- <command> \[args\.\.\.\]/);
     expect(helpText('replay')).toMatch(/^Usage: subagent-otel replay/);
     expect(helpText('demo')).toMatch(/^Usage: subagent-otel demo/);
+    expect(helpText('view')).toMatch(/^Usage: subagent-otel view \[options\] \[path\.\.\.\]/);
+    expect(helpText()).toContain('subagent-otel view [options] [path...]');
     expect(() => helpText('nope')).toThrow(UsageError);
   });
 
