@@ -196,10 +196,17 @@ export class RunIndex {
     return { total: rows.length, offset, rows: rows.slice(offset, offset + limit).map(rowOf) };
   }
 
-  /** Series per UTC day over the filtered runs. */
+  /**
+   * Series per UTC day over the filtered runs. The truncation rate is taken
+   * over the runs of every stop reason (the stop reason filter left out: a
+   * rate over max-tokens runs alone would always be 1); the days are those
+   * runs' days.
+   */
   charts(query: RunQuery): Charts {
-    const rows = this.#filtered(query).filter((run) => run.time > 0);
-    const days = [...new Set(rows.map((run) => dayOf(run.time)))].sort();
+    const { stop: _stop, ...withoutStop } = query;
+    const base = this.#filtered(withoutStop).filter((run) => run.time > 0);
+    const rows = query.stop === undefined ? base : base.filter((run) => run.stop === query.stop);
+    const days = [...new Set(base.map((run) => dayOf(run.time)))].sort();
     const dayIndex = new Map(days.map((d, i) => [d, i]));
     const stops = [...new Set(rows.map((run) => run.stop))].sort();
     const agents = [...new Set(rows.map((run) => run.agent))].sort();
@@ -217,6 +224,9 @@ export class RunIndex {
       add(runsByStop[run.stop], 1);
       add(tokensByAgent[run.agent], (run.inputTokens ?? 0) + (run.outputTokens ?? 0));
       add(costByAgent[run.agent], run.cost ?? 0);
+    }
+    for (const run of base) {
+      const i = dayIndex.get(dayOf(run.time)) ?? 0;
       total[i] = (total[i] ?? 0) + 1;
       if (run.stop === MAX_TOKENS) truncated[i] = (truncated[i] ?? 0) + 1;
     }

@@ -100,7 +100,7 @@ describe('RunIndex', () => {
     expect(index.runs({ sort: 'agent', dir: 'asc', offset: 1, limit: 1 })).toMatchObject({ total: 3, offset: 1, rows: [{ agent: 'other' }] });
   });
 
-  it('sums runs by stop reason, truncation rate, tokens and cost per agent per UTC day', async () => {
+  it('sums runs by stop reason, truncation rate (over every stop reason), tokens and cost per agent per UTC day', async () => {
     const { index } = await indexOf(writeFixture());
     expect(index.charts({})).toEqual({
       days: ['2026-01-05', '2026-01-06'],
@@ -111,6 +111,8 @@ describe('RunIndex', () => {
       tokensByAgent: { child: [15, 0], other: [0, 0], parent: [120, 0] },
       costByAgent: { child: [0, 0], other: [0, 0.25], parent: [0.5, 0] },
     });
+    // Filtered to max-tokens: the runs per stop reason follow the filter, the truncation rate stays over every stop reason.
+    expect(index.charts({ stop: 'max-tokens' })).toMatchObject({ days: ['2026-01-05', '2026-01-06'], stops: ['max-tokens'], runsByStop: { 'max-tokens': [1, 1] }, truncationRate: [0.5, 1] });
   });
 
   it("reads a run's whole trace again from the file, with the child shown under its delegating tool call", async () => {

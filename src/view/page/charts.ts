@@ -53,7 +53,7 @@ export function chartsView(data: Charts): HTMLElement {
     card('Runs by stop reason per day', stacked(data.days, data.runsByStop, data.stops, (name, i) => STOP_COLORS[name] ?? agentColor(name, i)) as ChartConfiguration),
     card('Truncation rate per day (max-tokens runs / runs)', {
       type: 'line',
-      data: { labels: [...data.days], datasets: [{ label: 'truncation rate', data: data.truncationRate.map((r) => Math.round(r * 1000) / 10), borderColor: '#d9822b', backgroundColor: '#d9822b' }] },
+      data: { labels: [...data.days], datasets: [{ label: 'truncation rate (every stop reason)', data: data.truncationRate.map((r) => Math.round(r * 1000) / 10), borderColor: '#d9822b', backgroundColor: '#d9822b', pointRadius: 4 }] },
       options: { animation: false, responsive: true, maintainAspectRatio: false, scales: { y: { beginAtZero: true, max: 100, title: { display: true, text: '%' } } } },
     }),
     card('Tokens per agent per day (input + output)', stacked(data.days, data.tokensByAgent, data.agents, agentColor) as ChartConfiguration),
