@@ -4,12 +4,17 @@
  * delegating tool call's span already; the SDK and proxy paths parent a
  * child run to its parent's `invoke_agent` span, with the delegating tool
  * call as a sibling. For such a child, the tool call is told by time: among
- * the `execute_tool` siblings that had started when the child started and
- * had not ended before it, the one that started last (decision 0117). The
+ * the `execute_tool` siblings that were running when the child started,
+ * the one that started last, where "running" allows {@link TOLERANCE_MS}
+ * either side (times are whole milliseconds, and the proxy's spans of the
+ * same moment can be a millisecond apart either way) (decision 0117). The
  * trace's recorded parent is never changed: only where the row is shown.
  *
  * @module subagent-otel/view/trace-tree
  */
+
+/** Slack, in ms, on each end of a tool call's time when asking whether it ran when a child started. */
+export const TOLERANCE_MS = 1;
 
 /** The fields of a span this needs. */
 export interface TreeSpan {
@@ -41,7 +46,8 @@ export function delegatingToolCalls(spans: readonly TreeSpan[]): Map<string, str
     if (byId.get(span.parentSpanId)?.operation !== 'invoke_agent') continue;
     let best: TreeSpan | undefined;
     for (const tool of toolsByParent.get(span.parentSpanId) ?? []) {
-      if (tool.start <= span.start && tool.end >= span.start && (best === undefined || tool.start >= best.start)) best = tool;
+      const running = tool.start <= span.start + TOLERANCE_MS && tool.end >= span.start - TOLERANCE_MS;
+      if (running && (best === undefined || tool.start >= best.start)) best = tool;
     }
     if (best !== undefined) placed.set(span.spanId, best.spanId);
   }

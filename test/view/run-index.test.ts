@@ -131,15 +131,25 @@ describe('RunIndex', () => {
 
 describe('delegatingToolCalls', () => {
   const base = { operation: 'invoke_agent', start: 0, end: 100 };
-  it('places a child run under the tool call that had started and not ended when it started, the latest such', () => {
+  it('places a child run under the tool call running when it started, the latest started such', () => {
     const placed = delegatingToolCalls([
       { ...base, spanId: 'p' },
       { spanId: 't-early', parentSpanId: 'p', operation: 'execute_tool', start: 5, end: 50 },
       { spanId: 't-late', parentSpanId: 'p', operation: 'execute_tool', start: 10, end: 40 },
-      { spanId: 't-after', parentSpanId: 'p', operation: 'execute_tool', start: 30, end: 35 },
+      // Started while the child ran: another call of the parent, not the delegation.
+      { spanId: 't-after', parentSpanId: 'p', operation: 'execute_tool', start: 25, end: 35 },
       { ...base, spanId: 'c', parentSpanId: 'p', start: 20, end: 30 },
+      // A millisecond off either way (whole-millisecond times, as the proxy's spans show): still its tool call.
+      { spanId: 't-2', parentSpanId: 'p', operation: 'execute_tool', start: 61, end: 62 },
+      { ...base, spanId: 'c2', parentSpanId: 'p', start: 60, end: 61 },
+      { spanId: 't-3', parentSpanId: 'p', operation: 'execute_tool', start: 70, end: 70 },
+      { ...base, spanId: 'c3', parentSpanId: 'p', start: 71, end: 71 },
     ]);
-    expect([...placed]).toEqual([['c', 't-late']]);
+    expect([...placed]).toEqual([
+      ['c', 't-late'],
+      ['c2', 't-2'],
+      ['c3', 't-3'],
+    ]);
   });
 
   it('leaves a child alone when no tool call ran then, or when its parent is already a tool call', () => {

@@ -4,7 +4,7 @@
  * trace's time axis. A subagent's `invoke_agent` span sits under the
  * `execute_tool` span that delegated it because that is its parent in the
  * trace, or, where a child run is recorded under its parent run, because
- * the server placed it under the tool call that ran while it started
+ * the server placed it under the tool call that ran at the same time
  * (`shownUnder`; the row says so in its tooltip). Rows carry `data-span-id`, `data-parent-span-id`, `data-operation`
  * and `data-depth` (the browser tests read them).
  *
@@ -62,7 +62,7 @@ export function waterfall(spans: readonly SpanView[], selected: string, onSelect
     const bar = el('span', { class: `bar op-${span.operation.replace(/[^a-z_]/g, '')}${span.status === 2 ? ' error' : ''}` });
     bar.style.left = `${(100 * (span.start - t0)) / total}%`;
     bar.style.width = `${Math.max(0.3, (100 * (span.end - span.start)) / total)}%`;
-    const title = span.shownUnder !== undefined ? `${span.name} (recorded under its parent run; shown under the tool call running when it started)` : span.name;
+    const title = span.shownUnder !== undefined ? `${span.name} (recorded under its parent run; shown under the tool call that ran at the same time)` : span.name;
     const label = el('span', { class: 'label', title }, span.name);
     label.style.paddingLeft = `${depth * 16 + 4}px`;
     const row = el(
@@ -82,5 +82,10 @@ export function waterfall(spans: readonly SpanView[], selected: string, onSelect
     );
     list.append(row);
   }
+  // The run opened can be deep in a long session: once laid out, its row is scrolled to the middle of the list.
+  requestAnimationFrame(() => {
+    const row = list.querySelector<HTMLElement>('.wf-row.selected');
+    if (row !== null) list.scrollTop = Math.max(0, row.offsetTop - list.offsetTop - list.clientHeight / 2);
+  });
   return list;
 }
