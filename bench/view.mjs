@@ -24,7 +24,7 @@
  * @module subagent-otel/bench/view
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +62,7 @@ const otlp = join(work, 'otlp');
 let started = performance.now();
 const replayed = JSON.parse(execFileSync(process.execPath, [CLI, 'replay', '--json', '--out', otlp, history], { encoding: 'utf8', maxBuffer: 1 << 28 }));
 const replaySeconds = (performance.now() - started) / 1000;
-const tracesBytes = Number(execFileSync('stat', ['-c', '%s', join(otlp, 'traces.jsonl')], { encoding: 'utf8' }).trim());
+const tracesBytes = statSync(join(otlp, 'traces.jsonl')).size;
 progress('view', `replayed ${replayed.runs} runs in ${replaySeconds.toFixed(1)} s; traces.jsonl ${(tracesBytes / 1e6).toFixed(0)} MB`);
 
 /** GET `path` with gzip accepted. @returns status, wire bytes and the decoded body. */
@@ -83,7 +83,7 @@ function get(url, path) {
 }
 
 function rssOf(pid) {
-  const status = execFileSync('cat', [`/proc/${pid}/status`], { encoding: 'utf8' });
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) * 1024;
 }
 
