@@ -351,8 +351,9 @@ async function waitUntilReady(): Promise<void> {
 }
 
 async function route(): Promise<void> {
-  const hash = decodeURIComponent(location.hash.slice(1));
-  if (hash.startsWith('run=')) return renderRun(hash.slice(4));
+  // Not decoded as a whole: the filters' values are decoded by URLSearchParams (a search text may hold '&').
+  const hash = location.hash.slice(1);
+  if (hash.startsWith('run=')) return renderRun(decodeURIComponent(hash.slice(4)));
   const [view, query] = hash.split('?', 2) as [string, string | undefined];
   readHashFilters(query ?? '');
   if (view === 'charts') return renderCharts();
