@@ -40,6 +40,11 @@
  *   is not external, the shape of that bug, or when an external package's
  *   code is in a chunk.
  *
+ * - The `view` command's page (`src/view/page/`) is a second, browser
+ *   build: one script and one style sheet in `dist/view/page/`, with its
+ *   npm dependencies (Chart.js) inside, so the page needs no network and
+ *   the packed package no browser-side dependency (decision 0115).
+ *
  * Usage: `node scripts/bundle-cli.mjs` (from the repository root).
  * Prints nothing on success; esbuild's warnings and errors go to stderr;
  * a guard failure lists each problem on stderr and exits 1.
@@ -80,6 +85,24 @@ const result = await build({
   keepNames: true,
   legalComments: 'none',
   sourcemap: 'linked',
+  logLevel: 'warning',
+});
+
+// The view page: everything the browser loads, from the sources and the npm packages they import.
+await build({
+  absWorkingDir: ROOT,
+  entryPoints: [
+    { in: 'src/view/page/main.ts', out: 'page' },
+    { in: 'src/view/page/page.css', out: 'page' },
+  ],
+  outdir: 'dist/view/page',
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: ['chrome120', 'firefox120', 'safari17'],
+  minify: true,
+  // Chart.js's licence notice stays with its code in the bundle.
+  legalComments: 'eof',
   logLevel: 'warning',
 });
 

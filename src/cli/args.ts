@@ -66,7 +66,16 @@ export type Command =
       readonly history: boolean;
     } & TelemetryFlags)
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
-  | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags);
+  | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags)
+  | {
+      readonly name: 'view';
+      /** OTLP JSON files, directories holding `traces.jsonl`, or agents' transcript folders; empty: the default output directory. */
+      readonly paths: readonly string[];
+      /** `--port <port>`; absent: a free port. */
+      readonly port?: number;
+      /** `--host <host>`; absent: 127.0.0.1. */
+      readonly host?: string;
+    };
 
 const telemetryOptions = {
   out: { type: 'string' },
@@ -96,7 +105,7 @@ Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTE
   (grpc, http/protobuf (default), http/json; per signal with _TRACES_/_METRICS_),
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
-export const HELP: Record<'main' | 'proxy' | 'replay' | 'watch' | 'demo' | 'check', string> = {
+export const HELP: Record<'main' | 'proxy' | 'replay' | 'watch' | 'demo' | 'check' | 'view', string> = {
   main: `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
 
 Usage:
@@ -105,6 +114,7 @@ Usage:
   subagent-otel replay [options] <file-or-dir...>      turn captures, session logs and agents' transcripts into telemetry
   subagent-otel watch [options] <dir...>               follow Claude Code, Codex and Gemini CLI transcripts as agents run
   subagent-otel check [options]                        show where telemetry goes and send a test span and metric there
+  subagent-otel view [options] [path...]               see the runs on a local page (table, waterfall, charts)
   subagent-otel help <command>                         help for one command
   subagent-otel --version
 
@@ -218,6 +228,21 @@ Options:
   --json                      print the report as JSON
 
 ${TELEMETRY_HELP}`,
+  view: `Usage: subagent-otel view [options] [path...]
+
+Serves a local page over the runs: a table with search, filters and sorting, each run's
+session as a waterfall (subagents under the tool call that delegated them) with its
+attributes, whole output and whether the parent received the same, and charts by day.
+Reads the OTLP JSON lines files the commands write (traces.jsonl: a file, or a directory
+holding it; default: $SUBAGENT_OTEL_OUT or ./subagent-otel-out), and agents' transcript
+folders (e.g. ~/.claude/projects), replayed in process first. Prints the page's URL and
+opens nothing; read-only; stops on Ctrl-C. Exit code 2: usage error, a port in use, or a
+file that is not OTLP JSON.
+
+Options:
+  --port <port>               port to listen on (default: a free one)
+  --host <host>               address to listen on (default 127.0.0.1, this machine only);
+                              another address shows your runs to whoever can reach it`,
 };
 
 /** A flag's value parsed by its row of the configuration table; a value out of its range is a usage error. */
@@ -242,6 +267,14 @@ function secondsFlag(flag: string, value: string | undefined, min: number, max: 
     throw new UsageError(`${flag} takes seconds from ${min} to ${max}, got '${value}'`);
   }
   return Math.round(seconds * 1000);
+}
+
+/** A `--port` value: an integer 1..65535. */
+function portOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value.trim());
+  if (value.trim() === '' || !Number.isInteger(port) || port < 1 || port > 65_535) throw new UsageError(`--port takes a port from 1 to 65535, got '${value}'`);
+  return port;
 }
 
 function agentNameOf(value: string): string {
@@ -389,14 +422,21 @@ export function parseCommandLine(argv: readonly string[]): Command {
       if (positionals.length > 0) throw new UsageError(`check takes no arguments, got '${positionals[0]}'`);
       return { name: 'check', json: values.json === true, ...telemetryFlags(values) };
     }
+    case 'view': {
+      const { values, positionals } = parse('view', rest, { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, true);
+      if (values.help === true) return { name: 'help', topic: 'view' };
+      const port = portOf(values.port as string | undefined);
+      const host = hostOf('--host', values.host as string | undefined);
+      return { name: 'view', paths: positionals, ...(port !== undefined ? { port } : {}), ...(host !== undefined ? { host } : {}) };
+    }
     default:
-      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, watch, check (see 'subagent-otel --help')`);
+      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, watch, check, view (see 'subagent-otel --help')`);
   }
 }
 
 /** Help text for a topic. @throws UsageError for an unknown topic. */
 export function helpText(topic?: string): string {
   if (topic === undefined) return HELP.main;
-  if (topic === 'proxy' || topic === 'replay' || topic === 'watch' || topic === 'demo' || topic === 'check') return HELP[topic];
-  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, watch, check`);
+  if (topic === 'proxy' || topic === 'replay' || topic === 'watch' || topic === 'demo' || topic === 'check' || topic === 'view') return HELP[topic];
+  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, watch, check, view`);
 }

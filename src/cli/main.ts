@@ -97,6 +97,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runCheck } = await import('./commands/check.js');
       return runCheck(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });
     }
+    case 'view': {
+      const { runView } = await import('./commands/view.js');
+      const stop = new AbortController();
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop.abort());
+      return runView(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal });
+    }
     case 'demo': {
       const { runDemo } = await import('./commands/demo.js');
       return runDemo(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env });

@@ -27,12 +27,15 @@ describe('parseCommandLine', () => {
     ],
     ['replay --prometheus-host with an IPv6 address', ['replay', '--prometheus-host', '::1', 'x'], { name: 'replay', paths: ['x'], json: false, protocol: 'auto', prometheusHost: '::1' }],
     ['demo --prometheus-host=<host>', ['demo', '--prometheus-host=172.17.0.1'], { name: 'demo', json: false, prometheusHost: '172.17.0.1' }],
+    ['view without paths', ['view'], { name: 'view', paths: [] }],
+    ['view with paths, a port and a host', ['view', '--port', '8080', '--host', '0.0.0.0', 'a', 'b'], { name: 'view', paths: ['a', 'b'], port: 8080, host: '0.0.0.0' }],
+    ['view --help', ['view', '--help'], { name: 'help', topic: 'view' }],
   ])('maps %s', (_name, argv, expected) => {
     expect(parseCommandLine(argv)).toEqual(expected);
   });
 
   it.each<[string, string[], string]>([
-    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, watch, check (see 'subagent-otel --help')"],
+    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, watch, check, view (see 'subagent-otel --help')"],
     ['proxy without a command', ['proxy', '--out', 'x'], "proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js"],
     ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
     ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],
@@ -43,6 +46,8 @@ describe('parseCommandLine', () => {
     ['a bad protocol', ['proxy', '--protocol', 'grpc', '--', 'a'], "--protocol takes sdk, acp or auto, got 'grpc'"],
     ['replay without paths', ['replay'], 'replay needs at least one file or directory, e.g. subagent-otel replay ./sessions'],
     ['a missing option value', ['replay', '--out'], "Option '--out <value>' argument missing (see 'subagent-otel help replay')"],
+    ['a view port out of range', ['view', '--port', '0'], "--port takes a port from 1 to 65535, got '0'"],
+    ['an empty view host', ['view', '--host', ''], "--host takes a host name or IP address such as 127.0.0.1, got ''"],
   ])('rejects %s with a usage error that says what to do', (_name, argv, message) => {
     expect(() => parseCommandLine(argv)).toThrow(new UsageError(message));
   });
@@ -53,6 +58,8 @@ describe('helpText', () => {
     expect(helpText('proxy')).toMatch(/^Usage: subagent-otel proxy \[options\] -- <command> \[args\.\.\.\]/);
     expect(helpText('replay')).toMatch(/^Usage: subagent-otel replay/);
     expect(helpText('demo')).toMatch(/^Usage: subagent-otel demo/);
+    expect(helpText('view')).toMatch(/^Usage: subagent-otel view \[options\] \[path\.\.\.\]/);
+    expect(helpText()).toContain('subagent-otel view [options] [path...]');
     expect(() => helpText('nope')).toThrow(UsageError);
   });
 

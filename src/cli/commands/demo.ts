@@ -15,7 +15,7 @@
  * @module subagent-otel/cli/commands/demo
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { writeDurableLogFile } from '../../fixtures/durable-log-writer.js';
@@ -25,6 +25,7 @@ import { runSdkSubagent } from '../../backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../observe/run-record.js';
 import { createTelemetryFromPlan, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
+import { SETTINGS } from '../../telemetry/config.js';
 import { runStdioProxy } from '../stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
 import { checkOutputDirectory } from '../output-paths.js';
@@ -398,7 +399,19 @@ export async function runDemo(
       '  - set OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json and run again, or',
       '  - let the collector ingest the files above with its otlp_json_file receiver (see collector-config/README.md).',
       '',
+      ...(telemetry.outDir !== undefined ? [`See these runs on a local page: ${viewCommand(telemetry.outDir, io.env)}`, ''] : []),
     ].join('\n'),
   );
   return exitCode;
+}
+
+/**
+ * The `view` command that shows the runs just written: bare when they went
+ * to the directory `view` reads by default (the same `SUBAGENT_OTEL_OUT` or
+ * `./subagent-otel-out` of the working directory), else with the directory.
+ */
+export function viewCommand(outDir: string, env: NodeJS.ProcessEnv): string {
+  const defaultDir = resolve(env[SETTINGS.out.env]?.trim() || SETTINGS.out.default);
+  if (resolve(outDir) === defaultDir) return 'subagent-otel view';
+  return `subagent-otel view ${/[\s'"$`\\]/.test(outDir) ? `'${outDir.replaceAll("'", "'\\''")}'` : outDir}`;
 }
