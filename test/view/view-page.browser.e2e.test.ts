@@ -8,6 +8,7 @@
  * shows as text and runs nothing. A screenshot of each view is kept under
  * test-artifacts/view/ (ignored by git).
  */
+import { requireFolder, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW } from '../helpers/required-folder.js';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import { finished, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 
 const ARTIFACTS = join(ROOT, 'test-artifacts', 'view');
-const REAL = join(ROOT, 'test', 'transcripts', 'claude-code', 'real');
+const REAL = join(SHARED_TRANSCRIPTS, 'claude-code', 'real');
 
 /** An element's `dataset`, as the page's rows carry it (the test's TypeScript has no DOM types). */
 interface Dataset {
@@ -111,7 +112,8 @@ describe.skipIf(!browserReady)('view in a browser', () => {
     await shot(page, 'demo-charts');
   });
 
-  it("shows the real Claude Code sessions' runs, from their telemetry and from the folder itself, each subagent under its Task call", async () => {
+  it("shows the real Claude Code sessions' runs, from their telemetry and from the folder itself, each subagent under its Task call", async (context) => {
+    requireFolder(context, REAL, SHARED_TRANSCRIPTS_HOW);
     const out = join(dir, 'real');
     const replay = await runCli(['replay', '--no-progress', '--out', out, REAL]);
     expect(replay.code, replay.stderr.toString()).toBe(0);
