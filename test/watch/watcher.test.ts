@@ -117,6 +117,7 @@ async function watch(ws: ReturnType<typeof workspace>, script: Script) {
     history: script.history ?? false,
     flush: async () => {
       flushes += 1;
+      return true;
     },
     onProblem: (p) => problems.push(p),
     onPass: (pass) => {
