@@ -92,7 +92,7 @@ export class DestinationOutbox {
   async write(body: Uint8Array, items: number, runs: number): Promise<WriteOutcome> {
     const outcome = await this.store.write(body, items, runs);
     this.#writes += 1;
-    if (!this.#isDown) this.#schedule(this.#backoffMs);
+    this.#schedule(this.#backoffMs); // while down this is the drain's next try; an attempt already planned stays
     return outcome;
   }
 
