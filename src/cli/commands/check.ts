@@ -265,8 +265,10 @@ async function deliverOutbox(place: OutboxPlace, plan: ReturnType<typeof planTel
 }
 
 /**
- * Runs the check. @returns 0 when every destination took the test data and
- * the configuration has no problem; 1 otherwise, including when nothing
+ * Runs the check (with `--deliver`, after delivering what waits in the
+ * outbox for these destinations). @returns 0 when every destination took the
+ * test data and the configuration has no problem (and, with `--deliver`,
+ * nothing is left waiting for them); 1 otherwise, including when nothing
  * would be delivered. Never rejects for a bad configuration.
  */
 export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<number> {
