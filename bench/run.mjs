@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ROOT, progress, runScript } from './lib/common.mjs';
 
-const BENCHMARKS = ['fold', 'spawn', 'proxy-throughput', 'proxy-latency', 'memory', 'replay', 'transcripts'];
+const BENCHMARKS = ['fold', 'spawn', 'proxy-throughput', 'proxy-latency', 'memory', 'replay', 'transcripts', 'outbox'];
 
 const { values } = parseArgs({
   options: { only: { type: 'string' }, rounds: { type: 'string' }, scale: { type: 'string' }, 'no-write': { type: 'boolean' } },

@@ -131,7 +131,12 @@ function plan({ tiers, ports, env, collectorConfigs }) {
       env: {
         ...collectorEnv(c.ports),
         ...(c.name === 'agent'
-          ? { STACK_GATEWAY_1_ENDPOINT: `${HOST}:${p.collectors[1].otlpGrpc}`, STACK_GATEWAY_2_ENDPOINT: `${HOST}:${p.collectors[2].otlpGrpc}` }
+          ? {
+              STACK_GATEWAY_1_ENDPOINT: `${HOST}:${p.collectors[1].otlpGrpc}`,
+              STACK_GATEWAY_2_ENDPOINT: `${HOST}:${p.collectors[2].otlpGrpc}`,
+              // The persistent sending queue (file_storage/queue), relative to the run directory (the cwd).
+              STACK_AGENT_QUEUE_DIR: 'agent-queue',
+            }
           : {}),
         ...(c.name.startsWith('gateway')
           ? {

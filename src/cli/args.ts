@@ -66,7 +66,7 @@ export type Command =
       readonly history: boolean;
     } & TelemetryFlags)
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
-  | ({ readonly name: 'check'; readonly json: boolean } & TelemetryFlags)
+  | ({ readonly name: 'check'; readonly json: boolean; readonly deliver: boolean } & TelemetryFlags)
   | {
       readonly name: 'view';
       /** OTLP JSON files, directories holding `traces.jsonl`, or agents' transcript folders; empty: the default output directory. */
@@ -221,11 +221,14 @@ Shows where telemetry goes for the current environment and options (the same one
 replay and demo read): each exporter with its protocol and endpoint (credentials left out),
 the output directory, the content policy and the Prometheus endpoint. Then sends one test
 span and one test metric through exactly that configuration and reports, per destination,
-whether it was delivered or the exact failure. Exit code 0: everything was delivered;
-1: some destination failed, or nothing would be delivered at all; 2: usage error.
+whether it was delivered or the exact failure, and what waits in the outbox (exports a
+destination did not take: how much, since when, the last error). Exit code 0: everything was
+delivered; 1: some destination failed, or nothing would be delivered at all, or (--deliver)
+something still waits; 2: usage error.
 
 Options:
   --json                      print the report as JSON
+  --deliver                   deliver what waits in the outbox for these destinations now
 
 ${TELEMETRY_HELP}`,
   view: `Usage: subagent-otel view [options] [path...]
@@ -417,10 +420,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
       };
     }
     case 'check': {
-      const { values, positionals } = parse('check', rest, { ...telemetryOptions, json: { type: 'boolean' } }, true);
+      const { values, positionals } = parse('check', rest, { ...telemetryOptions, json: { type: 'boolean' }, deliver: { type: 'boolean' } }, true);
       if (values.help === true) return { name: 'help', topic: 'check' };
       if (positionals.length > 0) throw new UsageError(`check takes no arguments, got '${positionals[0]}'`);
-      return { name: 'check', json: values.json === true, ...telemetryFlags(values) };
+      return { name: 'check', json: values.json === true, deliver: values.deliver === true, ...telemetryFlags(values) };
     }
     case 'view': {
       const { values, positionals } = parse('view', rest, { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, true);

@@ -11,6 +11,7 @@ import { appendFileSync } from 'node:fs';
 import { diag, DiagLogLevel, type DiagLogger } from '@opentelemetry/api';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { readSetting, SETTINGS } from '../telemetry/config.js';
+import { defaultOutboxDir } from '../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../telemetry/report-once.js';
 import type { TelemetryOptions } from '../telemetry/setup.js';
 import type { TelemetryFlags } from './args.js';
@@ -41,8 +42,10 @@ export function flushBoundMs(env: NodeJS.ProcessEnv, fallback: number): number {
 /**
  * `createTelemetry` options for a command's flags; flags override the
  * environment, which is left for `createTelemetry` to read from the returned
- * `env` (`SUBAGENT_OTEL_PROMETHEUS_HOST` included). Never throws; never
- * mutates `flags` or `env`.
+ * `env` (`SUBAGENT_OTEL_PROMETHEUS_HOST` included). The outbox is on, in
+ * the user's state directory, unless `SUBAGENT_OTEL_OUTBOX` names another
+ * directory or says `off` (decision 0100). Never throws; never mutates
+ * `flags` or `env`.
  */
 export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv): TelemetryOptions {
   const prometheusHost = flags.prometheusHost;
@@ -50,8 +53,10 @@ export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv):
     ...(flags.captureContent === false ? { capture: false } : {}),
     ...(flags.maxContentLength !== undefined ? { maxLength: flags.maxContentLength } : {}),
   };
+  const outbox = readSetting(SETTINGS.outbox, env, reports);
   return {
     env,
+    outbox: outbox ?? defaultOutboxDir(env),
     ...(flags.out !== undefined ? { out: flags.out } : {}),
     ...(flags.prometheusPort !== undefined ? { prometheusPort: flags.prometheusPort } : {}),
     ...(prometheusHost !== undefined ? { prometheusHost } : {}),

@@ -150,8 +150,9 @@ function protocol(raw: string): OtlpProtocol | undefined {
 }
 
 /**
- * Parses the proxy's code-cache setting: `false` (off) for `off`, `false`,
- * `0`, `no` (any case); else the directory, trimmed; `undefined` for blanks.
+ * Parses a directory-or-off setting (the proxy's code cache, the outbox):
+ * `false` (off) for `off`, `false`, `0`, `no` (any case); else the
+ * directory, trimmed; `undefined` for blanks.
  */
 function codeCacheSetting(raw: string): string | false | undefined {
   return /^(off|false|0|no)$/i.test(raw.trim()) ? false : text(raw);
@@ -166,6 +167,8 @@ export interface SettingsTable {
   readonly maxContentLength: Setting<number | undefined>;
   readonly shutdownTimeoutMs: Setting<number>;
   readonly logFile: Setting<string | undefined>;
+  readonly outbox: Setting<string | false | undefined>;
+  readonly outboxMaxBytes: Setting<number>;
   readonly metricsTemporality: Setting<TemporalityPreference>;
   readonly metricExportIntervalMs: Setting<number>;
   readonly metricExportTimeoutMs: Setting<number>;
@@ -230,6 +233,21 @@ export const SETTINGS: SettingsTable = {
     defaultText: '`2000` proxy, `5000` demo, `15000` replay',
     range: `an integer 1..${MAX_TIMER_MS} (ms)`,
     parse: integerIn(1, MAX_TIMER_MS),
+  },
+  outbox: {
+    option: 'outbox',
+    env: 'SUBAGENT_OTEL_OUTBOX',
+    default: undefined,
+    defaultText: '`$XDG_STATE_HOME/subagent-otel/outbox` (CLI)',
+    range: 'a directory path, or off',
+    parse: codeCacheSetting,
+  },
+  outboxMaxBytes: {
+    env: 'SUBAGENT_OTEL_OUTBOX_MAX_BYTES',
+    default: 64 * 1024 * 1024,
+    defaultText: '`67108864` (64 MiB) per destination',
+    range: 'an integer 1024..2^53-1 (bytes)',
+    parse: integerIn(1024, Number.MAX_SAFE_INTEGER),
   },
   logFile: {
     env: 'SUBAGENT_OTEL_LOG_FILE',

@@ -175,14 +175,112 @@ export function temporalitySelector(preference: TemporalityPreference): Aggregat
   };
 }
 
-/** Loads and builds the span exporter of `settings.protocol` with exactly `settings`. Rejects when a TLS file cannot be read. */
-export async function loadSpanExporter(settings: OtlpExporterSettings): Promise<SpanExporter> {
+/**
+ * The request bodies an exporter serialised, by the items they were made
+ * from (the span array or the `ResourceMetrics` handed to `export`): the
+ * outbox keeps exactly the bytes that were sent (decision 0100).
+ */
+export type RequestBodies = WeakMap<object, Uint8Array>;
+
+interface Serializer<Request, Response> {
+  serializeRequest(request: Request): Uint8Array | undefined;
+  deserializeResponse(data: Uint8Array): Response;
+}
+
+/** `serializer`, remembering each body it made in `bodies` (when given). */
+function remembering<Request extends object, Response>(serializer: Serializer<Request, Response>, bodies: RequestBodies | undefined): Serializer<Request, Response> {
+  if (bodies === undefined) return serializer;
+  return {
+    serializeRequest(request: Request): Uint8Array | undefined {
+      const body = serializer.serializeRequest(request);
+      if (body !== undefined) bodies.set(request, body);
+      return body;
+    },
+    deserializeResponse: (data: Uint8Array) => serializer.deserializeResponse(data),
+  };
+}
+
+/**
+ * The serialiser of a signal for a protocol: protobuf for `grpc` and
+ * `http/protobuf`, JSON for `http/json`, as the exporters use it.
+ */
+export async function requestSerializer(signal: OtlpSignal, protocol: OtlpProtocol): Promise<(items: object) => Uint8Array | undefined> {
+  const transformer = await import('@opentelemetry/otlp-transformer');
+  const json = protocol === 'http/json';
+  if (signal === 'TRACES') {
+    const serializer = json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer;
+    return (items) => serializer.serializeRequest(items as ReadableSpan[]);
+  }
+  const serializer = json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer;
+  return (items) => serializer.serializeRequest(items as ResourceMetrics);
+}
+
+/** Sends request bodies as they are to one destination. */
+export interface RawSender {
+  /** Sends `body` with the destination's headers, compression, timeout and retries. Never rejects. */
+  send(body: Uint8Array): Promise<ExportResult>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * A sender of already-serialised request bodies to the destination of
+ * `settings`, built from the same export delegates as the exporters (so the
+ * same headers, compression, TLS, timeout and retries), with a serialiser
+ * that passes the bytes through. Rejects when a TLS file cannot be read.
+ */
+export async function loadRawSender(settings: OtlpExporterSettings): Promise<RawSender> {
+  const transformer = await import('@opentelemetry/otlp-transformer');
+  const traces = settings.signal === 'TRACES';
+  const json = settings.protocol === 'http/json';
+  const real = traces
+    ? json
+      ? transformer.JsonTraceSerializer
+      : transformer.ProtobufTraceSerializer
+    : json
+      ? transformer.JsonMetricsSerializer
+      : transformer.ProtobufMetricsSerializer;
+  const passThrough = {
+    serializeRequest: (body: Uint8Array) => body,
+    deserializeResponse: (data: Uint8Array) => real.deserializeResponse(data) as unknown,
+  };
+  const helper = { ...(traces ? transformer.TraceExporterMetricsHelper : transformer.MetricsExporterMetricsHelper), countItems: () => 1 };
+  let delegate;
+  if (settings.protocol === 'grpc') {
+    const { grpc, configuration } = await grpcConfiguration(settings);
+    delegate = traces
+      ? grpc.createOtlpGrpcExportDelegate(configuration, passThrough, 'otlp_grpc_span_exporter', helper, undefined, 'TraceExportService', '/opentelemetry.proto.collector.trace.v1.TraceService/Export')
+      : grpc.createOtlpGrpcExportDelegate(configuration, passThrough, 'otlp_grpc_metric_exporter', helper, undefined, 'MetricsExportService', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export');
+  } else {
+    const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
+    const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
+    delegate = createOtlpHttpExportDelegate(configuration, passThrough, traces ? 'otlp_http_span_exporter' : 'otlp_http_metric_exporter', helper, undefined);
+  }
+  const ready = delegate;
+  return {
+    send: (body) =>
+      new Promise<ExportResult>((resolve) => {
+        try {
+          ready.export(body, resolve);
+        } catch (error) {
+          resolve(failed(error));
+        }
+      }),
+    shutdown: () => ready.shutdown(),
+  };
+}
+
+/**
+ * Loads and builds the span exporter of `settings.protocol` with exactly
+ * `settings`, remembering each request body in `bodies` when given. Rejects
+ * when a TLS file cannot be read.
+ */
+export async function loadSpanExporter(settings: OtlpExporterSettings, bodies?: RequestBodies): Promise<SpanExporter> {
   const [{ OTLPExporterBase }, transformer] = await Promise.all([import('@opentelemetry/otlp-exporter-base'), import('@opentelemetry/otlp-transformer')]);
   if (settings.protocol === 'grpc') {
     const { grpc, configuration } = await grpcConfiguration(settings);
     const delegate = grpc.createOtlpGrpcExportDelegate(
       configuration,
-      transformer.ProtobufTraceSerializer,
+      remembering(transformer.ProtobufTraceSerializer, bodies),
       'otlp_grpc_span_exporter',
       transformer.TraceExporterMetricsHelper,
       undefined,
@@ -194,17 +292,17 @@ export async function loadSpanExporter(settings: OtlpExporterSettings): Promise<
   const json = settings.protocol === 'http/json';
   const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
-  const serializer = json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer;
+  const serializer = remembering(json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer, bodies);
   return new OTLPExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_span_exporter', transformer.TraceExporterMetricsHelper, undefined));
 }
 
 /**
  * Loads and builds the metric exporter of `settings.protocol` with exactly
- * `settings`, its temporality included (the counting wrapper in `setup.ts`
+ * `settings` (remembering each request body in `bodies` when given), its temporality included (the counting wrapper in `setup.ts`
  * gives every pushed stream the same selector). Rejects when a TLS file
  * cannot be read.
  */
-export async function loadMetricExporter(settings: OtlpExporterSettings): Promise<PushMetricExporter> {
+export async function loadMetricExporter(settings: OtlpExporterSettings, bodies?: RequestBodies): Promise<PushMetricExporter> {
   const [{ OTLPMetricExporterBase, AggregationTemporalityPreference }, transformer] = await Promise.all([
     import('@opentelemetry/exporter-metrics-otlp-http'),
     import('@opentelemetry/otlp-transformer'),
@@ -221,7 +319,7 @@ export async function loadMetricExporter(settings: OtlpExporterSettings): Promis
     const { grpc, configuration } = await grpcConfiguration(settings);
     const delegate = grpc.createOtlpGrpcExportDelegate(
       configuration,
-      transformer.ProtobufMetricsSerializer,
+      remembering(transformer.ProtobufMetricsSerializer, bodies),
       'otlp_grpc_metric_exporter',
       transformer.MetricsExporterMetricsHelper,
       undefined,
@@ -233,7 +331,7 @@ export async function loadMetricExporter(settings: OtlpExporterSettings): Promis
   const json = settings.protocol === 'http/json';
   const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
-  const serializer = json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer;
+  const serializer = remembering(json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer, bodies);
   return new OTLPMetricExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_metric_exporter', transformer.MetricsExporterMetricsHelper, undefined), options);
 }
 

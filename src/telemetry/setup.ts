@@ -60,7 +60,20 @@ import {
   METRICS_FILE_NAME,
   TRACES_FILE_NAME,
 } from './otlp-json-file-exporter.js';
-import { LazyMetricExporter, LazySpanExporter, loadMetricExporter, loadSpanExporter, otlpExporterSettings, temporalitySelector } from './otlp-exporters.js';
+import {
+  LazyMetricExporter,
+  LazySpanExporter,
+  loadMetricExporter,
+  loadSpanExporter,
+  otlpExporterSettings,
+  requestSerializer,
+  temporalitySelector,
+  type RequestBodies,
+} from './otlp-exporters.js';
+import type { DestinationOutbox } from './outbox/destination.js';
+import { OutboxMetricExporter, OutboxSpanExporter, type OutboxListener } from './outbox/exporter.js';
+import { openDestinationOutbox, type OutboxPlace } from './outbox/outboxes.js';
+import { RefusedExportError } from './outbox/refusal.js';
 import { batchSpanProcessorConfig, resourceAttributesOf } from './sdk-environment.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
 import { isOtlpEndpoint } from './otlp-endpoint.js';
@@ -120,6 +133,13 @@ export interface TelemetryOptions {
    * protocol on the proxy path.
    */
   readonly consoleStream?: NodeJS.WritableStream;
+  /**
+   * The outbox root: OTLP exports the destination did not take wait there
+   * on disk and are delivered later (decision 0100); `false` is off.
+   * Default: `SUBAGENT_OTEL_OUTBOX` (a directory, or `off`), else off (the
+   * CLI turns it on in the user's state directory).
+   */
+  readonly outbox?: string | false;
 }
 
 /** What `shutdown` accomplished. */
@@ -128,8 +148,26 @@ export interface TelemetryShutdownReport {
   readonly timedOut: boolean;
   /** One line per problem: timeouts, export failures (first of each kind), listen errors. Never holds headers. */
   readonly errors: readonly string[];
-  /** Spans and metric batches this pipeline could not deliver, over its whole lifetime. */
+  /** Spans and metric batches this pipeline could not deliver, over its whole lifetime (`refused` and outbox bound drops included). */
   readonly dropped: { readonly traces: number; readonly metrics: number };
+  /** Of `dropped`: what a destination refused for good (HTTP 4xx other than 408/429, the permanent gRPC codes). */
+  readonly refused: { readonly traces: number; readonly metrics: number };
+  /** Spans and metric batches put into the outbox instead of being delivered, and the runs (run spans) among them. */
+  readonly outboxed: { readonly traces: number; readonly metrics: number; readonly runs: number };
+  /** What this process delivered from the outbox (left there by earlier processes, or by itself during an outage). */
+  readonly fromOutbox: { readonly requests: number; readonly items: number; readonly runs: number };
+}
+
+/** What `Telemetry.settle` found. */
+export interface SettleReport {
+  /**
+   * Whether every span ended so far and every metric batch exported was
+   * delivered, put into the outbox on disk, or refused for good, with no
+   * other loss since the previous `settle`.
+   */
+  readonly safe: boolean;
+  /** Spans and batches lost otherwise since the previous `settle` (queue overflow, an outbox that cannot be written). */
+  readonly lost: number;
 }
 
 /** The built pipelines. */
@@ -162,6 +200,15 @@ export interface Telemetry {
    * nothing and resolves `true`.
    */
   flush(timeoutMs: number): Promise<boolean>;
+  /**
+   * The checkpoint gate of `watch`: exports what is buffered now; what has
+   * no answer when `timeoutMs` passes is put into the outbox (when there is
+   * one). Resolves whether everything so far is safe (delivered, on disk in
+   * the outbox, or refused for good). Never rejects.
+   */
+  settle(timeoutMs: number): Promise<SettleReport>;
+  /** The outbox of each OTLP destination, when the outbox is on. */
+  readonly outboxes: readonly DestinationOutbox[];
 }
 
 type ExporterKind = typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
@@ -198,6 +245,8 @@ export interface TelemetryPlan {
    * endpoint is pulled and always cumulative.
    */
   readonly temporality: TemporalityPreference;
+  /** The outbox of the OTLP destinations, when on. */
+  readonly outbox?: OutboxPlace;
 }
 
 const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'none']);
@@ -291,6 +340,8 @@ export function planTelemetry(options: TelemetryOptions = {}, reports: OnceRepor
     temporality: readSetting(SETTINGS.metricsTemporality, env, reports),
   };
   if (prometheusPort > 0) plan.prometheus = { port: prometheusPort, host: prometheusHost };
+  const outbox = options.outbox ?? readSetting(SETTINGS.outbox, env, reports);
+  if (typeof outbox === 'string' && outbox !== '') plan.outbox = { dir: resolvePath(outbox), maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, reports) };
   return plan;
 }
 
@@ -518,7 +569,13 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   const env = options.env ?? process.env;
   const errors: string[] = [];
   const dropped = { traces: 0, metrics: 0 };
+  const refused = { traces: 0, metrics: 0 };
+  const outboxed = { traces: 0, metrics: 0, runs: 0 };
+  /** Losses that make a checkpoint unsafe: not refusals, not the outbox bound (old data). */
+  let unsafeLosses = 0;
   const destinations: string[] = [];
+  const outboxes: DestinationOutbox[] = [];
+  const spillers: Array<{ spill(): Promise<void> }> = [];
   let runs: RunTelemetry | undefined;
 
   const note = (message: string): void => {
@@ -527,8 +584,34 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   const onDrop: DropListener = (signal, exporter, count, error) => {
     dropped[signal] += count;
     runs?.recordDropped(signal, exporter, count);
+    if (error instanceof RefusedExportError) refused[signal] += count;
+    else unsafeLosses += count;
     const message = `${signal}: ${exporter} export failed, ${count} ${signal === 'traces' ? 'span(s)' : 'metric batch(es)'} dropped: ${describeError(error)}`;
     if (reports.report('warn', `drop:${signal}:${exporter}`, `${message} (further failures of this exporter are counted in subagent.telemetry.dropped, not logged)`)) note(message);
+  };
+
+  /** The outbox of one OTLP destination, and how its pipeline is told what happened there. */
+  const outboxFor = (signal: TelemetrySignal, settings: ReturnType<typeof otlpExporterSettings>, url: string): { box: DestinationOutbox; listener: OutboxListener } | undefined => {
+    if (plan.outbox === undefined) return undefined;
+    const place = plan.outbox;
+    const box = openDestinationOutbox(place, settings, url, {
+      onRefused: (items, error) => onDrop(signal, TELEMETRY_EXPORTER_VALUE_OTLP, items, new RefusedExportError(`refused by the destination while delivering the outbox: ${describeError(error)}`)),
+    });
+    outboxes.push(box);
+    const listener: OutboxListener = {
+      onOutboxed: (items, runCount) => {
+        outboxed[signal] += items;
+        outboxed.runs += runCount;
+        reports.report('warn', `outbox:${signal}`, `${signal}: the destination did not take them; kept in the outbox ${box.store.dir} for delivery by the next command (or: subagent-otel check --deliver)`);
+      },
+      onBoundDropped: (items) => {
+        dropped[signal] += items;
+        runs?.recordDropped(signal, TELEMETRY_EXPORTER_VALUE_OTLP, items);
+        const message = `${signal}: the outbox ${box.store.dir} is full (${place.maxBytes} bytes, SUBAGENT_OTEL_OUTBOX_MAX_BYTES): its oldest ${items} ${signal === 'traces' ? 'span(s)' : 'metric batch(es)'} dropped`;
+        if (reports.report('warn', `outbox-full:${signal}`, message)) note(message);
+      },
+    };
+    return { box, listener };
   };
 
   // OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel.
@@ -546,12 +629,21 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   if (plan.traces.otlp !== undefined) {
     const otlp = plan.traces.otlp;
     try {
-      const load = loadSpanExporter(otlpExporterSettings('TRACES', otlp, plan.temporality, env, reports));
+      const settings = otlpExporterSettings('TRACES', otlp, plan.temporality, env, reports);
+      const bodies: RequestBodies = new WeakMap();
+      const load = loadSpanExporter(settings, bodies);
       load.catch((error: unknown) => {
         note(`traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
         reports.report('error', 'otlp-load:traces', `traces: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its spans are counted as dropped`);
       });
-      const exporter = new CountingSpanExporter(new LazySpanExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
+      let inner: SpanExporter = new LazySpanExporter(load);
+      const outbox = outboxFor(TELEMETRY_SIGNAL_VALUE_TRACES, settings, displayUrl(otlp.url));
+      if (outbox !== undefined) {
+        const wrapped = new OutboxSpanExporter(inner, outbox.box, bodies, () => requestSerializer('TRACES', otlp.protocol), outbox.listener);
+        spillers.push(wrapped);
+        inner = wrapped;
+      }
+      const exporter = new CountingSpanExporter(inner, TELEMETRY_EXPORTER_VALUE_OTLP, onDrop);
       counted.push(exporter);
       spanProcessors.push(new BatchSpanProcessor({ exporter, ...batchSpanProcessorConfig(env, reports) }));
       destinations.push(`traces: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
@@ -607,12 +699,21 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
   if (plan.metrics.otlp !== undefined) {
     const otlp = plan.metrics.otlp;
     try {
-      const load = loadMetricExporter(otlpExporterSettings('METRICS', otlp, plan.temporality, env, reports));
+      const settings = otlpExporterSettings('METRICS', otlp, plan.temporality, env, reports);
+      const bodies: RequestBodies = new WeakMap();
+      const load = loadMetricExporter(settings, bodies);
       load.catch((error: unknown) => {
         note(`metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
         reports.report('error', 'otlp-load:metrics', `metrics: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its batches are counted as dropped`);
       });
-      readers.push(periodic(new LazyMetricExporter(load), TELEMETRY_EXPORTER_VALUE_OTLP));
+      let inner: PushMetricExporter = new LazyMetricExporter(load);
+      const outbox = outboxFor(TELEMETRY_SIGNAL_VALUE_METRICS, settings, displayUrl(otlp.url));
+      if (outbox !== undefined) {
+        const wrapped = new OutboxMetricExporter(inner, outbox.box, bodies, () => requestSerializer('METRICS', otlp.protocol), outbox.listener);
+        spillers.push(wrapped);
+        inner = wrapped;
+      }
+      readers.push(periodic(inner, TELEMETRY_EXPORTER_VALUE_OTLP));
       destinations.push(`metrics: ${PROTOCOL_LABEL[otlp.protocol]} ${displayUrl(otlp.url)}`);
     } catch (error) {
       note(`metrics: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
@@ -651,6 +752,23 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     stableIds,
   });
 
+  for (const box of outboxes) box.start(); // what earlier processes left goes first, beside this one's work
+
+  const accounts = (): TelemetryShutdownReport => {
+    const fromOutbox = { requests: 0, items: 0, runs: 0 };
+    for (const box of outboxes) {
+      const account = box.account().delivered;
+      fromOutbox.requests += account.requests;
+      fromOutbox.items += account.items;
+      fromOutbox.runs += account.runs;
+    }
+    return { timedOut: false, errors: [...errors], dropped: { ...dropped }, refused: { ...refused }, outboxed: { ...outboxed }, fromOutbox };
+  };
+  /** Puts every export still waiting for an answer into the outbox. Never rejects. */
+  const spill = async (): Promise<void> => {
+    await Promise.all(spillers.map((s) => s.spill().catch(() => undefined)));
+  };
+
   let shuttingDown: Promise<TelemetryShutdownReport> | undefined;
   const shutdown = async (requestedMs: number): Promise<TelemetryShutdownReport> => {
     // A bound beyond what a Node timer holds would fire at once: clamp it, and treat nonsense as the default.
@@ -658,11 +776,17 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     const deadline = Date.now() + timeoutMs;
     let timedOut = false;
     const traceBudget = Math.floor(timeoutMs * 0.6);
+    // With an outbox, part of each budget is kept for filing what has no answer yet (a write and an fsync).
+    const reserve = (budget: number): number => (spillers.length > 0 ? Math.min(1000, Math.floor(budget * 0.3)) : 0);
     // Each pipeline is flushed on its own: the provider's shutdown rejects as
     // soon as one exporter fails (a collector answering 500), and returning
     // then would exit before the other pipelines (the file) finished writing.
-    const traced = await within(() => settleEach(spanProcessors.map((processor) => () => processor.shutdown())), traceBudget);
-    if (traced.status === 'timeout') {
+    const traced = await within(() => settleEach(spanProcessors.map((processor) => () => processor.shutdown())), traceBudget - reserve(traceBudget));
+    if (traced.status === 'timeout' && spillers.length > 0) {
+      await within(spill, reserve(traceBudget));
+      // What is still unconfirmed now is counted below; the spilled batches were confirmed by the outbox.
+    }
+    if (traced.status === 'timeout' && counted.some((pipeline) => pipeline.settled < ended.count)) {
       timedOut = true;
       note(`traces: shutdown did not finish within ${traceBudget} ms`);
     } else if (traced.status === 'failed' && dropped.traces === 0) {
@@ -673,20 +797,23 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     const metricBudget = Math.max(0, deadline - Date.now());
     // Readers on their own for the same reason (the provider's shutdown is a Promise.all).
     const metered = await within(
-      () => settleEach(readers.map((reader) => () => reader.shutdown({ timeoutMillis: Math.max(1, metricBudget) }))),
-      metricBudget,
+      () => settleEach(readers.map((reader) => () => reader.shutdown({ timeoutMillis: Math.max(1, metricBudget - reserve(metricBudget)) }))),
+      metricBudget - reserve(metricBudget),
     );
-    if (metered.status === 'timeout') {
+    if (metered.status === 'timeout' && spillers.length > 0) await within(spill, Math.max(0, deadline - Date.now()));
+    if (metered.status === 'timeout' && spillers.length === 0) {
       timedOut = true;
       note(`metrics: shutdown did not finish within ${metricBudget} ms`);
     } else if (metered.status === 'failed' && dropped.metrics === 0) {
       note(`metrics: shutdown failed: ${describeError(metered.error)}`);
     }
+    // The outbox last: what this process filed, and what earlier ones left, while the destination takes it.
+    await within(() => Promise.all(outboxes.map((box) => box.finish(deadline))), Math.max(0, deadline - Date.now()));
     if (prometheus !== undefined) {
       const endpoint = prometheus;
       await within(() => endpoint.close(), Math.max(0, deadline - Date.now()));
     }
-    return { timedOut, errors: [...errors], dropped: { ...dropped } };
+    return { ...accounts(), timedOut, errors: [...errors] };
   };
 
   const flush = async (requestedMs: number): Promise<boolean> => {
@@ -702,18 +829,32 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     return metered.status !== 'timeout';
   };
 
+  let lossesAtLastSettle = 0;
+  let gapAtLastSettle = 0;
+  const settle = async (requestedMs: number): Promise<SettleReport> => {
+    const done = await flush(requestedMs);
+    if (!done) await spill();
+    // Spans that ended but no exporter settled after a whole flush (and spill) were lost on the way (a full queue).
+    const gap = Math.max(0, ...counted.map((pipeline) => ended.count - pipeline.settled));
+    const lost = unsafeLosses - lossesAtLastSettle + Math.max(0, gap - gapAtLastSettle);
+    lossesAtLastSettle = unsafeLosses;
+    gapAtLastSettle = gap;
+    return { safe: lost === 0 && (done || spillers.length > 0), lost };
+  };
+
   const telemetry: Telemetry = {
     runs,
     flush,
+    settle,
+    outboxes,
     tracerProvider,
     meterProvider,
     content: plan.content,
     describeDestinations: () => [...destinations],
     shutdown(timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS) {
       shuttingDown ??= shutdown(timeoutMs).catch((error: unknown) => ({
-        timedOut: false,
+        ...accounts(),
         errors: [...errors, `shutdown failed: ${describeError(error)}`],
-        dropped: { ...dropped },
       }));
       return shuttingDown;
     },

@@ -33,6 +33,8 @@ import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
 /** Default idle bound: a run whose files record no end is closed after 10 minutes without growth. */
 export const DEFAULT_IDLE_MS = 600_000;
+/** Spans reported between two backpressure waits (as `replay`). */
+const BACKPRESSURE_SPANS = 512;
 /** Default time between two passes. */
 export const DEFAULT_INTERVAL_MS = 2_000;
 
@@ -50,8 +52,16 @@ export interface WatchOptions {
   readonly history: boolean;
   /** Directories never entered (the telemetry output directory). */
   readonly exclude?: readonly string[];
-  /** Delivers what was reported so far (the tracer and meter providers' flush); awaited before the checkpoint records it. Must not reject. */
-  readonly flush: () => Promise<void>;
+  /**
+   * Delivers what was reported so far, or puts it into the outbox on disk;
+   * awaited before the checkpoint records it. Resolves `true` when all of it
+   * is safe (delivered, in the outbox, or refused for good), `false` when
+   * some was lost: the runs of that pass are then not checkpointed and are
+   * read and reported again in the next pass (decision 0101). Must not reject.
+   */
+  readonly flush: () => Promise<boolean>;
+  /** Backpressure while reading: awaited after every 512 spans' worth of runs reported (default: none). Must not reject. */
+  readonly backpressure?: () => Promise<void>;
   /** Called for each run reported, after the listener. Must not throw. */
   readonly onRun?: (record: RunRecord) => void;
   /** Called once per distinct problem. Must not throw. */
@@ -87,6 +97,8 @@ export interface WatchSummary {
   readonly reportedTotal: number;
   /** Problems reported (each once). */
   readonly problems: number;
+  /** Runs reported again because telemetry of the pass that reported them was lost (they are in `runs` twice). */
+  readonly repeated: number;
   /** Why the checkpoint could not be written, when it could not (the runs were delivered; a restart would repeat them). */
   readonly checkpointError?: string;
 }
@@ -125,6 +137,12 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   let passes = 0;
   let checkpointError: string | undefined;
   let unsaved = false;
+  /** Runs reported since the last safe flush: what the checkpoint held of each before, to undo an unsafe pass. */
+  const unsafe = new Map<string, ReportedRun | undefined>();
+  /** Sessions read since the last safe flush, read again after an unsafe one. */
+  const readSince = new Set<string>();
+  let spansSincePause = 0;
+  let repeated = 0;
 
   // Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier.
   const priced = withCost({
@@ -146,6 +164,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       pending.delete(record.runId);
       const previous = reported.get(record.runId);
       if (previous !== undefined && record.endTime <= previous.end) return;
+      if (!unsafe.has(record.runId)) unsafe.set(record.runId, previous);
       reported.set(record.runId, reportedRunOf(record));
       unsaved = true;
       if (record.endTime < since) return; // history: remembered, never reported
@@ -156,6 +175,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       priced.onRunEnd(run);
       runs += 1;
       reportedThisPass += 1;
+      spansSincePause += 1 + run.steps.length + run.toolCalls.length;
     },
   };
 
@@ -217,6 +237,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       const due = last === undefined || last.signature !== signature || (last.at < quietSince && quietSince <= at);
       if (!due) continue;
       lastRead.set(session.key, { signature, at });
+      readSince.add(session.key);
       sessionsRead += 1;
       const format = formats.find((f) => f.name === session.format);
       if (format === undefined) continue;
@@ -225,7 +246,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
           listener: gate,
           onProblem: (p) => problem(p, isQuiet(p.file, at)),
           onBytes: () => undefined,
-          pause: () => undefined,
+          pause: () => {
+            if (options.backpressure === undefined || spansSincePause < BACKPRESSURE_SPANS) return undefined;
+            spansSincePause = 0;
+            return options.backpressure();
+          },
           ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
           live: { now: at, idleMs: options.idleMs, isReported: (runId, endTime) => (reported.get(runId)?.end ?? -Infinity) >= endTime },
         });
@@ -237,7 +262,17 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     }
 
     if (unsaved) {
-      await options.flush();
+      if (!(await options.flush())) {
+        // Some of this pass's telemetry was lost: undo its runs and read their sessions again next pass (same ids).
+        for (const [runId, before] of unsafe) {
+          if (before === undefined) reported.delete(runId);
+          else reported.set(runId, before);
+        }
+        repeated += unsafe.size;
+        for (const key of readSince) lastRead.delete(key);
+      }
+      unsafe.clear();
+      readSince.clear();
       try {
         await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported) });
         unsaved = false;
@@ -255,7 +290,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     await sleep(options.intervalMs, options.signal);
     if (options.signal.aborted) break;
   }
-  return { passes, runs, reportedTotal: reported.size, problems: problemCount, ...(checkpointError !== undefined ? { checkpointError } : {}) };
+  return { passes, runs, reportedTotal: reported.size, problems: problemCount, repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };
 }
 
 /** The sessions of the known transcript files, each format grouping its own. */

@@ -109,7 +109,7 @@ const KNOWN_TYPES = {
   processors: ['memory_limiter', 'batch', 'transform', 'tail_sampling', 'delta_to_cumulative'],
   exporters: ['otlp_grpc', 'prometheus', 'load_balancing'],
   connectors: ['count'],
-  extensions: ['health_check'],
+  extensions: ['health_check', 'file_storage'],
 } as const;
 
 interface Pipeline {

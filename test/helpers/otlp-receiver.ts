@@ -9,6 +9,7 @@
  * - `refuse`: the port is closed (connection refused); going back to any
  *   other mode listens again on the same port;
  * - `error-500`: answers 500;
+ * - `status`: answers the given HTTP status (e.g. 400, a refusal for good);
  * - `throttle-429`: answers 429 with `Retry-After: <retryAfterSeconds>`;
  * - `hang`: reads the request and never answers (the connection stays open
  *   until the exporter gives up or the receiver closes);
@@ -35,6 +36,7 @@ export type ReceiverMode =
   | { readonly kind: 'healthy' }
   | { readonly kind: 'refuse' }
   | { readonly kind: 'error-500' }
+  | { readonly kind: 'status'; readonly status: number }
   | { readonly kind: 'throttle-429'; readonly retryAfterSeconds: number }
   | { readonly kind: 'hang' }
   | { readonly kind: 'slow'; readonly delayMs: number }
@@ -204,6 +206,9 @@ export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }
           return;
         case 'error-500':
           answer(500);
+          return;
+        case 'status':
+          answer(mode.status);
           return;
         case 'throttle-429':
           answer(429, { 'retry-after': String(mode.retryAfterSeconds) });

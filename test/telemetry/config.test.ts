@@ -91,7 +91,7 @@ describe('the configuration table', () => {
     const telemetry = createTelemetry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' } });
     telemetry.runs.onRunEnd(record('run-huge'));
     const report = await telemetry.shutdown(2 ** 40);
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     expect(receiver.acceptedSpans().map((s) => s.name)).toEqual(['invoke_agent cfg']);
   });
 });

@@ -109,7 +109,7 @@ describe('the env option against a host environment', () => {
       });
       const before = { ...process.env };
       const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given' });
-      expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+      expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
       expect(host.requests).toEqual([]);
       expect(caller.requests.map((r) => r.path).sort()).toEqual(['/v1/metrics', '/v1/traces']);
       for (const request of caller.requests) {
@@ -134,7 +134,7 @@ describe('the env option against a host environment', () => {
       OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-host-metrics=secret',
     });
     const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given' });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     expect(host.exports).toEqual([]);
     expect(caller.exports.map((e) => e.service).sort()).toEqual(['metrics', 'traces']);
     for (const item of caller.exports) {
@@ -159,7 +159,7 @@ describe('the specification\'s precedence and endpoint paths', () => {
       OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'gzip',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     expect(specific.requests.map((r) => r.path)).toEqual(['/custom/traces']);
     expect(specific.requests[0]?.headers).toMatchObject({ 'x-traces': 't', 'x-both': 'traces' });
     expect(specific.requests[0]?.headers['x-generic']).toBeUndefined();
@@ -276,7 +276,7 @@ describe('TLS settings from the given environment', () => {
     const seen = watchProcessEnv({ OTEL_EXPORTER_OTLP_CERTIFICATE: join(tls.dir, 'host-ca-that-does-not-exist.pem') });
     const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
     expect(receiver.endpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     expect([...new Set(receiver.requests.map((r) => r.path))].sort()).toEqual(['/v1/metrics', '/v1/traces']);
     expect(seen).toEqual({ writes: [], assignments: 0 });
   });
@@ -290,7 +290,7 @@ describe('TLS settings from the given environment', () => {
     // (docs/TELEMETRY.md says so). `localhost` resolves to the loopback the server listens on (127.0.0.1).
     expect(receiver.endpoint).toMatch(/^https:\/\/localhost:\d+$/);
     const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     expect([...new Set(receiver.exports.map((e) => e.service))].sort()).toEqual(['metrics', 'traces']);
     expect(receiver.acceptedSpans().map((span) => span.name)).toEqual(['invoke_agent isolated']);
   });

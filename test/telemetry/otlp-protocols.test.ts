@@ -49,7 +49,7 @@ async function runOnce(env: Record<string, string>): Promise<string[]> {
   telemetry.runs.onRunStart(record());
   telemetry.runs.onRunEnd(record());
   const report = await telemetry.shutdown(10_000);
-  expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+  expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
   return telemetry.describeDestinations();
 }
 

@@ -95,7 +95,7 @@ describe('Prometheus endpoint', () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text).toMatch(/^subagent_runs_total\{[^}]*subagent_stop_reason="max-tokens"[^}]*\} 1$/m);
     expect(text).toMatch(/^target_info\{[^}]*service_name="subagent-otel"[^}]*\} 1$/m);
-    expect(await telemetry.shutdown()).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(await telemetry.shutdown()).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
   });
 });

@@ -179,7 +179,7 @@ describe('createTelemetry over OTLP/HTTP', () => {
     expect(telemetry.outDir).toBeUndefined();
     telemetry.runs.onRunStart(record());
     telemetry.runs.onRunEnd(record());
-    expect(await telemetry.shutdown(5000)).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(await telemetry.shutdown(5000)).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
 
     const traces = received.filter((r) => r.path === '/v1/traces');
     const metrics = received.filter((r) => r.path === '/v1/metrics');
@@ -248,7 +248,7 @@ describe('createTelemetry embedded default', () => {
     telemetry.runs.onRunStart(record());
     telemetry.runs.onRunEnd(record());
     telemetry.runs.onMalformed('agent->client', { code: 'not-json', message: 'Unexpected token' });
-    expect(await telemetry.shutdown()).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 } });
+    expect(await telemetry.shutdown()).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
 
     const traceText = readFileSync(join(out, 'traces.jsonl'), 'utf8');
     const metricText = readFileSync(join(out, 'metrics.jsonl'), 'utf8');

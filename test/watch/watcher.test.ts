@@ -97,6 +97,8 @@ interface Script {
   readonly checkpoint?: Checkpoint;
   readonly history?: boolean;
   readonly startAt: number;
+  /** What each flush answers, in order (default: safe). */
+  readonly flushAnswers?: readonly boolean[];
 }
 
 async function watch(ws: ReturnType<typeof workspace>, script: Script) {
@@ -117,6 +119,7 @@ async function watch(ws: ReturnType<typeof workspace>, script: Script) {
     history: script.history ?? false,
     flush: async () => {
       flushes += 1;
+      return script.flushAnswers?.[flushes - 1] ?? true;
     },
     onProblem: (p) => problems.push(p),
     onPass: (pass) => {
@@ -164,6 +167,21 @@ describe('watch', () => {
     const saved = await loadCheckpoint(ws.checkpoint);
     expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: T0 + 3, output: digestOf(T0 + 3), emptyMessages: 0 } });
     expect(r.flushes).toBe(1);
+  });
+
+  it('reports a run again, with its id, when the telemetry of the pass that reported it was lost, and checkpoints it only then', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const r = await watch(ws, {
+      startAt: T0,
+      flushAnswers: [false, true],
+      steps: [(c) => put(file, header('s1') + line('r1', T0 + 1) + line('r1', T0 + 2, true), c), () => undefined, () => undefined],
+    });
+    expect(r.reported).toEqual(['r1', 'r1']);
+    expect(r.flushes).toBe(2);
+    expect(r.summary.repeated).toBe(1);
+    const saved = await loadCheckpoint(ws.checkpoint);
+    expect(saved.ok && Object.keys(saved.checkpoint?.reported ?? {})).toEqual(['r1']);
   });
 
   it('closes a run without an end once its file has been quiet for the idle bound, as the file says (unknown)', async () => {

@@ -15,6 +15,10 @@ import { configurationProblems, deliversAnything } from '../../telemetry/config-
 import { INSTRUMENTATION_SCOPE_NAME, METRIC_SUBAGENT_CHECKS, SPAN_NAME_CHECK, UNIT_CHECKS } from '../../telemetry/semconv.js';
 import type { Command } from '../args.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { readSetting, SETTINGS } from '../../telemetry/config.js';
+import { otlpExporterSettings } from '../../telemetry/otlp-exporters.js';
+import { openDestinationOutbox, summarizeOutbox, type OutboxPlace, type OutboxSummary } from '../../telemetry/outbox/outboxes.js';
+import { OnceReporter } from '../../telemetry/report-once.js';
 
 export type CheckCommand = Extract<Command, { name: 'check' }>;
 
@@ -40,8 +44,18 @@ export interface CheckReport {
   readonly serviceName: string;
   readonly problems: readonly string[];
   readonly results: readonly CheckResult[];
+  /** The outbox: where, what waits per destination, and what `--deliver` delivered. Absent when the outbox is off. */
+  readonly outbox?: {
+    readonly dir: string;
+    readonly maxBytes: number;
+    readonly destinations: ReadonlyArray<OutboxSummary & { readonly configured: boolean }>;
+    readonly delivered?: { readonly requests: number; readonly items: number; readonly runs: number; readonly refused: number };
+  };
   readonly ok: boolean;
 }
+
+/** Default bound of `check --deliver`, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
+export const DEFAULT_DELIVER_MS = 60_000;
 
 /** `GET url`: resolves with the body, or rejects with the error; bounded by `timeoutMs`. */
 function httpGet(url: string, timeoutMs: number): Promise<string> {
@@ -158,6 +172,31 @@ function contentLine(content: CheckReport['content']): string {
   return content.maxLength !== undefined ? `captured, capped at ${content.maxLength} characters` : 'captured (no length cap; turn off with --no-content)';
 }
 
+const PROTOCOL_NAMES: Readonly<Record<string, string>> = { grpc: 'OTLP/gRPC', 'http/protobuf': 'OTLP/HTTP protobuf', 'http/json': 'OTLP/HTTP JSON' };
+
+/** The outbox part of the report, in words. Pure. */
+function outboxText(report: CheckReport): string[] {
+  const outbox = report.outbox;
+  if (outbox === undefined) return ['Outbox: off (SUBAGENT_OTEL_OUTBOX=off): exports a destination does not take are dropped and counted'];
+  const lines = [`Outbox: ${outbox.dir} (at most ${outbox.maxBytes} bytes per destination)`];
+  if (outbox.delivered !== undefined) {
+    lines.push(`  delivered now: ${outbox.delivered.runs} run(s) in ${outbox.delivered.requests} request(s) (${outbox.delivered.items} span(s) or metric batch(es)); refused for good: ${outbox.delivered.refused} request(s)`);
+  }
+  const shown = outbox.destinations.filter((d) => d.requests > 0 || d.state.lastError !== undefined || d.state.refused > 0 || d.state.droppedItems > 0);
+  if (shown.length === 0) lines.push('  nothing waits');
+  for (const d of shown) {
+    const where = d.destination !== undefined ? `${d.destination.signal}: ${PROTOCOL_NAMES[d.destination.protocol] ?? d.destination.protocol} ${d.destination.url}` : d.folder;
+    const unit = d.destination?.signal === 'metrics' ? 'metric batch(es)' : 'span(s)';
+    const waits = d.requests > 0 ? `${d.requests} request(s) wait: ${d.items} ${unit}, ${d.runs} run(s), ${d.bytes} bytes, since ${new Date(d.since ?? 0).toISOString()}` : 'nothing waits';
+    lines.push(`  ${where}: ${waits}${d.configured ? '' : ' (not a destination of this configuration: delivered by a command configured for it)'}`);
+    if (d.state.lastError !== undefined) lines.push(`    last error${d.state.lastErrorAt !== undefined ? ` (${new Date(d.state.lastErrorAt).toISOString()})` : ''}: ${d.state.lastError}`);
+    if (d.state.refused > 0) lines.push(`    refused for good so far: ${d.state.refused} request(s), ${d.state.refusedItems} ${unit} (not retried)`);
+    if (d.state.droppedItems > 0) lines.push(`    dropped to stay within the bound so far: ${d.state.droppedItems} ${unit}`);
+  }
+  if (outbox.delivered === undefined && shown.some((d) => d.requests > 0)) lines.push('  deliver it now: subagent-otel check --deliver (or run any exporting command)');
+  return lines;
+}
+
 /** Renders the report for a terminal. Pure. */
 export function formatCheckReport(report: CheckReport): string {
   const lines = ['Where telemetry goes (this environment and these options):'];
@@ -171,6 +210,7 @@ export function formatCheckReport(report: CheckReport): string {
     lines.push('', 'Problems:');
     for (const problem of report.problems) lines.push(`  - ${problem}`);
   }
+  lines.push('', ...outboxText(report));
   lines.push('', `Sent one test span (${SPAN_NAME_CHECK}) and one test metric (${METRIC_SUBAGENT_CHECKS}):`);
   if (report.results.length === 0) lines.push('  nothing: no destination is configured for traces or metrics');
   for (const result of report.results) lines.push(result.ok ? `  ok      ${result.destination}` : `  FAILED  ${result.destination}: ${result.error ?? 'failed'}`);
@@ -179,13 +219,56 @@ export function formatCheckReport(report: CheckReport): string {
   if (report.results.length === 0) lines.push('check failed: nothing would be delivered (OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER say none, and no --out or --prometheus-port).');
   else if (failed > 0) lines.push(`check failed: ${failed} of ${report.results.length} destinations did not take the test data.`);
   else if (report.problems.length > 0) lines.push('check failed: the test data was delivered, but the configuration has the problems above.');
+  else if (report.outbox?.delivered !== undefined && report.outbox.destinations.some((d) => d.requests > 0 && d.configured))
+    lines.push('check failed: the test data was delivered, but some of the outbox could not be delivered (see above).');
   else lines.push(`check passed: ${report.results.length === 1 ? 'the destination' : `all ${report.results.length} destinations`} took the test span and metric.`);
   return lines.join('\n');
 }
 
+/** Folder names of the destinations `plan` sends to. */
+function configuredFolders(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>, env: NodeJS.ProcessEnv): Map<string, ReturnType<typeof openDestinationOutbox>> {
+  const boxes = new Map<string, ReturnType<typeof openDestinationOutbox>>();
+  const reports = new OnceReporter();
+  for (const [signal, otlp] of [['TRACES', plan.traces.otlp], ['METRICS', plan.metrics.otlp]] as const) {
+    if (otlp === undefined) continue;
+    const settings = otlpExporterSettings(signal, otlp, plan.temporality, env, reports);
+    const box = openDestinationOutbox(place, settings, otlp.url);
+    boxes.set(box.store.dir, box);
+  }
+  return boxes;
+}
+
+/** Every destination folder of the outbox, marked when this configuration sends there. */
+async function outboxSummaries(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>): Promise<Array<OutboxSummary & { configured: boolean }>> {
+  const configured = configuredFolders(place, plan, {});
+  const summaries = await summarizeOutbox(place).catch(() => []);
+  return summaries.map((summary) => ({ ...summary, configured: configured.has(summary.folder) }));
+}
+
 /**
- * Runs the check. @returns 0 when every destination took the test data and
- * the configuration has no problem; 1 otherwise, including when nothing
+ * Delivers what waits in the outbox for the destinations of `plan`, oldest
+ * first, until each is empty, its destination fails, or `boundMs` passes.
+ */
+async function deliverOutbox(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>, env: NodeJS.ProcessEnv, boundMs: number): Promise<{ requests: number; items: number; runs: number; refused: number }> {
+  const total = { requests: 0, items: 0, runs: 0, refused: 0 };
+  const deadline = Date.now() + boundMs;
+  for (const box of configuredFolders(place, plan, env).values()) {
+    await box.drain();
+    await box.finish(deadline);
+    const account = box.account();
+    total.requests += account.delivered.requests;
+    total.items += account.delivered.items;
+    total.runs += account.delivered.runs;
+    total.refused += account.refused.requests;
+  }
+  return total;
+}
+
+/**
+ * Runs the check (with `--deliver`, after delivering what waits in the
+ * outbox for these destinations). @returns 0 when every destination took the
+ * test data and the configuration has no problem (and, with `--deliver`,
+ * nothing is left waiting for them); 1 otherwise, including when nothing
  * would be delivered. Never rejects for a bad configuration.
  */
 export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<number> {
@@ -193,10 +276,14 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
   const options = telemetryOptions(cmd, io.env);
   const env = options.env ?? io.env;
   // Planned once: planning says each of its warnings once per plan.
-  const plan = planTelemetry(options);
+  // The test data never goes to the outbox: the check is about delivery now.
+  const plan = planTelemetry({ ...options, outbox: false });
+  const place: OutboxPlace | undefined =
+    typeof options.outbox === 'string' ? { dir: options.outbox, maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, new OnceReporter()) } : undefined;
+  const delivered = cmd.deliver && place !== undefined ? await deliverOutbox(place, plan, env, flushBoundMs(io.env, DEFAULT_DELIVER_MS)) : undefined;
   const problems = await configurationProblems(options, plan);
   const anything = deliversAnything(plan);
-  const telemetry = createTelemetryFromPlan(options, plan);
+  const telemetry = createTelemetryFromPlan({ ...options, outbox: false }, plan);
   const destinations = telemetry.describeDestinations();
 
   telemetry.tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME).startSpan(SPAN_NAME_CHECK).end();
@@ -223,7 +310,7 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
       ...(plan.metrics.otlp !== undefined ? Object.keys(otlpHeaders(env, 'METRICS')) : []),
     ]),
   ];
-  const report: CheckReport = {
+  let report: CheckReport = {
     destinations,
     ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
     otlpHeaders: headers,
@@ -232,8 +319,11 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
     serviceName: serviceNameOf(env) ?? plan.serviceName,
     problems,
     results,
-    ok: results.length > 0 && results.every((r) => r.ok) && problems.length === 0,
+    ...(place !== undefined ? { outbox: { ...place, destinations: await outboxSummaries(place, plan), ...(delivered !== undefined ? { delivered } : {}) } } : {}),
+    ok: false,
   };
+  const undelivered = delivered !== undefined && (report.outbox?.destinations.some((d) => d.configured && d.requests > 0) ?? false);
+  report = { ...report, ok: results.length > 0 && results.every((r) => r.ok) && problems.length === 0 && !undelivered };
   io.stdout.write(cmd.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report)}\n`);
   return report.ok ? 0 : 1;
 }

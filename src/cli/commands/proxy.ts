@@ -57,10 +57,13 @@ export function configurationWarning(what: string, hasLogFile: boolean): string 
 /** What went undelivered, for the warning at exit, or `undefined` when everything was delivered. */
 function deliveryProblem(report: TelemetryShutdownReport, captureError: string | undefined): string | undefined {
   const lost = report.dropped.traces + report.dropped.metrics;
-  if (lost === 0 && !report.timedOut) return captureError;
+  const outboxed = report.outboxed.traces + report.outboxed.metrics;
+  if (lost === 0 && !report.timedOut && outboxed === 0) return captureError;
+  const kept = `${report.outboxed.runs} run(s) (${report.outboxed.traces} span(s), ${report.outboxed.metrics} metric batch(es)) kept in the outbox for the next command (now: subagent-otel check --deliver)`;
+  if (lost === 0 && !report.timedOut) return `telemetry was not delivered yet: ${kept}`;
   // Worded so it is never mistaken for the exporter's own drop line ("traces: otlp export failed") in the log.
   const first = (report.errors[0] ?? 'flush timed out').replace(/^(traces|metrics): /, '$1, ');
-  return `telemetry was not delivered: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) dropped (first problem: ${first})`;
+  return `telemetry was not delivered: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) dropped (first problem: ${first})${outboxed > 0 ? `; ${kept}` : ''}`;
 }
 
 /**

@@ -14,7 +14,8 @@ import type { Command } from '../args.js';
 import { formatProblem, formatProgressBar, formatRunRow, formatRunRowHeader, formatStopReasonSummary } from '../summary.js';
 import type { RunRecord } from '../../observe/run-record.js';
 import { checkOutputDirectory } from '../output-paths.js';
-import { exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { BACKPRESSURE_WAIT_MS, exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { outboxLines } from '../outbox-lines.js';
 
 export type ReplayCommand = Extract<Command, { name: 'replay' }>;
 
@@ -28,6 +29,8 @@ export interface ReplayIo {
 /** Environment variable bounding the final telemetry flush, in ms (shared with the proxy). */
 /** Default bound of the final flush: a replay can hand the exporters many runs at once. */
 export const DEFAULT_REPLAY_FLUSH_MS = 15_000;
+/** Exit code of a replay whose telemetry (some of it) went to the outbox instead of the destination. */
+export const EXIT_OUTBOXED = 4;
 /** Problems printed per file; the rest are counted in one line at the end. */
 export const MAX_PRINTED_PROBLEMS_PER_FILE = 20;
 
@@ -42,7 +45,10 @@ export interface ReplayJson extends ReplaySummary {
  * @returns the exit code: 0 when every file was read whole and all telemetry
  *   was delivered; 1 when anything was skipped (a file, a record, a torn
  *   tail: each reported on stderr); 3 when every input was read but some
- *   telemetry could not be delivered (the exact counts on stderr); 2 when
+ *   telemetry could not be delivered (the exact counts on stderr); 4 when
+ *   everything was read and nothing lost, but some telemetry went to the
+ *   outbox instead of the destination (the number of runs on stderr and in
+ *   `--json`; the next command or `check --deliver` delivers it); 2 when
  *   the output directory cannot be written (checked before any work).
  *   Never rejects for bad input; other usage errors never reach here (`args.ts`).
  */
@@ -82,7 +88,8 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     onProblem,
-    backpressure: exportBackpressure(telemetry.tracerProvider),
+    // With an outbox, a wait outlasts the exporter's own timeout: a collector that is down costs one timeout, then the outbox takes the rest.
+    backpressure: exportBackpressure(telemetry.tracerProvider, telemetry.outboxes.length > 0 ? 3 * BACKPRESSURE_WAIT_MS : BACKPRESSURE_WAIT_MS),
     ...(bar !== undefined ? { onProgress: (progress: ReplayProgress) => bar.update(progress) } : {}),
   });
   bar?.finish();
@@ -105,6 +112,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     for (const destination of destinations) io.stdout.write(`  ${destination}\n`);
   }
   for (const error of report.errors) io.stderr.write(`subagent-otel replay: telemetry: ${error}\n`);
+  for (const line of outboxLines(report)) io.stderr.write(`subagent-otel replay: ${line}\n`);
   if (dropped > 0) {
     io.stderr.write(`subagent-otel replay: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`);
   }
@@ -112,7 +120,8 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     io.stderr.write(`subagent-otel replay: ${summary.skipped.files} file(s) and ${summary.skipped.records} record(s) skipped; see the problems above\n`);
   }
   if (summary.problems > 0) return 1;
-  return dropped > 0 ? 3 : 0;
+  if (dropped > 0) return 3;
+  return report.outboxed.traces + report.outboxed.metrics > 0 ? EXIT_OUTBOXED : 0;
 }
 
 /** Options of {@link ProgressReporter}. */

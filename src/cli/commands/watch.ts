@@ -10,12 +10,13 @@
 import { stat } from 'node:fs/promises';
 import type { RunRecord } from '../../observe/run-record.js';
 import { createTelemetry } from '../../telemetry/setup.js';
+import { outboxLines } from '../outbox-lines.js';
 import { defaultCheckpointPath, loadCheckpoint } from '../../watch/checkpoint.js';
 import { DEFAULT_IDLE_MS, DEFAULT_INTERVAL_MS, isInside, watchTranscripts } from '../../watch/watcher.js';
 import type { Command } from '../args.js';
 import { formatProblem, formatRunRow, formatRunRowHeader } from '../summary.js';
 import { checkOutputDirectory } from '../output-paths.js';
-import { exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
 export type WatchCommand = Extract<Command, { name: 'watch' }>;
 
@@ -27,6 +28,13 @@ export interface WatchIo {
   /** Aborts the watch (the process's SIGINT and SIGTERM). */
   readonly signal: AbortSignal;
 }
+
+/**
+ * Bound on the export of one pass before what has no answer yet is put into
+ * the outbox and the checkpoint written: longer than the OTLP exporter's own
+ * timeout (10 s by default), so a slow but live collector still gets it directly.
+ */
+export const WATCH_SETTLE_MS = 30_000;
 
 /** Default bound of the final flush. */
 export const DEFAULT_WATCH_FLUSH_MS = 15_000;
@@ -82,7 +90,6 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
     headerShown = true;
     io.stdout.write(`${formatRunRow(record)}\n`);
   };
-  const flushTraces = exportBackpressure(telemetry.tracerProvider);
   const summary = await watchTranscripts({
     dirs: cmd.dirs,
     listener: telemetry.runs,
@@ -92,9 +99,10 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
     ...(loaded.checkpoint !== undefined ? { checkpoint: loaded.checkpoint } : {}),
     history: cmd.history,
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
-    flush: async () => {
-      await flushTraces();
-      await telemetry.meterProvider.forceFlush().catch(() => undefined); // a failed export is counted as dropped by the exporter wrapper
+    // The checkpoint gate: delivered, or on disk in the outbox (what has no answer within the bound is filed there).
+    flush: async () => (await telemetry.settle(WATCH_SETTLE_MS)).safe,
+    backpressure: async () => {
+      await telemetry.flush(WATCH_SETTLE_MS);
     },
     onRun,
     onProblem: (problem) => io.stderr.write(`subagent-otel watch: ${formatProblem(problem)}\n`),
@@ -104,6 +112,8 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_WATCH_FLUSH_MS));
   const dropped = report.dropped.traces + report.dropped.metrics;
   io.stderr.write(`subagent-otel watch: stopped after ${summary.passes} pass(es): ${summary.runs} run(s) reported, ${summary.reportedTotal} in the checkpoint, ${summary.problems} problem(s)\n`);
+  if (summary.repeated > 0) io.stderr.write(`subagent-otel watch: ${summary.repeated} run(s) were reported again after their telemetry was lost (same span ids)\n`);
+  for (const line of outboxLines(report)) io.stderr.write(`subagent-otel watch: ${line}\n`);
   for (const error of report.errors) io.stderr.write(`subagent-otel watch: telemetry: ${error}\n`);
   if (dropped > 0) io.stderr.write(`subagent-otel watch: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) could not be delivered\n`);
   if (summary.checkpointError !== undefined) io.stderr.write(`subagent-otel watch: ${summary.checkpointError}; a restart will report those runs again\n`);
