@@ -98,6 +98,18 @@ describe('Claude Code 2.1.318', () => {
   });
 });
 
+describe('Claude Code 2.1.318: the turn limit', () => {
+  it('max-turns-2.1.318: a max_turns_reached attachment after the last answer is error, over the parent\'s completed', async () => {
+    const { records } = await replay(join(CLAUDE, 'max-turns-2.1.318'));
+    const S = 'claude-code:6c6c6c6c-6c6c-4c6c-8c6c-6c6c6c6c6c6c';
+    expect(records.map(fig)).toEqual([
+      [`${S}/agent-a6c6c6c6c6c6c6c6c`, 'toolu_M1', 'error', [4, 26, 1100, 0], 2],
+      [S, null, 'completed', [7, 32, 2200, 150], 2],
+    ]);
+    expect([records[0]?.stopReasonInferredFrom, records[0]?.diagnostic, text(records[0])]).toEqual(['claude-code:max-turns-reached', 'reached its turn limit (2 turns)', 'Surveyed src/a.ts and src/b.ts so far.']);
+  });
+});
+
 describe('Codex', () => {
   it('task-complete-error-0.166: task_complete carrying an incomplete-response error is max-tokens', async () => {
     const { records } = await replay(join(CODEX, 'task-complete-error-0.166'));

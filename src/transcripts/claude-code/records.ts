@@ -117,6 +117,8 @@ export interface ClaudeOtherRecord extends ClaudeEnvelope {
    * notification): its `prompt` text.
    */
   readonly queuedPrompt?: string;
+  /** For an `attachment` of type `max_turns_reached` (2.1.3xx): the agent's turn limit, when it says it. */
+  readonly maxTurnsReached?: { readonly maxTurns?: number | undefined };
 }
 
 /** One validated line. */
@@ -181,7 +183,7 @@ const EnvelopeSchema = z.looseObject(EnvelopeShape);
 /** An `attachment` chain line: only a queued command's prompt is read (its other kinds hold no run's calls or output). */
 const AttachmentSchema = z.looseObject({
   ...EnvelopeShape,
-  attachment: z.looseObject({ type: optionalString, prompt: z.unknown().optional() }).optional().catch(undefined),
+  attachment: z.looseObject({ type: optionalString, prompt: z.unknown().optional(), maxTurns: z.number().optional().catch(undefined) }).optional().catch(undefined),
 });
 
 const AssistantSchema = z.looseObject({
@@ -321,8 +323,10 @@ export function parseClaudeCodeValue(value: unknown): ClaudeCodeRecord | WireErr
     case 'attachment': {
       const parsed = AttachmentSchema.safeParse(value);
       if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
-      const queued = parsed.data.attachment?.type === 'queued_command' && typeof parsed.data.attachment.prompt === 'string' ? { queuedPrompt: parsed.data.attachment.prompt } : {};
-      return { kind: 'other', type: 'attachment', ...envelope(parsed.data), ...queued };
+      const attachment = parsed.data.attachment;
+      const queued = attachment?.type === 'queued_command' && typeof attachment.prompt === 'string' ? { queuedPrompt: attachment.prompt } : {};
+      const limit = attachment?.type === 'max_turns_reached' ? { maxTurnsReached: { maxTurns: attachment.maxTurns } } : {};
+      return { kind: 'other', type: 'attachment', ...envelope(parsed.data), ...queued, ...limit };
     }
     default: {
       const parsed = EnvelopeSchema.safeParse(value);

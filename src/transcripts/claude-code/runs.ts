@@ -405,6 +405,11 @@ export class ClaudeCodeSessionReader {
       case 'other':
         // A background agent's notification that arrived while the session was busy is stored as a queued command (2.1.3xx).
         if (record.queuedPrompt?.includes('<task-notification>') === true) this.#taskNotification(record.queuedPrompt);
+        // 2.1.3xx: an agent stopped at its turn limit gets this attachment after its last answer.
+        if (record.maxTurnsReached !== undefined) {
+          const limit = record.maxTurnsReached.maxTurns;
+          run.tail = strongerStop(run.tail, { reason: 'error', inferredFrom: 'claude-code:max-turns-reached', diagnostic: `reached its turn limit${limit !== undefined ? ` (${limit} turns)` : ''}` });
+        }
         return;
       default:
         return;
