@@ -1,7 +1,7 @@
 /**
  * Benchmark of `subagent-otel view` on a large history (not a test): at
  * scale 1, at least 10,000 runs from about 1 GB of Claude Code transcripts,
- * copies of the real public sessions in `test/transcripts/claude-code/real/`
+ * copies of the real public sessions in the workspace's `../shared/transcripts/claude-code/real/`
  * (`lib/claude-history.mjs`) without the one 2.7 MB main session, so that
  * the runs per GB are those of sessions with subagents (about 5 runs per
  * 0.66 MB copy). Two ways in:
@@ -34,7 +34,7 @@ import { writeClaudeHistory } from './lib/claude-history.mjs';
 
 const { scale } = benchOptions({ rounds: 1 });
 const WANTED_RUNS = Math.round(10_000 * scale);
-const REAL = join(ROOT, 'test', 'transcripts', 'claude-code', 'real');
+const REAL = join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'); // the workspace's real sessions, outside the project
 const BIG_SESSION = '258c7280-ae70-4798-800f-63464d01a85d';
 
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-view-'));

@@ -1,6 +1,6 @@
 /**
  * Claude Code transcripts through `replay`: the real 2.1.38/2.1.39 sessions
- * of marot/spotter (test/transcripts/claude-code/real/) and the synthetic
+ * of marot/spotter (the workspace's shared/transcripts/claude-code/real/) and the synthetic
  * layouts and cut-off runs (…/synthetic/), read in process (`replayPaths`)
  * and by the built CLI; damaged files; and the `live` rules of `watch`.
  * Every expected number was computed by an independent script from the

@@ -1,7 +1,7 @@
 /**
  * `subagent-otel replay` on Gemini CLI recordings, as a real process (the
  * built CLI): the real legacy chats of mischa-thisness/M-Gemini (CC0;
- * test/transcripts/gemini-cli/real/README.md) and the synthetic JSONL
+ * shared/transcripts/gemini-cli/real/README.md of the workspace) and the synthetic JSONL
  * sessions (a subagent linked by agentId, a subagent cut off at its token
  * limit, a truncated answer, defects). Expected figures were computed from
  * the files by an independent script, not by this reader.
