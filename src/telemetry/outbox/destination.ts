@@ -157,7 +157,7 @@ export class DestinationOutbox {
         if (!(await this.#sendOne(sender, record))) break;
       }
     } catch (error) {
-      this.#failed(error);
+      await this.#failed(error);
     } finally {
       await release?.().catch(() => undefined);
     }
@@ -190,18 +190,19 @@ export class DestinationOutbox {
       this.#onRefused?.(record.items, result.error);
       return true;
     }
-    this.#failed(result.error);
+    await this.#failed(result.error);
     return false;
   }
 
-  #failed(error: unknown): void {
+  /** Marks the destination down and records the error in its state file (awaited: `check` reads it right after a round). */
+  async #failed(error: unknown): Promise<void> {
     const message = describeError(error);
     const first = this.#lastError === undefined;
     this.#lastError = message;
     this.#isDown = true;
     this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2);
-    void this.store.updateState((state) => ({ ...state, lastError: message, lastErrorAt: Date.now() })).catch(() => undefined);
     if (first) this.#onDrainFailed?.(error);
+    await this.store.updateState((state) => ({ ...state, lastError: message, lastErrorAt: Date.now() })).catch(() => undefined);
   }
 
   /**
