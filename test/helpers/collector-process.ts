@@ -13,6 +13,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { binary } from '../../scripts/stack/engines.mjs';
 
+/** How long `stop()` waits after SIGTERM before it kills the collector. */
+const STOP_GRACE_MS = 20_000;
+
 /** A restartable collector. */
 export interface CollectorProcess {
   /** `OTEL_EXPORTER_OTLP_ENDPOINT` for OTLP/HTTP. */
@@ -21,7 +24,7 @@ export interface CollectorProcess {
   readonly otlpGrpc: string;
   /** Starts it (again) on its ports; resolves once its health check answers. */
   start(): Promise<void>;
-  /** SIGTERM, and waits for the exit. */
+  /** SIGTERM, and waits for the exit (SIGKILL after a grace period, noted on the console). */
   stop(): Promise<void>;
   log(): string;
 }
@@ -108,10 +111,19 @@ export async function collectorProcess(dir: string, sinkEndpoint: string): Promi
       const running = child;
       child = undefined;
       if (running === undefined || running.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        running.once('exit', () => resolve());
-        running.kill('SIGTERM');
-      });
+      const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+      running.kill('SIGTERM');
+      // The collector drains its sending queue before it exits; on a loaded machine that has been
+      // seen to hang past the test timeout. What a test asserts has arrived by then, so a collector
+      // that has not exited after the grace period is killed, and the log says so.
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), STOP_GRACE_MS)));
+      if ((await Promise.race([exited, graceOver])) === 'grace-over') {
+        console.warn(`collector-process: no exit ${STOP_GRACE_MS} ms after SIGTERM; killing it. Its log ends:\n${output.slice(-2000)}`);
+        running.kill('SIGKILL');
+        await exited;
+      }
+      clearTimeout(timer);
     },
     log: () => output,
   };

@@ -99,7 +99,16 @@ export async function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions = {
     },
     close: () =>
       new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
+        // A graceful shutdown waits for the clients' connections to close; a client that keeps
+        // one open (a collector killed mid-call) would hold it for ever, so it is bounded.
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 10_000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
       }),
   };
 }
