@@ -207,12 +207,15 @@ describe.each(COLLECTOR_CONFIGS)('%s', (file) => {
     expect(unknown).toEqual([]);
   });
 
-  it('starts every pipeline with memory_limiter and ends it with batch', () => {
+  // The agent has no batch: what it accepts goes straight to its disk queue (decision 0102), and a
+  // request held in a batch would be lost with the process; its own test below pins that.
+  const lastProcessor = file === 'otelcol.agent.yaml' ? 'memory_limiter' : 'batch';
+  it(`starts every pipeline with memory_limiter and ends it with ${lastProcessor}`, () => {
     for (const p of pipes) {
       expect({ pipeline: p.name, first: p.processors[0], last: p.processors.at(-1) }).toEqual({
         pipeline: p.name,
         first: 'memory_limiter',
-        last: 'batch',
+        last: lastProcessor,
       });
     }
   });
@@ -326,6 +329,25 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
     const pipes = pipelines(agent, 'agent');
     expect(pipes.find((p) => p.name === 'traces')?.exporters).toContain('load_balancing/traces');
     expect(pipes.find((p) => p.name === 'metrics')?.exporters).toEqual(['load_balancing/metrics']);
+  });
+
+  it('the agent queues on disk, and only on disk: no in-memory queue, retry or batch in front of it', () => {
+    expect(at(agent, 'extensions.file_storage/queue.directory')).toBe(env('STACK_AGENT_QUEUE_DIR', '/var/lib/otelcol/agent-queue'));
+    expect(at(agent, 'service.extensions')).toContain('file_storage/queue');
+    for (const id of ['load_balancing/traces', 'load_balancing/metrics']) {
+      expect({ id, queue: at(agent, `exporters.${id}.sending_queue`) }).toEqual({
+        id,
+        queue: { enabled: true, storage: 'file_storage/queue', queue_size: 10000 },
+      });
+      expect({ id, retry: at(agent, `exporters.${id}.retry_on_failure`) }).toEqual({ id, retry: { enabled: true, max_elapsed_time: '0s' } });
+      // A per-gateway in-memory queue took requests off the disk queue at once, and an agent restart
+      // lost them (decision 0102): the sub-exporter must fail back to the disk queue instead.
+      expect({ id, sub: [at(agent, `exporters.${id}.protocol.otlp.sending_queue.enabled`), at(agent, `exporters.${id}.protocol.otlp.retry_on_failure.enabled`)] }).toEqual({
+        id,
+        sub: [false, false],
+      });
+    }
+    for (const p of pipelines(agent, 'agent')) expect({ pipeline: p.name, processors: p.processors }).toEqual({ pipeline: p.name, processors: ['memory_limiter'] });
   });
 
   it('the gateway listens where the agent sends and tail-samples before exporting to Jaeger', () => {

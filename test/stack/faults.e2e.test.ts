@@ -1,6 +1,8 @@
 /**
- * Faults on the real engines: the collector down when a proxy starts, and a
- * gateway killed (SIGKILL) and restarted while runs stream through the agent.
+ * Faults on the real engines: the collector down when a proxy starts, a
+ * gateway killed (SIGKILL) and restarted while runs stream through the agent,
+ * and the agent killed (SIGKILL) while both gateways are down (its queue on
+ * disk must deliver everything once they are back).
  * What is asserted: the agent behind the proxy notices nothing (every prompt
  * answered, exit 0), and whatever telemetry is lost is counted where a user
  * can see it: the proxy's one stderr line with its drop counts, the agent
@@ -18,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../scripts/stack/stack.mjs';
 import type { Stack } from '../../scripts/stack/stack.mjs';
 import type { Finished } from '../helpers/cli.js';
-import { jaegerTraces, runProxy, scrapeSum, waitFor } from './observed.js';
+import { jaegerTraces, promValue, runProxy, scrapeSum, waitFor } from './observed.js';
 import type { Scenario } from './observed.js';
 
 const stacks: Array<{ stack: Stack; dir: string }> = [];
@@ -118,5 +120,47 @@ describe('a gateway is killed and restarted while runs stream', () => {
     console.log(`faults: gateway-1 held ${held} spans when killed; agent send failures ${failed} spans; lost in Jaeger ${lostSpans} of 120 spans`);
     expect(lostSpans).toBeGreaterThanOrEqual(0);
     expect(lostSpans).toBeLessThanOrEqual(held + failed);
+  }, 600_000);
+});
+
+describe('the agent is killed while both gateways are down', () => {
+  it('its queue on disk delivers every run once the agent and the gateways are back', async () => {
+    const stack = await newStack(2);
+    const service = 'stack-e2e-agent-killed';
+    const agent = stack.urls.collectors.agent?.telemetry ?? '';
+    await stack.kill('gateway-1');
+    await stack.kill('gateway-2');
+
+    const runs = await runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(10), agentName: 'e2e-agent', sessionPrefix: 'queued' });
+    expect(runs.code).toBe(0);
+    expect(answeredIds(runs)).toHaveLength(10);
+    // The agent took every export (the proxy's outbox is off here, so a refusal would show as a drop).
+    expect(runs.stderr.toString('utf8')).not.toContain('not delivered');
+    await waitFor('the agent to accept the 20 spans', async () => ((await scrapeSum(agent, 'otelcol_receiver_accepted_spans')) >= 20 ? true : undefined));
+    const sentBeforeKill = await scrapeSum(agent, 'otelcol_exporter_sent_spans', { exporter: 'load_balancing/traces' });
+
+    await stack.kill('agent', 'SIGKILL');
+    await stack.start('agent');
+    await stack.start('gateway-1');
+    await stack.start('gateway-2');
+
+    const traces = await waitFor('the 10 runs in Jaeger', async () => {
+      const t = await jaegerTraces(stack.urls.jaeger, service);
+      return t.length >= 10 && t.reduce((n, x) => n + x.spans.length, 0) >= 20 ? t : undefined;
+    });
+    const spans = traces.flatMap((t) => t.spans);
+    const distinct = new Set(spans.map((x) => `${x.traceID}/${x.spanID}`)).size;
+    // Every run counted once by the agent's run counter, before the kill, and delivered from its queue.
+    const counted = await waitFor('Prometheus to count the 10 runs', async () => {
+      const v = await promValue(stack.urls.prometheus, `sum(subagent_runs_total{job="${service}"})`);
+      return v !== undefined && v >= 10 ? v : undefined;
+    });
+    console.log(
+      `faults: agent SIGKILLed with both gateways down: 10 runs seen, ${traces.length} traces and ${distinct} distinct spans delivered, ${spans.length - distinct} repeated; agent had sent ${sentBeforeKill} spans before the kill; subagent_runs_total ${counted}`,
+    );
+    expect(sentBeforeKill).toBe(0);
+    expect(traces).toHaveLength(10);
+    expect(distinct).toBe(20);
+    expect(counted).toBe(10);
   }, 600_000);
 });
