@@ -341,11 +341,15 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
       });
       expect({ id, retry: at(agent, `exporters.${id}.retry_on_failure`) }).toEqual({ id, retry: { enabled: true, max_elapsed_time: '0s' } });
       // A per-gateway in-memory queue took requests off the disk queue at once, and an agent restart
-      // lost them (decision 0102): the sub-exporter must fail back to the disk queue instead.
-      expect({ id, sub: [at(agent, `exporters.${id}.protocol.otlp.sending_queue.enabled`), at(agent, `exporters.${id}.protocol.otlp.retry_on_failure.enabled`)] }).toEqual({
+      // lost them; a per-gateway send that gave up made the disk queue's retry send the whole request
+      // again, to the healthy gateway too (decision 0102). Each per-gateway send blocks until delivered.
+      expect({
         id,
-        sub: [false, false],
-      });
+        sub: {
+          queue: at(agent, `exporters.${id}.protocol.otlp.sending_queue.enabled`),
+          retry: at(agent, `exporters.${id}.protocol.otlp.retry_on_failure`),
+        },
+      }).toEqual({ id, sub: { queue: false, retry: { enabled: true, max_elapsed_time: '0s' } } });
     }
     for (const p of pipelines(agent, 'agent')) expect({ pipeline: p.name, processors: p.processors }).toEqual({ pipeline: p.name, processors: ['memory_limiter'] });
   });
