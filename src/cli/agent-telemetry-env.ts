@@ -14,9 +14,12 @@
  *   (`CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1`), `OTEL_{TRACES,METRICS,LOGS}_EXPORTER=otlp`,
  *   `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`, `OTEL_LOG_USER_PROMPTS`,
  *   `OTEL_LOG_TOOL_DETAILS`, `OTEL_LOG_TOOL_CONTENT`, `OTEL_LOG_RAW_API_BODIES` off.
- * - Both: `OTEL_EXPORTER_OTLP_ENDPOINT`, short batch and export intervals
- *   (so records come soon after the turn), per-signal endpoint, protocol and
- *   header overrides removed (they name the user's collector, not ours).
+ * - Both: `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS` set to
+ *   the receiver's token header (the user's headers are for their collector,
+ *   and the receiver refuses requests without the token), short batch and
+ *   export intervals (so records come soon after the turn), per-signal
+ *   endpoint, protocol and header overrides removed (they name the user's
+ *   collector, not ours).
  * - Codex: nothing. codex-acp 2.6 reads no telemetry setting from its
  *   environment (its `[otel]` section lives in the user's `config.toml`).
  *
@@ -48,9 +51,10 @@ export const AGENT_TELEMETRY_REMOVED = [
 
 /**
  * The agent's environment with its telemetry pointed at `origin`
- * (`http://127.0.0.1:PORT`).
+ * (`http://127.0.0.1:PORT`), sending `otlpHeaders` (the receiver's
+ * `name=value` token header) with every export.
  */
-export function agentTelemetryEnv(env: NodeJS.ProcessEnv, origin: string): NodeJS.ProcessEnv {
+export function agentTelemetryEnv(env: NodeJS.ProcessEnv, origin: string, otlpHeaders: string): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
   for (const name of AGENT_TELEMETRY_REMOVED) delete out[name];
   Object.assign(out, {
@@ -74,6 +78,7 @@ export function agentTelemetryEnv(env: NodeJS.ProcessEnv, origin: string): NodeJ
     OTEL_LOGS_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_EXPORTER_OTLP_ENDPOINT: origin,
+    OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders,
     OTEL_BSP_SCHEDULE_DELAY: '200',
     OTEL_BLRP_SCHEDULE_DELAY: '200',
     OTEL_METRIC_EXPORT_INTERVAL: '1000',

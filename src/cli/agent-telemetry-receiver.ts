@@ -2,20 +2,32 @@
  * The loopback OTLP/HTTP receiver of `proxy --agent-telemetry`: listens on
  * 127.0.0.1 (a port the kernel picks), takes `POST /v1/traces`, `/v1/logs`
  * and `/v1/metrics` with JSON bodies (optionally gzip), validates them
- * (`wire/otlp-json.ts`) and hands each request to `onRequest`. Answers 200
- * `{}` to a request it took; 415 to protobuf (the agents are configured for
- * JSON), 413 past {@link MAX_BODY_BYTES}, 400 to a body that is no export
- * request, 404 elsewhere; each refusal is counted and its first cause kept.
+ * (`wire/otlp-json.ts`) and hands each request to `onRequest`.
+ *
+ * Only the agent it was started for may post: the receiver makes a random
+ * token ({@link AgentTelemetryReceiver.otlpHeaders}, given to the agent
+ * through `OTEL_EXPORTER_OTLP_HEADERS`) and answers 401 to a request without
+ * it, before reading its body, so another local process that finds the port
+ * cannot put spans, logs or metrics into the user's trace.
+ *
+ * Answers 200 `{}` to a request it took; 401 without the token, 415 to
+ * protobuf (the agents are configured for JSON), 413 past
+ * {@link MAX_BODY_BYTES}, 400 to a body that is no export request, 404
+ * elsewhere; each refusal is counted and its first cause kept.
  * Owns the server and its connections (`close()` ends them), and knows
  * when none is open and no request is being handled (`idle()`): after the
  * agent exited, that is when its last records are in.
  *
  * @module subagent-otel/cli/agent-telemetry-receiver
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzip } from 'node:zlib';
 import { parseOtlpJsonRequest, type OtlpJsonRequest, type OtlpSignal } from '../wire/otlp-json.js';
+
+/** The request header that carries the receiver's token. */
+export const TOKEN_HEADER = 'x-subagent-otel-token';
 
 /** Largest request body taken (after decompression). */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -26,8 +38,16 @@ const PATHS: Record<string, OtlpSignal> = { '/v1/traces': 'traces', '/v1/logs': 
 export interface AgentTelemetryReceiver {
   /** `http://127.0.0.1:<port>` */
   readonly origin: string;
-  /** Requests taken, per signal, and refused (with the first refusal's cause). */
-  readonly stats: { taken: Record<OtlpSignal, number>; refused: number; firstRefusal?: string };
+  /**
+   * The value for the agent's `OTEL_EXPORTER_OTLP_HEADERS`
+   * (`x-subagent-otel-token=<64 hex digits>`): a secret of this receiver.
+   */
+  readonly otlpHeaders: string;
+  /**
+   * Requests taken, per signal, and refused (with the first refusal's
+   * cause); `unauthorized` of the refused came without the token.
+   */
+  readonly stats: { taken: Record<OtlpSignal, number>; refused: number; unauthorized: number; firstRefusal?: string };
   /**
    * Resolves once no connection is open and no request is being read or
    * handled (at once when that is already so). A process that exited has
@@ -70,7 +90,13 @@ function gunzipBounded(data: Buffer): Promise<Buffer | undefined> {
  * a refusal of the next kind).
  */
 export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonRequest) => void): Promise<AgentTelemetryReceiver> {
-  const stats: AgentTelemetryReceiver['stats'] = { taken: { traces: 0, logs: 0, metrics: 0 }, refused: 0 };
+  const stats: AgentTelemetryReceiver['stats'] = { taken: { traces: 0, logs: 0, metrics: 0 }, refused: 0, unauthorized: 0 };
+  const token = randomBytes(32).toString('hex');
+  const expected = Buffer.from(token, 'utf8');
+  const authorized = (req: IncomingMessage): boolean => {
+    const given = Buffer.from(String(req.headers[TOKEN_HEADER] ?? ''), 'utf8');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
   const refuse = (res: import('node:http').ServerResponse, status: number, cause: string): void => {
     stats.refused += 1;
     stats.firstRefusal ??= cause;
@@ -93,6 +119,12 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
       settle();
     });
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (!authorized(req)) {
+      stats.unauthorized += 1;
+      refuse(res, 401, `${req.method ?? '?'} ${path}: no valid ${TOKEN_HEADER} header (only the agent this proxy started may send)`);
+      req.resume();
+      return;
+    }
     const signal = PATHS[path];
     if (req.method !== 'POST' || signal === undefined) {
       refuse(res, 404, `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`);
@@ -151,6 +183,7 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
+    otlpHeaders: `${TOKEN_HEADER}=${token}`,
     stats,
     idle: () =>
       new Promise<void>((resolve) => {

@@ -118,7 +118,7 @@ export async function startAgentTelemetry(
   let stopped = false;
   let inputHasEnded = false;
   return {
-    childEnv: agentTelemetryEnv(env, receiver.origin),
+    childEnv: agentTelemetryEnv(env, receiver.origin, receiver.otlpHeaders),
     waitMs,
     attach(runs, options, plan) {
       const joined = new AgentTelemetryJoin(runs, waitMs);
@@ -156,12 +156,12 @@ export async function startAgentTelemetry(
       join?.releaseAll('agent-exit', true);
       await forwarder?.flush(2000);
       await receiver.close();
-      const { taken, refused, firstRefusal } = receiver.stats;
+      const { taken, refused, unauthorized, firstRefusal } = receiver.stats;
       const counts = join?.counts ?? { joined: 0, none: 0 };
       const f = forwarder?.stats;
       diag.info(
         `subagent-otel: agent telemetry: took ${taken.traces} trace, ${taken.logs} log and ${taken.metrics} metric request(s)` +
-          `${refused > 0 ? `, refused ${refused} (first: ${firstRefusal ?? '?'})` : ''}; runs joined ${counts.joined}, from the wire alone ${counts.none}` +
+          `${refused > 0 ? `, refused ${refused}${unauthorized > 0 ? ` (${unauthorized} without the token)` : ''} (first: ${firstRefusal ?? '?'})` : ''}; runs joined ${counts.joined}, from the wire alone ${counts.none}` +
           `${join !== undefined ? `; held runs released: ${releaseSummary(join.released)}` : ''}` +
           `${f !== undefined ? `; forwarded ${f.forwarded}, failed ${f.failed}${f.firstFailure !== undefined ? ` (first: ${f.firstFailure})` : ''}, spans moved under runs ${f.spansMoved}, left ${f.spansLeft}` : ''}`,
       );

@@ -124,6 +124,12 @@ for (const agent of AGENT_NAMES) {
       }
     });
 
+    it("is never refused by the proxy's receiver: the agent sends the token it was given", () => {
+      const line = p.log.split('\n').find((l) => l.includes('agent telemetry: took')) ?? '';
+      expect(line, p.log).toContain('agent telemetry: took');
+      expect(line).not.toContain('refused');
+    });
+
     it("puts the agent's own spans, if it sends any, under a run span in that run's trace, its resource kept", () => {
       const ours = new Map(p.spans.filter((s) => s.name.startsWith('invoke_agent')).map((s) => [s.spanId, s]));
       const native = p.spans.filter((s) => !s.name.startsWith('invoke_agent') && !s.name.startsWith('execute_tool'));

@@ -1,13 +1,14 @@
 /**
  * The loopback receiver of `proxy --agent-telemetry` over real HTTP: takes
- * OTLP/HTTP JSON (plain and gzip) on the three export paths, refuses
- * protobuf, other paths, non-JSON and bodies that are no export request,
- * counting each refusal.
+ * OTLP/HTTP JSON (plain and gzip) on the three export paths from a sender
+ * with its token, refuses requests without it (nothing handed over), protobuf,
+ * other paths, non-JSON and bodies that are no export request, counting each
+ * refusal.
  */
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentTelemetryReceiver, type AgentTelemetryReceiver } from '../../src/cli/agent-telemetry-receiver.js';
+import { startAgentTelemetryReceiver, TOKEN_HEADER, type AgentTelemetryReceiver } from '../../src/cli/agent-telemetry-receiver.js';
 import type { OtlpJsonRequest } from '../../src/wire/otlp-json.js';
 
 const LOGS = {
@@ -25,8 +26,15 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-async function post(path: string, body: string | Buffer, headers: Record<string, string>): Promise<number> {
-  const res = await fetch(`${receiver!.origin}${path}`, { method: 'POST', headers, body });
+/** The token header as the agent sends it, from the receiver's `OTEL_EXPORTER_OTLP_HEADERS` value. */
+function tokenHeader(): Record<string, string> {
+  const [name, value] = receiver!.otlpHeaders.split('=');
+  return { [name!]: value! };
+}
+
+/** POSTs with the receiver's token unless `withToken` is false. */
+async function post(path: string, body: string | Buffer, headers: Record<string, string>, withToken = true): Promise<number> {
+  const res = await fetch(`${receiver!.origin}${path}`, { method: 'POST', headers: withToken ? { ...tokenHeader(), ...headers } : headers, body });
   await res.arrayBuffer();
   return res.status;
 }
@@ -44,6 +52,39 @@ describe('the agent telemetry receiver', () => {
     expect(receiver.stats.refused).toBe(0);
   });
 
+  it('gives each receiver its own token header for the agent', async () => {
+    receiver = await startAgentTelemetryReceiver(() => undefined);
+    const first = receiver.otlpHeaders;
+    await receiver.close();
+    receiver = await startAgentTelemetryReceiver(() => undefined);
+    expect(first).toMatch(new RegExp(`^${TOKEN_HEADER}=[0-9a-f]{64}$`));
+    expect(receiver.otlpHeaders).toMatch(new RegExp(`^${TOKEN_HEADER}=[0-9a-f]{64}$`));
+    expect(receiver.otlpHeaders).not.toBe(first);
+  });
+
+  it.each([
+    ['no token', {}],
+    ['another token', { [TOKEN_HEADER]: '0'.repeat(64) }],
+    ['a prefix of the token', 'prefix'],
+    ['the token as a bearer authorization', 'bearer'],
+  ] as const)('refuses a valid export request with %s (401), hands nothing over, and counts it', async (_name, how) => {
+    const taken: OtlpJsonRequest[] = [];
+    receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
+    const token = receiver.otlpHeaders.split('=')[1]!;
+    const headers: Record<string, string> =
+      how === 'prefix' ? { [TOKEN_HEADER]: token.slice(0, 63) } : how === 'bearer' ? { authorization: `Bearer ${token}` } : { ...how };
+    expect(await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json', ...headers }, false)).toBe(401);
+    expect(await post('/v1/traces', '{"resourceSpans":[]}', { 'content-type': 'application/json', ...headers }, false)).toBe(401);
+    expect(taken).toEqual([]);
+    expect(receiver.stats.taken).toEqual({ traces: 0, logs: 0, metrics: 0 });
+    expect(receiver.stats.refused).toBe(2);
+    expect(receiver.stats.unauthorized).toBe(2);
+    expect(receiver.stats.firstRefusal).toContain(TOKEN_HEADER);
+    // The agent's own request still goes through.
+    expect(await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json' })).toBe(200);
+    expect(taken.map((r) => r.signal)).toEqual(['logs']);
+  });
+
   it.each([
     ['protobuf', '/v1/traces', Buffer.from([0x0a, 0x00]), { 'content-type': 'application/x-protobuf' }, 415, 'OTLP/HTTP JSON'],
     ['another path', '/v1/other', '{}', { 'content-type': 'application/json' }, 404, 'not an OTLP/HTTP export path'],
@@ -55,6 +96,7 @@ describe('the agent telemetry receiver', () => {
     expect(await post(path, body, headers)).toBe(status);
     expect(taken).toEqual([]);
     expect(receiver.stats.refused).toBe(1);
+    expect(receiver.stats.unauthorized).toBe(0);
     expect(receiver.stats.firstRefusal).toContain(cause);
   });
 
@@ -67,7 +109,7 @@ describe('the agent telemetry receiver', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (): Promise<number> =>
       new Promise((resolve, reject) => {
-        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...tokenHeader(), 'content-type': 'application/json' } }, (res) => {
           res.resume();
           res.once('end', () => resolve(res.statusCode ?? 0));
         });

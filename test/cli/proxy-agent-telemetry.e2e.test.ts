@@ -7,7 +7,7 @@
  * receiver that takes OTLP/HTTP JSON and refuses protobuf.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -96,9 +96,33 @@ describe('proxy --agent-telemetry and the agent environment', () => {
       OTEL_TRACES_EXPORTER: 'otlp',
       SOMETHING_ELSE: 'kept',
     });
-    // Removed, not emptied: the user's collector and its credentials are not the agent's destination any more.
-    expect('OTEL_EXPORTER_OTLP_HEADERS' in env).toBe(false);
+    // The user's collector and its credentials are not the agent's destination any more: the
+    // headers are the receiver's token only, and the per-signal overrides are removed, not emptied.
+    expect(env.OTEL_EXPORTER_OTLP_HEADERS).toMatch(/^x-subagent-otel-token=[0-9a-f]{64}$/);
     expect('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' in env).toBe(false);
     expect('GEMINI_TELEMETRY_OUTFILE' in env).toBe(false);
+  });
+
+  it('refuses what another local process posts to the receiver: only the agent, with its token, is taken', async () => {
+    // The "agent" posts one valid log export three times: without the token, with a wrong one, with its own.
+    const agent = [
+      'const e=process.env;const i=e.OTEL_EXPORTER_OTLP_HEADERS.indexOf("=");',
+      'const k=e.OTEL_EXPORTER_OTLP_HEADERS.slice(0,i),v=e.OTEL_EXPORTER_OTLP_HEADERS.slice(i+1);',
+      'const body=JSON.stringify({resourceLogs:[]});',
+      'const post=(h)=>fetch(e.OTEL_EXPORTER_OTLP_ENDPOINT+"/v1/logs",{method:"POST",headers:{"content-type":"application/json",...h},body}).then(r=>r.status);',
+      '(async()=>{const s=[await post({}),await post({[k]:"f".repeat(64)}),await post({[k]:v})];process.stdout.write(JSON.stringify(s)+"\\n")})();',
+    ].join('');
+    const out = mkdtempSync(join(tmpdir(), 'proxy-agent-telemetry-'));
+    const log = join(out, 'proxy.log');
+    const done = await runCli(['proxy', '--agent-telemetry', '--out', out, '--', process.execPath, '-e', agent], '', {
+      SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '0',
+      SUBAGENT_OTEL_LOG_FILE: log,
+    });
+    expect(done.code, done.stderr.toString()).toBe(0);
+    expect(JSON.parse(done.stdout.toString())).toEqual([401, 401, 200]);
+    const line = readFileSync(log, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('agent telemetry: took'));
+    expect(line, readFileSync(log, 'utf8')).toContain('took 0 trace, 1 log and 0 metric request(s), refused 2 (2 without the token)');
   });
 });
