@@ -128,7 +128,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   const reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
   const dirs = options.dirs.map((dir) => resolve(dir));
   const states = new Map<string, FileState>();
-  /** Per session key: the files' signature when the session was last read, and when. */
+  /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
   const lastRead = new Map<string, { signature: string; at: number }>();
   let sessions: TranscriptSession[] = [];
   const seenProblems = new Set<string>();
@@ -222,7 +222,12 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (states.get(path)?.info !== null) membershipChanged = true;
       states.delete(path); // deleted: its runs already reported stay reported; nothing more can be read of it
     }
-    if (membershipChanged) sessions = group(states, formats);
+    if (membershipChanged) {
+      sessions = group(states, formats);
+      // Sessions whose files are gone are not read again: forget them.
+      const current = new Set(sessions.map(readKey));
+      for (const key of lastRead.keys()) if (!current.has(key)) lastRead.delete(key);
+    }
 
     for (const grouped of sessions) {
       if (options.signal.aborted) break;
@@ -231,13 +236,14 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (session === undefined) continue;
       const signature = session.files.map((f) => `${f.path}:${f.size}:${f.mtimeMs}`).join('|');
       const newest = Math.max(...session.files.map((f) => f.mtimeMs));
-      const last = lastRead.get(session.key);
+      const key = readKey(session);
+      const last = lastRead.get(key);
       const quietSince = newest + options.idleMs;
       // Read when a file changed, or once more when the session has just gone quiet (runs without a recorded end close then).
       const due = last === undefined || last.signature !== signature || (last.at < quietSince && quietSince <= at);
       if (!due) continue;
-      lastRead.set(session.key, { signature, at });
-      readSince.add(session.key);
+      lastRead.set(key, { signature, at });
+      readSince.add(key);
       sessionsRead += 1;
       const format = formats.find((f) => f.name === session.format);
       if (format === undefined) continue;
@@ -308,6 +314,17 @@ function group(states: ReadonlyMap<string, FileState>, formats: readonly Transcr
     }
   }
   return sessions;
+}
+
+/**
+ * What the watch remembers a session's last read by: its format's key and
+ * its first file. A format's key names the session (Claude Code: its id), so
+ * two copies of one session in two folders share it; keyed by the key alone,
+ * each copy's read replaced the other's signature and both were read again
+ * on every pass while nothing changed.
+ */
+function readKey(session: TranscriptSession): string {
+  return `${session.key}\0${session.files[0]?.path ?? ''}`;
 }
 
 /** `session` with each file's size and time as last listed; `undefined` when none of its files is left. */

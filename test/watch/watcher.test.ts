@@ -14,7 +14,7 @@
  * `end: true` record, or when its file has been quiet for the idle bound.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,8 @@ interface Script {
   readonly startAt: number;
   /** What each flush answers, in order (default: safe). */
   readonly flushAnswers?: readonly boolean[];
+  /** Files written before the first pass. */
+  readonly before?: () => void;
 }
 
 async function watch(ws: ReturnType<typeof workspace>, script: Script) {
@@ -109,6 +111,7 @@ async function watch(ws: ReturnType<typeof workspace>, script: Script) {
   const stop = new AbortController();
   let flushes = 0;
   const listener: RunListener = { onRunStart: () => undefined, onRunEnd: (r) => reported.push(r) };
+  script.before?.();
   const summary = await watchTranscripts({
     dirs: [ws.dir],
     listener,
@@ -167,6 +170,28 @@ describe('watch', () => {
     const saved = await loadCheckpoint(ws.checkpoint);
     expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: T0 + 3, output: digestOf(T0 + 3), emptyMessages: 0 } });
     expect(r.flushes).toBe(1);
+  });
+
+  it('reads nothing while nothing changes, also with two copies of one session in two folders', async () => {
+    const ws = workspace();
+    mkdirSync(join(ws.dir, 'a'));
+    mkdirSync(join(ws.dir, 'b'));
+    const first = join(ws.dir, 'a', 's1.jsonl');
+    const copy = join(ws.dir, 'b', 's1.jsonl');
+    const text = header('s1') + line('r1', T0 + 1) + line('r1', T0 + 2, true);
+    const r = await watch(ws, {
+      startAt: T0 + 10,
+      history: true,
+      steps: [(c) => (c.t += 1), (c) => (c.t += 1), (c) => add(first, line('r2', T0 + 13, true), c), (c) => (c.t += 1), (c) => (c.t += 1)],
+      before: () => {
+        put(first, text, { t: T0 + 5 });
+        put(copy, text, { t: T0 + 5 });
+      },
+    });
+    // Both copies once at the start, the grown one once after it grew, and no other read.
+    expect(r.passes.map((p) => p.sessionsRead)).toEqual([2, 0, 0, 1, 0, 0]);
+    // One run id, reported once whichever copy was read first; the new run of the grown copy once.
+    expect(r.reported).toEqual(['r1', 'r2']);
   });
 
   it('reports a run again, with its id, when the telemetry of the pass that reported it was lost, and checkpoints it only then', async () => {
