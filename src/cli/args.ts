@@ -64,6 +64,8 @@ export type Command =
       readonly intervalMs?: number;
       readonly checkpoint?: string;
       readonly history: boolean;
+      /** `--poll`: list the directories on every pass, without file-system notifications. */
+      readonly poll: boolean;
     } & TelemetryFlags)
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
   | ({ readonly name: 'check'; readonly json: boolean; readonly deliver: boolean } & TelemetryFlags)
@@ -190,7 +192,11 @@ written into the watched directories. Stops on Ctrl-C (SIGINT) or SIGTERM after 
 Options:
   --idle <seconds>            close a run without a recorded end after this long without
                               growth (default 600)
-  --interval <seconds>        time between two looks at the directories (default 2)
+  --interval <seconds>        time between two looks at the directories (default 2); a look
+                              lists them only after the system notified a change, and at
+                              least every 60 s
+  --poll                      list the directories on every look, without notifications
+                              (for network file systems, where none arrive)
   --checkpoint <file>         where to keep the checkpoint (default
                               $XDG_STATE_HOME/subagent-otel/watch/<hash of the directories>.json)
   --history                   on the first start, also emit the runs that ended before it
@@ -388,7 +394,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       const { values, positionals } = parse(
         'watch',
         rest,
-        { ...telemetryOptions, json: { type: 'boolean' }, idle: { type: 'string' }, interval: { type: 'string' }, checkpoint: { type: 'string' }, history: { type: 'boolean' } },
+        { ...telemetryOptions, json: { type: 'boolean' }, idle: { type: 'string' }, interval: { type: 'string' }, checkpoint: { type: 'string' }, history: { type: 'boolean' }, poll: { type: 'boolean' } },
         true,
       );
       if (values.help === true) return { name: 'help', topic: 'watch' };
@@ -404,6 +410,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         ...(intervalMs !== undefined ? { intervalMs } : {}),
         ...(typeof values.checkpoint === 'string' ? { checkpoint: values.checkpoint } : {}),
         history: values.history === true,
+        poll: values.poll === true,
         ...telemetryFlags(values),
       };
     }

@@ -77,13 +77,16 @@ export interface ExpandOptions {
  * and yields the files whose names end in one of {@link REPLAY_FILE_SUFFIXES}
  * or whose first four bytes are zstd magic. A file named twice is listed once.
  *
- * @returns the files and the paths that gave none. Never rejects.
+ * @returns the files, the paths that gave none, and every directory entered
+ *   (as reached, each real directory once: what `watch` follows for
+ *   changes). Never rejects.
  */
 export async function expandPaths(
   paths: readonly string[],
   options: ExpandOptions = {},
-): Promise<{ files: InputFile[]; problems: InputPathProblem[] }> {
+): Promise<{ files: InputFile[]; problems: InputPathProblem[]; dirs: string[] }> {
   const files: InputFile[] = [];
+  const entered: string[] = [];
   const problems: InputPathProblem[] = [];
   const seenFiles = new Set<string>();
   const seenDirs = new Set<string>();
@@ -107,6 +110,7 @@ export async function expandPaths(
     }
     if (seenDirs.has(real)) return 0;
     seenDirs.add(real);
+    entered.push(dir);
     let names: string[];
     try {
       names = (await readdir(dir)).sort();
@@ -158,7 +162,7 @@ export async function expandPaths(
       problems.push({ path, code: 'no-files', message: noFilesMessage(path, excludedHits) });
     }
   }
-  return { files, problems };
+  return { files, problems, dirs: entered };
 }
 
 /**

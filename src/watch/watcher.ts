@@ -4,7 +4,9 @@
  * when it has ended (its files record the end, or they have been quiet for
  * the idle bound), through the same formats `replay` reads.
  *
- * Each pass lists the directories, notices files that appeared, grew, were
+ * Each pass lists the directories (with a change feed: only when it
+ * notified a change, or at least every {@link FULL_LISTING_MS}), notices
+ * files that appeared, grew, were
  * truncated, replaced (another inode under the same name) or deleted, reads
  * again every session with a changed file or one that just went quiet, and
  * hands the runs not reported before to the listener (of a run reported
@@ -28,6 +30,7 @@ import { expandPaths, sniffFile } from '../replay/input-files.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptProblem, TranscriptSession } from '../transcripts/format.js';
 import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
 import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
+import type { ChangeFeed } from './change-feed.js';
 import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
 import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
@@ -37,6 +40,8 @@ export const DEFAULT_IDLE_MS = 600_000;
 const BACKPRESSURE_SPANS = 512;
 /** Default time between two passes. */
 export const DEFAULT_INTERVAL_MS = 2_000;
+/** With a change feed: the longest time between two listings, in case a notification was lost. */
+export const FULL_LISTING_MS = 60_000;
 
 /** Options of {@link watchTranscripts}. */
 export interface WatchOptions {
@@ -76,6 +81,13 @@ export interface WatchOptions {
   readonly now?: () => number;
   /** The formats to read (default every known one, `TRANSCRIPT_FORMATS`). */
   readonly formats?: readonly TranscriptFormat[];
+  /**
+   * Notifications of changes under `dirs` (decision 0120): a pass lists the
+   * directories only when it says something changed, when it is not
+   * `watching`, or {@link FULL_LISTING_MS} after the last listing. Without
+   * one, every pass lists.
+   */
+  readonly changes?: ChangeFeed;
 }
 
 /** What one pass did. */
@@ -83,6 +95,8 @@ export interface WatchPass {
   readonly pass: number;
   /** Transcript files known (sessions and sidecars). */
   readonly files: number;
+  /** Whether this pass listed the directories (false: the change feed said nothing moved). */
+  readonly listed: boolean;
   /** Sessions read in this pass. */
   readonly sessionsRead: number;
   /** Runs reported in this pass. */
@@ -131,6 +145,8 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
   const lastRead = new Map<string, { signature: string; at: number }>();
   let sessions: TranscriptSession[] = [];
+  /** When the directories were last listed (the watch's clock). */
+  let lastListing: number | undefined;
   const seenProblems = new Set<string>();
   let problemCount = 0;
   let runs = 0;
@@ -191,12 +207,10 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   };
   const isQuiet = (path: string, at: number): boolean => (states.get(path)?.mtimeMs ?? 0) < at - options.idleMs;
 
-  const onePass = async (): Promise<void> => {
-    passes += 1;
-    reportedThisPass = 0;
-    let sessionsRead = 0;
-    const at = now();
+  /** Lists the directories and updates the file states (and the sessions, when files came or went). */
+  const listFiles = async (at: number): Promise<void> => {
     const expanded = await expandPaths(dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
+    options.changes?.follow(expanded.dirs);
     // A directory the agents have not written to yet is no problem for a watch.
     for (const p of expanded.problems) if (p.code !== 'no-files') problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
     let membershipChanged = false;
@@ -227,6 +241,20 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       // Sessions whose files are gone are not read again: forget them.
       const current = new Set(sessions.map(readKey));
       for (const key of lastRead.keys()) if (!current.has(key)) lastRead.delete(key);
+    }
+  };
+
+  const onePass = async (): Promise<void> => {
+    passes += 1;
+    reportedThisPass = 0;
+    let sessionsRead = 0;
+    const at = now();
+    // Taken on every pass, so a change notified during this listing makes the next pass list again.
+    const notified = options.changes?.takeChanged() ?? true;
+    const listed = notified || options.changes?.watching !== true || lastListing === undefined || at - lastListing >= FULL_LISTING_MS;
+    if (listed) {
+      lastListing = at;
+      await listFiles(at);
     }
 
     for (const grouped of sessions) {
@@ -287,7 +315,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
         checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
       }
     }
-    options.onPass?.({ pass: passes, files: [...states.values()].filter((s) => s.info !== null).length, sessionsRead, runsReported: reportedThisPass });
+    options.onPass?.({ pass: passes, files: [...states.values()].filter((s) => s.info !== null).length, listed, sessionsRead, runsReported: reportedThisPass });
   };
 
   for (;;) {

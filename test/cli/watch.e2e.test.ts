@@ -65,82 +65,87 @@ function stderrLine(child: ChildProcessWithoutNullStreams, match: (line: string)
 }
 
 describe('watch, on the built command', () => {
-  it('reports every run of a session written while it runs exactly once, across a SIGKILL and a restart', async () => {
-    // The session's files, as the agent will have written them at the end; their times after the watch's
-    // start (a run that ended before it is history, not reported).
-    const staged = join(root, 'staged');
-    writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1'), staged, { copies: 1, latestTime: Date.now() + 86_400_000 });
-    const projects = join(root, 'projects');
-    mkdirSync(projects);
-    const out = join(root, 'out');
-    const checkpoint = join(root, 'state', 'watch.json');
-    const sources = files(join(staged, 'projects')).filter((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'));
-    const text = (p: string): string => readFileSync(join(staged, 'projects', p), 'utf8');
-    const put = (p: string, body: string, append = false): void => {
-      const target = join(projects, p);
-      mkdirSync(dirname(target), { recursive: true });
-      if (append) appendFileSync(target, body);
-      else writeFileSync(target, body);
-    };
-    const main = sources.find((p) => !p.includes('/subagents/') && p.endsWith('.jsonl'));
-    expect(main).toBeDefined();
-    const mainLines = text(main!).split(/(?<=\n)/);
-    const firstResult = mainLines.findIndex((l) => l.includes('"toolUseResult"'));
-    expect(firstResult).toBeGreaterThan(0);
+  // Once following the system's file notifications (the default), once listing the folders on every look (--poll).
+  for (const mode of ['notifications', 'poll'] as const) {
+    it(`reports every run of a session written while it runs exactly once, across a SIGKILL and a restart (${mode})`, async () => {
+      const base = join(root, mode);
+      mkdirSync(base);
+      // The session's files, as the agent will have written them at the end; their times after the watch's
+      // start (a run that ended before it is history, not reported).
+      const staged = join(base, 'staged');
+      writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1'), staged, { copies: 1, latestTime: Date.now() + 86_400_000 });
+      const projects = join(base, 'projects');
+      mkdirSync(projects);
+      const out = join(base, 'out');
+      const checkpoint = join(base, 'state', 'watch.json');
+      const sources = files(join(staged, 'projects')).filter((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'));
+      const text = (p: string): string => readFileSync(join(staged, 'projects', p), 'utf8');
+      const put = (p: string, body: string, append = false): void => {
+        const target = join(projects, p);
+        mkdirSync(dirname(target), { recursive: true });
+        if (append) appendFileSync(target, body);
+        else writeFileSync(target, body);
+      };
+      const main = sources.find((p) => !p.includes('/subagents/') && p.endsWith('.jsonl'));
+      expect(main).toBeDefined();
+      const mainLines = text(main!).split(/(?<=\n)/);
+      const firstResult = mainLines.findIndex((l) => l.includes('"toolUseResult"'));
+      expect(firstResult).toBeGreaterThan(0);
 
-    const args = ['watch', '--interval', '0.2', '--idle', '3', '--checkpoint', checkpoint, '--out', out, projects];
-    const first = spawnCli(args, QUIET_ENV);
-    const firstDone = finished(first);
-    await stderrLine(first, (line) => line.includes('subagent-otel watch: following'));
-    // The session begins: the main file up to its Task calls, the children with a half-written last line.
-    put(main!, mainLines.slice(0, firstResult).join(''));
-    for (const p of sources.filter((s) => s !== main)) {
-      const body = text(p);
-      put(p, p.endsWith('.jsonl') ? body.slice(0, body.length - 20) : body);
-    }
-    // The children finish, then the parent records their results.
-    for (const p of sources.filter((s) => s !== main && s.endsWith('.jsonl'))) {
-      const body = text(p);
-      put(p, body.slice(body.length - 20), true);
-    }
-    put(main!, mainLines.slice(firstResult).join(''), true);
+      const args = ['watch', '--interval', '0.2', '--idle', '3', ...(mode === 'poll' ? ['--poll'] : []), '--checkpoint', checkpoint, '--out', out, projects];
+      const first = spawnCli(args, QUIET_ENV);
+      const firstDone = finished(first);
+      await stderrLine(first, (line) => line.includes('subagent-otel watch: following'));
+      // The session begins: the main file up to its Task calls, the children with a half-written last line.
+      put(main!, mainLines.slice(0, firstResult).join(''));
+      for (const p of sources.filter((s) => s !== main)) {
+        const body = text(p);
+        put(p, p.endsWith('.jsonl') ? body.slice(0, body.length - 20) : body);
+      }
+      // The children finish, then the parent records their results.
+      for (const p of sources.filter((s) => s !== main && s.endsWith('.jsonl'))) {
+        const body = text(p);
+        put(p, body.slice(body.length - 20), true);
+      }
+      put(main!, mainLines.slice(firstResult).join(''), true);
 
-    // The three Task children end by the parent's results: checkpointed (hence delivered), then the watcher is killed.
-    const checkpointed = await until('three runs in the checkpoint', () => {
-      if (!existsSync(checkpoint)) return undefined;
-      const reported = Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, number> }).reported);
-      return reported.length >= 3 ? reported : undefined;
-    });
-    first.kill('SIGKILL');
-    const killed = await firstDone;
-    expect(killed.signal).toBe('SIGKILL');
-    expect(checkpointed.every((id) => id.startsWith('claude-code:'))).toBe(true);
+      // The three Task children end by the parent's results: checkpointed (hence delivered), then the watcher is killed.
+      const checkpointed = await until('three runs in the checkpoint', () => {
+        if (!existsSync(checkpoint)) return undefined;
+        const reported = Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, number> }).reported);
+        return reported.length >= 3 ? reported : undefined;
+      });
+      first.kill('SIGKILL');
+      const killed = await firstDone;
+      expect(killed.signal).toBe('SIGKILL');
+      expect(checkpointed.every((id) => id.startsWith('claude-code:'))).toBe(true);
 
-    const second = spawnCli(args, QUIET_ENV);
-    const secondDone = finished(second);
-    await stderrLine(second, (line) => line.includes('resuming from'));
-    const runIds = (): string[] => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])) : []);
-    // The session and its workflow agent record no end: they close once quiet for the idle bound.
-    await until('all five runs in the trace file', () => (new Set(runIds()).size === 5 ? true : undefined));
-    second.kill('SIGTERM');
-    const stopped = await secondDone;
-    expect(stopped.code, stopped.stderr.toString('utf8')).toBe(0);
-    expect(stopped.stderr.toString('utf8')).toContain('subagent-otel watch: stopped after');
+      const second = spawnCli(args, QUIET_ENV);
+      const secondDone = finished(second);
+      await stderrLine(second, (line) => line.includes('resuming from'));
+      const runIds = (): string[] => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])) : []);
+      // The session and its workflow agent record no end: they close once quiet for the idle bound.
+      await until('all five runs in the trace file', () => (new Set(runIds()).size === 5 ? true : undefined));
+      second.kill('SIGTERM');
+      const stopped = await secondDone;
+      expect(stopped.code, stopped.stderr.toString('utf8')).toBe(0);
+      expect(stopped.stderr.toString('utf8')).toContain('subagent-otel watch: stopped after');
 
-    const ids = runIds();
-    expect(ids).toHaveLength(5);
-    expect(new Set(ids).size).toBe(5);
-    const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
-    const byAgent = spans.map((s) => `${String(attributes(s)['gen_ai.agent.name'])}:${String(attributes(s)['subagent.stop_reason'])}`).sort();
-    expect(byAgent).toEqual(['Explore:completed', 'Explore:max-tokens', 'claude-code:completed', 'general-purpose:error', 'workflow-agent:unknown']);
-    // Rows on stdout: what each watcher reported, together every run once.
-    const rows = (b: Buffer): number => b.toString('utf8').split('\n').filter((l) => /^(↳ )?\S/.test(l) && !l.startsWith('agent') && !l.startsWith('---')).length;
-    expect(rows(killed.stdout) + rows(stopped.stdout)).toBe(5);
-    // The agents' folder holds exactly what the agent wrote.
-    expect(files(projects).sort()).toEqual([...sources].sort());
-    for (const p of sources) expect(readFileSync(join(projects, p), 'utf8')).toBe(text(p));
-    expect(relative(root, checkpoint).startsWith('state')).toBe(true);
-  }, 300_000);
+      const ids = runIds();
+      expect(ids).toHaveLength(5);
+      expect(new Set(ids).size).toBe(5);
+      const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
+      const byAgent = spans.map((s) => `${String(attributes(s)['gen_ai.agent.name'])}:${String(attributes(s)['subagent.stop_reason'])}`).sort();
+      expect(byAgent).toEqual(['Explore:completed', 'Explore:max-tokens', 'claude-code:completed', 'general-purpose:error', 'workflow-agent:unknown']);
+      // Rows on stdout: what each watcher reported, together every run once.
+      const rows = (b: Buffer): number => b.toString('utf8').split('\n').filter((l) => /^(↳ )?\S/.test(l) && !l.startsWith('agent') && !l.startsWith('---')).length;
+      expect(rows(killed.stdout) + rows(stopped.stdout)).toBe(5);
+      // The agents' folder holds exactly what the agent wrote.
+      expect(files(projects).sort()).toEqual([...sources].sort());
+      for (const p of sources) expect(readFileSync(join(projects, p), 'utf8')).toBe(text(p));
+      expect(relative(base, checkpoint).startsWith('state')).toBe(true);
+    }, 300_000);
+  }
 
   it('reports the later part of a session taken up after its idle close, its usage the rest of the whole, its subagents nested in it', async () => {
     // The synthetic 2.1 session, ids kept, its times moved to tomorrow (after the watch's start: not history).

@@ -133,8 +133,10 @@ describe('expandPaths', () => {
     writeFileSync(join(root, 'blob.bin'), await compressZstdFrame('{}\n'));
     writeFileSync(join(root, 'out', 'traces.jsonl'), 'x');
     symlinkSync(root, join(root, 'b', 'loop'));
-    const { files, problems } = await expandPaths([root, join(root, 'a.jsonl'), join(root, 'readme.md')], { exclude: [join(root, 'out')] });
+    const { files, problems, dirs } = await expandPaths([root, join(root, 'a.jsonl'), join(root, 'readme.md')], { exclude: [join(root, 'out')] });
     expect(files.map((f) => f.path.replace(`${root}/`, ''))).toEqual(['a.jsonl', 'b/cap.ndjson', 'b/deep/session.jsonl.zstd', 'blob.bin', 'readme.md']);
+    // Every directory entered, once (the link back to the root is not entered again), the excluded one not at all.
+    expect(dirs.map((d) => d.replace(root, '.'))).toEqual(['.', './b', './b/deep']);
     expect(files[0]?.size).toBe(1);
     expect(problems).toEqual([]);
   });
@@ -147,6 +149,8 @@ describe('expandPaths', () => {
     const direct = await expandPaths([own], { exclude: [own] });
     expect(direct).toEqual({
       files: [],
+      // Not entered: no directory of its is followed either.
+      dirs: [],
       problems: [
         {
           path: own,

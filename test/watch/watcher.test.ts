@@ -14,7 +14,7 @@
  * `end: true` record, or when its file has been quiet for the idle bound.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import { fileChunks } from '../../src/wire/file-chunks.js';
 import { readLines } from '../../src/wire/input-lines.js';
 import type { TranscriptFormat, TranscriptProblem } from '../../src/transcripts/format.js';
 import { loadCheckpoint, type Checkpoint } from '../../src/watch/checkpoint.js';
+import { startChangeFeed } from '../../src/watch/change-feed.js';
 import { watchTranscripts, type WatchPass } from '../../src/watch/watcher.js';
 
 const scripted: TranscriptFormat = {
@@ -360,6 +361,82 @@ describe('watch', () => {
     const { readdirSync } = await import('node:fs');
     expect(readdirSync(ws.dir)).toEqual(['a.jsonl']);
     expect(readdirSync(ws.state)).toEqual(['checkpoint.json']);
+  });
+});
+
+describe('watch with the change feed', () => {
+  it('lists nothing while nothing moves, and reports a run written later once its change is notified', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    writeFileSync(file, header('s1') + line('r1', T0 + 1));
+    const changes = startChangeFeed([ws.dir]);
+    const passes: WatchPass[] = [];
+    const reported: string[] = [];
+    const stop = new AbortController();
+    let wroteAt: number | undefined;
+    await watchTranscripts({
+      dirs: [ws.dir],
+      listener: { onRunStart: () => undefined, onRunEnd: (r) => reported.push(r.runId) },
+      idleMs: 60_000,
+      intervalMs: 5,
+      checkpointPath: ws.checkpoint,
+      history: true,
+      flush: () => Promise.resolve(true),
+      signal: stop.signal,
+      // The clock stands still: the listing at least every 60 s never comes due; only notifications make a pass list.
+      now: () => T0 + 10,
+      formats: [scripted],
+      changes,
+      onPass: (pass) => {
+        passes.push(pass);
+        // Ten quiet passes, then the run's end is written; stop once it is reported (or after 4,000 passes, about 20 s).
+        if (pass.pass === 10) {
+          appendFileSync(file, line('r1', T0 + 2, true));
+          wroteAt = pass.pass;
+        }
+        if (reported.length > 0 || pass.pass >= 4_000) stop.abort();
+      },
+    });
+    changes.close();
+    expect(reported).toEqual(['r1']);
+    expect(passes[0]?.listed).toBe(true);
+    // Between the first listing and the write, the notifications of the first listing's own reads aside, nothing listed.
+    expect(passes.slice(1, 10).filter((p) => p.listed).length).toBeLessThanOrEqual(1);
+    expect(passes.slice(2, 10).every((p) => !p.listed && p.sessionsRead === 0)).toBe(true);
+    // The write was noticed through a notification: some pass after it listed and read the session.
+    const after = passes.slice(wroteAt ?? 0);
+    expect(after.some((p) => p.listed && p.sessionsRead === 1)).toBe(true);
+  });
+
+  it('lists on every pass once notifications cannot be had', async () => {
+    const ws = workspace();
+    const loop = join(ws.dir, 'loop');
+    symlinkSync(loop, loop);
+    const changes = startChangeFeed([ws.dir]);
+    const passes: WatchPass[] = [];
+    const stop = new AbortController();
+    await watchTranscripts({
+      dirs: [ws.dir],
+      listener: { onRunStart: () => undefined, onRunEnd: () => undefined },
+      idleMs: 60_000,
+      intervalMs: 1,
+      checkpointPath: ws.checkpoint,
+      history: false,
+      flush: () => Promise.resolve(true),
+      signal: stop.signal,
+      now: () => T0,
+      formats: [scripted],
+      changes,
+      onPass: (pass) => {
+        passes.push(pass);
+        // The loop is no folder the listing enters: make the feed meet it as one.
+        if (pass.pass === 1) changes.follow([ws.dir, loop]);
+        if (pass.pass >= 5) stop.abort();
+      },
+    });
+    changes.close();
+    expect(changes.watching).toBe(false);
+    expect(passes.map((p) => p.listed)).toEqual([true, true, true, true, true]);
   });
 });
 
