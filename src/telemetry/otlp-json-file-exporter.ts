@@ -6,9 +6,10 @@
  * the embedded default destination when no collector is configured.
  *
  * Each line is written with one `write(2)` call on a file opened for
- * appending, so a crash leaves complete lines and the lines of several
- * writers sharing one file (proxies with the same output directory) never
- * interleave. Lines are written in export order. Owns serialization and writing
+ * appending, so the lines of several writers sharing one file (proxies with
+ * the same output directory) never interleave, and a crash leaves complete
+ * lines but for the one a `SIGKILL` cut mid-write (the kernel ends a write
+ * at a fatal signal); the next writer ends that one first. Lines are written in export order. Owns serialization and writing
  * only; which exporters run is `setup.ts`'s decision.
  *
  * @module subagent-otel/telemetry/otlp-json-file-exporter

@@ -92,7 +92,10 @@ describe('watch, on the built command', () => {
       const firstResult = mainLines.findIndex((l) => l.includes('"toolUseResult"'));
       expect(firstResult).toBeGreaterThan(0);
 
-      const args = ['watch', '--interval', '0.2', '--idle', '3', ...(mode === 'poll' ? ['--poll'] : []), '--checkpoint', checkpoint, '--out', out, projects];
+      // The idle bound must outlast any stall of this test between a child's torn write and its completion: with 3 s,
+      // on a machine running two suites at once, one run reported a cut child as completed, most likely closed at idle
+      // as its torn file said then.
+      const args = ['watch', '--interval', '0.2', '--idle', '10', ...(mode === 'poll' ? ['--poll'] : []), '--checkpoint', checkpoint, '--out', out, projects];
       const first = spawnCli(args, QUIET_ENV);
       const firstDone = finished(first);
       await stderrLine(first, (line) => line.includes('subagent-otel watch: following'));
