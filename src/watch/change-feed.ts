@@ -43,8 +43,12 @@ export interface ChangeFeed {
 /** Error codes of a directory that went away between the listing and its watch: a change, not a failure. */
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'EPERM', 'EACCES']);
 
-/** A feed for the watched `roots`; it watches nothing until the first {@link ChangeFeed.follow}. Never throws. */
-export function startChangeFeed(roots: readonly string[]): ChangeFeed {
+/**
+ * A feed for the watched `roots`; it watches nothing until the first
+ * {@link ChangeFeed.follow}. `onFailure` hears, once, why watching stopped
+ * (it must not throw). Never throws.
+ */
+export function startChangeFeed(roots: readonly string[], onFailure: (message: string) => void = () => undefined): ChangeFeed {
   const absoluteRoots = roots.map((root) => resolve(root));
   const watchers = new Map<string, FSWatcher>();
   let changed = true;
@@ -55,13 +59,15 @@ export function startChangeFeed(roots: readonly string[]): ChangeFeed {
     watchers.clear();
   };
   const fail = (dir: string, error: unknown): void => {
-    failure ??= `cannot follow ${dir} by notifications (${error instanceof Error ? error.message : String(error)}); listing the directories every pass instead`;
+    if (failure !== undefined) return;
+    const limit = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (raise fs.inotify.max_user_watches to follow them, or give --poll)' : '';
+    failure = `cannot follow ${dir} by notifications (${error instanceof Error ? error.message : String(error)}); listing the directories every pass instead${limit}`;
     closeAll();
+    onFailure(failure);
   };
-  const drop = (dir: string): void => {
+  const unwatch = (dir: string): void => {
     watchers.get(dir)?.close();
     watchers.delete(dir);
-    changed = true;
   };
   const add = (dir: string): void => {
     try {
@@ -69,8 +75,9 @@ export function startChangeFeed(roots: readonly string[]): ChangeFeed {
         changed = true;
       });
       w.on('error', (error: NodeJS.ErrnoException) => {
-        if (GONE.has(error.code ?? '')) drop(dir);
-        else fail(dir, error);
+        if (!GONE.has(error.code ?? '')) return fail(dir, error);
+        unwatch(dir);
+        changed = true;
       });
       watchers.set(dir, w);
       // A file written between the listing's look at this directory and now was not notified: list once more.
@@ -97,11 +104,7 @@ export function startChangeFeed(roots: readonly string[]): ChangeFeed {
         while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
         wanted.add(parent);
       }
-      for (const dir of [...watchers.keys()]) {
-        if (wanted.has(dir)) continue;
-        watchers.get(dir)?.close();
-        watchers.delete(dir);
-      }
+      for (const dir of [...watchers.keys()]) if (!wanted.has(dir)) unwatch(dir);
       for (const dir of wanted) {
         if (failure !== undefined) return;
         if (!watchers.has(dir)) add(dir);

@@ -389,12 +389,12 @@ describe('watch with the change feed', () => {
       changes,
       onPass: (pass) => {
         passes.push(pass);
-        // Ten quiet passes, then the run's end is written; stop once it is reported (or after 4,000 passes, about 20 s).
+        // Ten quiet passes, then the run's end is written; stop once it is reported (or after 24,000 passes: a bound for a lost notification, 2 min or more).
         if (pass.pass === 10) {
           appendFileSync(file, line('r1', T0 + 2, true));
           wroteAt = pass.pass;
         }
-        if (reported.length > 0 || pass.pass >= 4_000) stop.abort();
+        if (reported.length > 0 || pass.pass >= 24_000) stop.abort();
       },
     });
     changes.close();

@@ -82,9 +82,7 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
     `subagent-otel watch: following ${cmd.dirs.join(', ')}; ${loaded.checkpoint !== undefined ? `resuming from ${checkpointPath} (${Object.keys(loaded.checkpoint.reported).length} runs seen)` : `checkpoint ${checkpointPath}${cmd.history ? ', history included' : ', runs that end from now on'}`}; telemetry to ${telemetry.describeDestinations().join(', ')}; Ctrl-C to stop\n`,
   );
   // Notifications spare a pass listing the whole history when nothing moved (decision 0120).
-  const changes = cmd.poll ? undefined : startChangeFeed(cmd.dirs);
-  const notifiedFromStart = changes?.watching === true;
-  if (changes !== undefined && !notifiedFromStart) io.stderr.write(`subagent-otel watch: ${changes.failure ?? 'no notifications'}\n`);
+  const changes = cmd.poll ? undefined : startChangeFeed(cmd.dirs, (why) => io.stderr.write(`subagent-otel watch: ${why}\n`));
   let headerShown = false;
   const onRun = (record: RunRecord): void => {
     if (cmd.json) {
@@ -115,13 +113,10 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(changes !== undefined ? { changes } : {}),
   });
-  // Notifications that stopped while watching (said once, at the end: every pass listed since).
-  const lateFailure = notifiedFromStart && changes?.failure !== undefined;
   changes?.close();
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_WATCH_FLUSH_MS));
   const dropped = report.dropped.traces + report.dropped.metrics;
   io.stderr.write(`subagent-otel watch: stopped after ${summary.passes} pass(es): ${summary.runs} run(s) reported, ${summary.reportedTotal} in the checkpoint, ${summary.problems} problem(s)\n`);
-  if (lateFailure) io.stderr.write(`subagent-otel watch: ${changes?.failure ?? ''}\n`);
   if (summary.repeated > 0) io.stderr.write(`subagent-otel watch: ${summary.repeated} run(s) were reported again after their telemetry was lost (same span ids)\n`);
   for (const line of outboxLines(report)) io.stderr.write(`subagent-otel watch: ${line}\n`);
   for (const error of report.errors) io.stderr.write(`subagent-otel watch: telemetry: ${error}\n`);
