@@ -66,7 +66,25 @@ export type Command =
       readonly history: boolean;
       /** `--poll`: list the directories on every pass, without file-system notifications. */
       readonly poll: boolean;
+      /**
+       * `--daemon`: the watcher the agents' hooks start (decision 0123): the
+       * folders and telemetry settings come from the file `setup` wrote,
+       * the hooks' socket is heard, one per user; `dirs` is empty.
+       */
+      readonly daemon: boolean;
     } & TelemetryFlags)
+  | {
+      readonly name: 'setup';
+      readonly agent: 'claude-code' | 'codex';
+      /** `--remove`: take out what setup added. */
+      readonly remove: boolean;
+      readonly dryRun: boolean;
+      /** `--project <dir>`: that project's settings instead of the user's. */
+      readonly project?: string;
+      /** `--out <dir>`: where the watcher writes OTLP JSON files. */
+      readonly out?: string;
+      readonly captureContent?: false;
+    }
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
   | ({ readonly name: 'check'; readonly json: boolean; readonly deliver: boolean } & TelemetryFlags)
   | {
@@ -107,7 +125,7 @@ Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTE
   (grpc, http/protobuf (default), http/json; per signal with _TRACES_/_METRICS_),
   OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER.`;
 
-export const HELP: Record<'main' | 'proxy' | 'replay' | 'watch' | 'demo' | 'check' | 'view', string> = {
+export const HELP: Record<'main' | 'proxy' | 'replay' | 'watch' | 'demo' | 'check' | 'view' | 'setup' | 'hook', string> = {
   main: `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
 
 Usage:
@@ -115,6 +133,7 @@ Usage:
   subagent-otel proxy [options] -- <command> [args...] run an agent behind a transparent stdio proxy and observe it
   subagent-otel replay [options] <file-or-dir...>      turn captures, session logs and agents' transcripts into telemetry
   subagent-otel watch [options] <dir...>               follow Claude Code, Codex and Gemini CLI transcripts as agents run
+  subagent-otel setup <claude-code|codex> [options]    add hooks so each subagent's run is reported when it ends
   subagent-otel check [options]                        show where telemetry goes and send a test span and metric there
   subagent-otel view [options] [path...]               see the runs on a local page (table, waterfall, charts)
   subagent-otel help <command>                         help for one command
@@ -202,8 +221,48 @@ Options:
   --history                   on the first start, also emit the runs that ended before it
                               (default: only runs that end from now on; use replay for history)
   --json                      one JSON line per run on stdout instead of a table row
+  --daemon                    the watcher the agents' hooks start ('subagent-otel setup'): follows
+                              the folders and uses the telemetry settings setup recorded, hears
+                              the hooks, one per user; takes no directories
 
 ${TELEMETRY_HELP}`,
+  setup: `Usage: subagent-otel setup <claude-code|codex> [options]
+
+Adds a hook to the agent's settings that runs when a subagent ends (SubagentStop), when the
+agent ends a turn (Stop) and when the session ends (SessionEnd). The hook tells a watcher in
+the background, which it starts when none runs (one per user; its log in
+$XDG_STATE_HOME/subagent-otel/daemon/watch.log), and the watcher reports that run from the
+agent's transcript at once, instead of after the idle time. Runs that end from now on are
+reported; nothing is ever written into the agent's folders but its settings file.
+
+Merges with the hooks already there and never changes one it did not write; running it again
+changes nothing. The first change keeps a backup of the settings file; --remove takes out
+exactly what setup added (the original bytes, when the file was not edited since).
+
+The telemetry settings of the watcher are taken from this environment (OTEL_* and
+SUBAGENT_OTEL_* variables, e.g. OTEL_EXPORTER_OTLP_ENDPOINT) and the options below, and kept in
+$XDG_CONFIG_HOME/subagent-otel/hooks.json (private): the agents run hooks without your OTEL_*
+variables. Without an endpoint, the runs go to OTLP JSON files in
+$XDG_STATE_HOME/subagent-otel/telemetry ('subagent-otel view' that folder). Run setup again after
+changing them; 'subagent-otel check' shows them.
+
+Settings files: Claude Code $CLAUDE_CONFIG_DIR/settings.json (default ~/.claude/settings.json);
+Codex $CODEX_HOME/hooks.json (default ~/.codex/hooks.json; Codex runs a new hook once you have
+reviewed and trusted it in its /hooks list). Gemini CLI has no subagent hooks: use watch.
+
+Options:
+  --dry-run                   print the change to the settings file, change nothing
+  --remove                    take out the hooks setup added
+  --project <dir>             that project's settings (<dir>/.claude/settings.json,
+                              <dir>/.codex/hooks.json) instead of the user's
+  --out <dir>                 where the watcher writes traces.jsonl and metrics.jsonl
+  --no-content                record no output text (hash and length only)`,
+  hook: `Usage: subagent-otel hook <claude-code|codex>
+
+What the agents run at SubagentStop, Stop and SessionEnd once 'subagent-otel setup' added it:
+reads the hook's JSON on stdin, tells the background watcher which transcript holds a run that
+just ended (starting the watcher when none runs), prints nothing and exits 0 at once, whatever
+happens (problems go to $XDG_STATE_HOME/subagent-otel/daemon/watch.log).`,
   demo: `Usage: subagent-otel demo [options]
 
 Runs the bundled keyless scripted SDK runtime and ACP agent through every scenario (once
@@ -394,11 +453,22 @@ export function parseCommandLine(argv: readonly string[]): Command {
       const { values, positionals } = parse(
         'watch',
         rest,
-        { ...telemetryOptions, json: { type: 'boolean' }, idle: { type: 'string' }, interval: { type: 'string' }, checkpoint: { type: 'string' }, history: { type: 'boolean' }, poll: { type: 'boolean' } },
+        {
+          ...telemetryOptions,
+          json: { type: 'boolean' },
+          idle: { type: 'string' },
+          interval: { type: 'string' },
+          checkpoint: { type: 'string' },
+          history: { type: 'boolean' },
+          poll: { type: 'boolean' },
+          daemon: { type: 'boolean' },
+        },
         true,
       );
       if (values.help === true) return { name: 'help', topic: 'watch' };
-      if (positionals.length === 0) throw new UsageError('watch needs at least one directory, e.g. subagent-otel watch ~/.claude/projects');
+      const daemon = values.daemon === true;
+      if (daemon && positionals.length > 0) throw new UsageError(`watch --daemon follows the folders 'subagent-otel setup' recorded; it takes no directories, got '${positionals[0]}'`);
+      if (!daemon && positionals.length === 0) throw new UsageError('watch needs at least one directory, e.g. subagent-otel watch ~/.claude/projects');
       if (values.checkpoint === '') throw new UsageError('--checkpoint takes a file, e.g. --checkpoint ./watch.json');
       const idleMs = secondsFlag('--idle', values.idle as string | undefined, 1, 86_400);
       const intervalMs = secondsFlag('--interval', values.interval as string | undefined, 0.1, 3_600);
@@ -411,6 +481,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         ...(typeof values.checkpoint === 'string' ? { checkpoint: values.checkpoint } : {}),
         history: values.history === true,
         poll: values.poll === true,
+        daemon,
         ...telemetryFlags(values),
       };
     }
@@ -424,6 +495,32 @@ export function parseCommandLine(argv: readonly string[]): Command {
         json: values.json === true,
         ...(typeof values.sessions === 'string' ? { sessions: values.sessions } : {}),
         ...telemetryFlags(values),
+      };
+    }
+    case 'setup': {
+      const { values, positionals } = parse(
+        'setup',
+        rest,
+        { remove: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, project: { type: 'string' }, out: { type: 'string' }, 'no-content': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+        true,
+      );
+      if (values.help === true) return { name: 'help', topic: 'setup' };
+      const [agent, extra] = positionals;
+      if (agent !== 'claude-code' && agent !== 'codex') {
+        throw new UsageError(`setup needs the agent: claude-code or codex${agent !== undefined ? `, got '${agent}'` : ''} (Gemini CLI has no subagent hooks: follow it with 'subagent-otel watch ~/.gemini/tmp')`);
+      }
+      if (extra !== undefined) throw new UsageError(`setup takes one agent, got '${extra}' too`);
+      if (values.project === '') throw new UsageError('--project takes a directory, e.g. --project .');
+      if (values.out === '') throw new UsageError('--out takes a directory, e.g. --out ~/subagent-otel-out');
+      if (values.remove === true && (values.out !== undefined || values['no-content'] === true)) throw new UsageError('--remove takes no telemetry options');
+      return {
+        name: 'setup',
+        agent,
+        remove: values.remove === true,
+        dryRun: values['dry-run'] === true,
+        ...(typeof values.project === 'string' ? { project: values.project } : {}),
+        ...(typeof values.out === 'string' ? { out: values.out } : {}),
+        ...(values['no-content'] === true ? { captureContent: false as const } : {}),
       };
     }
     case 'check': {
@@ -447,6 +544,6 @@ export function parseCommandLine(argv: readonly string[]): Command {
 /** Help text for a topic. @throws UsageError for an unknown topic. */
 export function helpText(topic?: string): string {
   if (topic === undefined) return HELP.main;
-  if (topic === 'proxy' || topic === 'replay' || topic === 'watch' || topic === 'demo' || topic === 'check' || topic === 'view') return HELP[topic];
-  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, watch, check, view`);
+  if (topic === 'proxy' || topic === 'replay' || topic === 'watch' || topic === 'demo' || topic === 'check' || topic === 'view' || topic === 'setup' || topic === 'hook') return HELP[topic];
+  throw new UsageError(`no help for '${topic}'; commands: demo, proxy, replay, watch, setup, check, view, hook`);
 }

@@ -4,7 +4,7 @@
  * a Node.js older than the floor the package needs (`engines`: 22.15.0) with
  * one line on stderr and exit code 1, before anything else is loaded; else
  * turns on Node's compile cache (`cli/compile-cache`) and loads the CLI
- * (`cli/main`). Imports nothing statically (the bundle adds only its
+ * (`cli/main`), or for `hook` the agents' hook alone (`hooks/run-hook`). Imports nothing statically (the bundle adds only its
  * `createRequire` banner), so an old Node gets as far as this check: keep it
  * so (decision 0060).
  *
@@ -23,5 +23,11 @@ if (major < FLOOR[0] || (major === FLOOR[0] && minor < FLOOR[1])) {
 } else {
   const { enableCompileCacheFor } = await import('./compile-cache.js');
   enableCompileCacheFor(process.env);
-  await import('./main.js');
+  if (process.argv[2] === 'hook') {
+    // What the agents run at a subagent's end: loads the hook alone, never the CLI (decision 0123).
+    const { runHook } = await import('../hooks/run-hook.js');
+    process.exitCode = await runHook(process.argv.slice(3), { stdin: process.stdin, env: process.env, script: process.argv[1] ?? '' });
+  } else {
+    await import('./main.js');
+  }
 }

@@ -91,7 +91,16 @@ async function main(argv: readonly string[]): Promise<number> {
         stop.abort();
       };
       for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
-      return runWatch(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal });
+      const io = { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal };
+      if (cmd.daemon) {
+        const { runWatchDaemon } = await import('./commands/watch-daemon.js');
+        return runWatchDaemon(cmd, io);
+      }
+      return runWatch(cmd, io);
+    }
+    case 'setup': {
+      const { runSetup } = await import('./commands/setup.js');
+      return runSetup(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env, script: process.argv[1] ?? '' });
     }
     case 'check': {
       const { runCheck } = await import('./commands/check.js');

@@ -106,6 +106,13 @@ export interface TranscriptFileResult {
   readonly what?: string;
 }
 
+/**
+ * How long a file named by an agent's end hook must stay unchanged after the
+ * hook before its run is closed: the agent writes the lines of a turn's end
+ * around the time its hook runs, not strictly before.
+ */
+export const HOOK_SETTLE_MS = 300;
+
 /** Live reading (`watch`): which runs may be reported now. */
 export interface TranscriptLive {
   /** Epoch ms now. */
@@ -116,6 +123,15 @@ export interface TranscriptLive {
    * been quiet this long (no growth, mtime older than `now - idleMs`).
    */
   readonly idleMs: number;
+  /**
+   * When the agent's own hook said the run recorded in the file at `path`
+   * (resolved) ended (epoch ms; `SubagentStop`, `Stop`, `SessionEnd`), or
+   * `undefined`. Such a file counts as quiet once it has not changed for
+   * {@link HOOK_SETTLE_MS} after that time (the agent may write its last
+   * lines just after its hook), without waiting for `idleMs`; a file that
+   * grows later than that (the run taken up again) is back under `idleMs`.
+   */
+  readonly endedAt?: (path: string) => number | undefined;
   /**
    * Whether run `runId` was reported (in an earlier pass or before a
    * restart) with an end at or after `endTime` (epoch ms): then it is not

@@ -21,7 +21,7 @@ import { fileChunks } from '../wire/file-chunks.js';
 import { readLineBatches } from '../wire/input-lines.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
 import { errorText } from '../wire/error-text.js';
-import type { TranscriptFile, TranscriptReadContext } from './format.js';
+import { HOOK_SETTLE_MS, type TranscriptFile, type TranscriptReadContext } from './format.js';
 
 /** Problems reported per file before the rest of it is skipped (`too-many-problems`). */
 export const MAX_PROBLEMS_PER_FILE = 1000;
@@ -60,10 +60,17 @@ export interface RecordLoopResult {
   readonly isSkipped: boolean;
 }
 
-/** Whether the file has been quiet for the idle bound (always, in a replay). */
-export function isQuietFile(file: TranscriptFile, context: TranscriptReadContext): boolean {
+/**
+ * Whether the file is quiet: always in a replay; in `watch`, when it has not
+ * changed for the idle bound, or when the agent's hook said its run ended and
+ * it has not changed for {@link HOOK_SETTLE_MS} since (nor grown later than
+ * that after the hook). Pure.
+ */
+export function isQuietFile(file: TranscriptFile, context: Pick<TranscriptReadContext, 'live'>): boolean {
   const live = context.live;
-  return live === undefined || file.mtimeMs < live.now - live.idleMs;
+  if (live === undefined || file.mtimeMs < live.now - live.idleMs) return true;
+  const ended = live.endedAt?.(file.path);
+  return ended !== undefined && file.mtimeMs <= ended + HOOK_SETTLE_MS && live.now >= Math.max(ended, file.mtimeMs) + HOOK_SETTLE_MS;
 }
 
 /**

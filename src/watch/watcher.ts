@@ -31,6 +31,7 @@ import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptPr
 import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
 import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
 import type { ChangeFeed } from './change-feed.js';
+import { settlePoint, type EndNotices } from './end-notices.js';
 import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
 import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
@@ -55,6 +56,8 @@ export interface WatchOptions {
   readonly checkpoint?: Checkpoint;
   /** Without a checkpoint: report runs that ended before this start too (default: only runs that end from now on). */
   readonly history: boolean;
+  /** Without a checkpoint: runs that ended before this time (epoch ms) are history (overrides `history`; `watch --daemon`: the first setup). */
+  readonly since?: number;
   /** Directories never entered (the telemetry output directory). */
   readonly exclude?: readonly string[];
   /**
@@ -88,6 +91,13 @@ export interface WatchOptions {
    * one, every pass lists.
    */
   readonly changes?: ChangeFeed;
+  /**
+   * What the agents' end hooks said (`watch --daemon`, decision 0123): a
+   * notice wakes the watch, which lists the directories and reads the
+   * notified files' sessions once they settled, closing their runs without
+   * waiting for the idle bound.
+   */
+  readonly notices?: EndNotices;
 }
 
 /** What one pass did. */
@@ -138,7 +148,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   const now = options.now ?? Date.now;
   const formats = options.formats ?? TRANSCRIPT_FORMATS;
   const classify = (head: Parameters<typeof classifyTranscript>[0]) => classifyTranscript(head, formats);
-  const since = options.checkpoint?.since ?? (options.history ? 0 : now());
+  const since = options.checkpoint?.since ?? options.since ?? (options.history ? 0 : now());
   const reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
   const dirs = options.dirs.map((dir) => resolve(dir));
   const states = new Map<string, FileState>();
@@ -205,6 +215,19 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     problemCount += 1;
     options.onProblem?.(p);
   };
+  /** The earliest time a notified file settles after the pass in progress (the loop wakes then). */
+  let nextWake: number | undefined;
+  /** When the last of `files` named by an end hook settles, if any was (decision 0123). */
+  const settleOf = (files: readonly TranscriptFile[]): number | undefined => {
+    if (options.notices === undefined) return undefined;
+    let latest: number | undefined;
+    for (const file of files) {
+      const ended = options.notices.endedAt(file.path);
+      const point = ended !== undefined ? settlePoint(ended, file.mtimeMs) : undefined;
+      if (point !== undefined && (latest === undefined || point > latest)) latest = point;
+    }
+    return latest;
+  };
   const isQuiet = (path: string, at: number): boolean => (states.get(path)?.mtimeMs ?? 0) < at - options.idleMs;
 
   /** Lists the directories and updates the file states (and the sessions, when files came or went). */
@@ -251,7 +274,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     const at = now();
     // Taken on every pass, so a change notified during this listing makes the next pass list again.
     const notified = options.changes?.takeChanged() ?? true;
-    const listed = notified || options.changes?.watching !== true || lastListing === undefined || at - lastListing >= FULL_LISTING_MS;
+    // A hook may name a file created since the last listing.
+    const hooked = options.notices?.takeFresh() ?? false;
+    options.notices?.prune(at - options.idleMs);
+    nextWake = undefined;
+    const listed = notified || hooked || options.changes?.watching !== true || lastListing === undefined || at - lastListing >= FULL_LISTING_MS;
     if (listed) {
       lastListing = at;
       await listFiles(at);
@@ -267,8 +294,15 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       const key = readKey(session);
       const last = lastRead.get(key);
       const quietSince = newest + options.idleMs;
+      // A file an end hook named settles: its run closes then (decision 0123).
+      const settled = settleOf(session.files);
+      if (settled !== undefined && settled > at) nextWake = Math.min(nextWake ?? settled, settled);
       // Read when a file changed, or once more when the session has just gone quiet (runs without a recorded end close then).
-      const due = last === undefined || last.signature !== signature || (last.at < quietSince && quietSince <= at);
+      const due =
+        last === undefined ||
+        last.signature !== signature ||
+        (last.at < quietSince && quietSince <= at) ||
+        (settled !== undefined && last.at < settled && settled <= at);
       if (!due) continue;
       lastRead.set(key, { signature, at });
       readSince.add(key);
@@ -286,7 +320,12 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
             return options.backpressure();
           },
           ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-          live: { now: at, idleMs: options.idleMs, isReported: (runId, endTime) => (reported.get(runId)?.end ?? -Infinity) >= endTime },
+          live: {
+            now: at,
+            idleMs: options.idleMs,
+            isReported: (runId, endTime) => (reported.get(runId)?.end ?? -Infinity) >= endTime,
+            ...(options.notices !== undefined ? { endedAt: (path: string) => options.notices?.endedAt(path) } : {}),
+          },
         });
       } catch (error) {
         // A format must not reject (its contract); if one does, the session is read again on its next change.
@@ -321,7 +360,8 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   for (;;) {
     await onePass();
     if (options.signal.aborted) break;
-    await sleep(options.intervalMs, options.signal);
+    const wait = nextWake !== undefined ? Math.min(options.intervalMs, nextWake - now()) : options.intervalMs;
+    await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
     if (options.signal.aborted) break;
   }
   return { passes, runs, reportedTotal: reported.size, problems: problemCount, repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };

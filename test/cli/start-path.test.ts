@@ -58,10 +58,13 @@ function staticClosure(entry: string): Closure {
   return { files: files.map((f) => relative(ROOT, f)), sources: [...sources].sort(), builtins, packages, dynamic };
 }
 
+/** The hook's chunk: the entry imports it instead of `main` for `subagent-otel hook` (decision 0123), never on the proxy's path. */
+const HOOK_CHUNK = /^dist\/cli\/chunks\/run-hook-[\w-]+\.js$/;
+
 /** The entry's closure and the closures of the modules it imports dynamically (all awaited before `main` runs). */
 function startPath(entry: string): Closure {
   const first = staticClosure(entry);
-  const parts = [first, ...[...first.dynamic].map((file) => staticClosure(join(ROOT, file)))];
+  const parts = [first, ...[...first.dynamic].filter((file) => !HOOK_CHUNK.test(file)).map((file) => staticClosure(join(ROOT, file)))];
   const files = [...new Set(parts.flatMap((part) => part.files))];
   const sources = [...new Set(parts.flatMap((part) => part.sources))].sort();
   const builtins = new Set(parts.flatMap((part) => [...part.builtins]));
@@ -80,7 +83,16 @@ describe('the start path of the bundled CLI', () => {
     expect(entry.sources).toEqual(['src/cli/bin.ts']);
     // Only the bundle's banner (`createRequire`, in every Node since 12): nothing an old Node cannot link.
     expect([...entry.builtins]).toEqual(['node:module']);
-    expect([...entry.dynamic].sort()).toEqual([expect.stringMatching(/^dist\/cli\/chunks\/compile-cache-[\w-]+\.js$/), 'dist/cli/main.js']);
+    expect([...entry.dynamic].sort()).toEqual([expect.stringMatching(/^dist\/cli\/chunks\/compile-cache-[\w-]+\.js$/), expect.stringMatching(HOOK_CHUNK), 'dist/cli/main.js']);
+  });
+
+  it('runs a hook without the CLI: no package code, nothing of telemetry, observation or the command line', () => {
+    const hook = [...staticClosure(CLI).dynamic].find((file) => HOOK_CHUNK.test(file)) as string;
+    const loaded = staticClosure(join(ROOT, hook));
+    expect(loaded.sources).toContain('src/hooks/run-hook.ts');
+    expect(loaded.sources.filter((source) => source.includes('node_modules/'))).toEqual([]);
+    expect(loaded.sources.filter((source) => /^src\/(cli|telemetry|observe|transcripts|watch)\//.test(source))).toEqual([]);
+    expect([...loaded.dynamic]).toEqual([]);
   });
 
   it('is read from real files: the entry and its chunks, with the proxy command and the bridge in it', () => {

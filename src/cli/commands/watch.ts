@@ -13,6 +13,7 @@ import { createTelemetry } from '../../telemetry/setup.js';
 import { outboxLines } from '../outbox-lines.js';
 import { startChangeFeed } from '../../watch/change-feed.js';
 import { defaultCheckpointPath, loadCheckpoint } from '../../watch/checkpoint.js';
+import type { EndNotices } from '../../watch/end-notices.js';
 import { DEFAULT_IDLE_MS, DEFAULT_INTERVAL_MS, isInside, watchTranscripts } from '../../watch/watcher.js';
 import type { Command } from '../args.js';
 import { formatProblem, formatRunRow, formatRunRowHeader } from '../summary.js';
@@ -40,6 +41,16 @@ export const WATCH_SETTLE_MS = 30_000;
 /** Default bound of the final flush. */
 export const DEFAULT_WATCH_FLUSH_MS = 15_000;
 
+/** What `watch --daemon` adds to a watch (`cli/commands/watch-daemon`). */
+export interface WatchExtras {
+  /** The hooks' notices: runs close when their hook says so. */
+  readonly notices?: EndNotices;
+  /** Without a checkpoint, runs that ended before this are history (the first setup). */
+  readonly since?: number;
+  /** Folders that do not exist yet are followed until they appear (an agent not used yet). */
+  readonly allowMissing?: boolean;
+}
+
 /**
  * Runs the command until `io.signal` aborts.
  * @returns 0 when it stopped on a signal with everything delivered and the
@@ -49,13 +60,14 @@ export const DEFAULT_WATCH_FLUSH_MS = 15_000;
  *   all delivered or the checkpoint could not be written. Never rejects for
  *   bad input.
  */
-export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> {
+export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtras = {}): Promise<number> {
   const fail = (message: string): number => {
     io.stderr.write(`subagent-otel watch: ${message}\n`);
     return 2;
   };
   for (const dir of cmd.dirs) {
     const info = await stat(dir).catch(() => undefined);
+    if (info === undefined && extras.allowMissing === true) continue;
     if (info === undefined) return fail(`${dir}: no such directory; give the directories the agents write to, e.g. ~/.claude/projects`);
     if (!info.isDirectory()) return fail(`${dir}: not a directory (watch follows directories; for single files use 'subagent-otel replay')`);
   }
@@ -101,6 +113,8 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo): Promise<number> 
     checkpointPath,
     ...(loaded.checkpoint !== undefined ? { checkpoint: loaded.checkpoint } : {}),
     history: cmd.history,
+    ...(extras.since !== undefined ? { since: extras.since } : {}),
+    ...(extras.notices !== undefined ? { notices: extras.notices } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     // The checkpoint gate: delivered, or on disk in the outbox (what has no answer within the bound is filed there).
     flush: async () => (await telemetry.settle(WATCH_SETTLE_MS)).safe,

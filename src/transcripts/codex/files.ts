@@ -19,7 +19,7 @@
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
 import { CODEX_AGENT_NAME, CODEX_SUBAGENT_NAME, CodexThreadReader, codexRunId, findCodexLink, type CodexLinkBook } from './runs.js';
 import { isCodexWireError, parseCodexLine, parseCodexSource, type CodexRecord, type CodexSessionMeta } from './records.js';
-import { MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
+import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
 import type { WireError } from '../../wire/wire-error.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
 
@@ -210,7 +210,7 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
     if (id !== undefined && !kept.has(id)) kept.set(id, index);
   });
   const live = context.live;
-  const isQuiet = (file: TranscriptFile): boolean => live === undefined || file.mtimeMs < live.now - live.idleMs;
+  const isQuiet = (file: TranscriptFile): boolean => isQuietFile(file, context);
   const parentOf = (index: number): string | undefined => {
     const parent = files[index]?.info.facts['parentThreadId'];
     return parent !== undefined && kept.has(parent) && parent !== files[index]?.info.facts['threadId'] ? parent : undefined;

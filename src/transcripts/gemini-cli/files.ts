@@ -25,7 +25,7 @@ import { decodeUtf8Line } from '../../wire/ndjson.js';
 import { isGeminiCliMetadata, legacyDocumentSessionId, parseGeminiCliLine, parseGeminiCliValue, type GeminiCliParsed, type GeminiCliParseResult } from './records.js';
 import type { WireError } from '../../wire/wire-error.js';
 import { GEMINI_CLI, GeminiConversation, geminiCliRuns, type GeminiRecording } from './runs.js';
-import { readRecords, type RecordDefect } from '../record-loop.js';
+import { isQuietFile, readRecords, type RecordDefect } from '../record-loop.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
 
 /** Largest legacy single-JSON document read (256 MiB): it is parsed whole, so a larger one is refused with a problem. */
@@ -127,7 +127,7 @@ interface FileRead {
  */
 export async function readGeminiCliSession(session: TranscriptSession, context: TranscriptReadContext): Promise<TranscriptFileResult[]> {
   const live = context.live;
-  const isQuiet = (file: TranscriptFile): boolean => live === undefined || file.mtimeMs < live.now - live.idleMs;
+  const isQuiet = (file: TranscriptFile): boolean => isQuietFile(file, context);
   const paths = new Set(session.files.map((file) => file.path));
   // A 0.2x subagent's document shares its parent's session id, and which of them is the parent (and so the plain run id) is
   // known only with both read: in live mode a session's legacy documents are read together, once every one is quiet.
