@@ -16,6 +16,7 @@ export interface Tokens {
   readonly input: number;
   readonly output: number;
   readonly cacheRead: number;
+  /** `gen_ai.usage.cache_write.input_tokens`, or `gen_ai.usage.cache_creation.input_tokens` under the previous names. */
   readonly cacheWrite: number;
 }
 
@@ -125,7 +126,8 @@ export function readSpans(file: string): SpanIndex {
                 input: count(a.get('gen_ai.usage.input_tokens')),
                 output: count(a.get('gen_ai.usage.output_tokens')),
                 cacheRead: count(a.get('gen_ai.usage.cache_read.input_tokens')),
-                cacheWrite: count(a.get('gen_ai.usage.cache_creation.input_tokens')),
+                // v0.1.0's name (the default since decision 0121), else the previous one (`gen_ai_previous`).
+                cacheWrite: count(a.get('gen_ai.usage.cache_write.input_tokens') ?? a.get('gen_ai.usage.cache_creation.input_tokens')),
               },
               reportedMatch: typeof match === 'boolean' ? match : undefined,
             });

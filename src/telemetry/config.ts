@@ -111,27 +111,35 @@ function text(raw: string): string | undefined {
 }
 
 /**
- * Which GenAI names are emitted. `previous`: the names this project emitted
- * before the conventions moved (the default; the conventions' transition
- * plan that asked for it is gone, and the default waits for their v0.1.0
- * text to be checked: decision 0095). `latest`: the current experimental
- * names only (decision 0070).
+ * Which GenAI names are emitted. `latest` (the default): the names of
+ * `semantic-conventions-genai` v0.1.0 (decision 0121). `previous`: the names
+ * this project emitted before (core semantic conventions v1.41 plus
+ * `gen_ai.invoke_agent.duration` for every run), kept behind
+ * `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_previous` for one release
+ * (decisions 0070, 0095, 0121).
  */
 export type SemconvStability = 'previous' | 'latest';
 
-/** The `OTEL_SEMCONV_STABILITY_OPT_IN` entry that selects the latest GenAI names. */
+/** The `OTEL_SEMCONV_STABILITY_OPT_IN` entry that keeps the previous GenAI names for one release (decision 0121). */
+export const SEMCONV_OPT_IN_GEN_AI_PREVIOUS = 'gen_ai_previous' as const;
+/**
+ * The entry that selected the latest GenAI names while they were opt-in
+ * (decision 0070). Still accepted; it asks for what is now the default.
+ */
 export const SEMCONV_OPT_IN_GEN_AI_LATEST = 'gen_ai_latest_experimental' as const;
 
 /**
  * Reads `OTEL_SEMCONV_STABILITY_OPT_IN`, a comma-separated list of
  * category values (blanks around entries ignored, case-sensitive as the
- * conventions spell it). Pure, never throws.
- * @returns `latest` when the list contains `gen_ai_latest_experimental`,
- *   else `previous` (entries of other categories, such as `http`, are not ours).
+ * conventions spell them). Pure, never throws.
+ * @returns `previous` when the list contains `gen_ai_previous` (also when it
+ *   holds `gen_ai_latest_experimental` too: that entry may be set for other
+ *   instrumentations, `gen_ai_previous` only for this one), else `latest`
+ *   (entries of other categories, such as `http`, are not ours).
  */
 export function parseSemconvStability(raw: string | undefined): SemconvStability {
   const entries = (raw ?? '').split(',').map((entry) => entry.trim());
-  return entries.includes(SEMCONV_OPT_IN_GEN_AI_LATEST) ? 'latest' : 'previous';
+  return entries.includes(SEMCONV_OPT_IN_GEN_AI_PREVIOUS) ? 'previous' : 'latest';
 }
 
 /** Parses a metric temporality preference, case-insensitively. */
@@ -293,9 +301,9 @@ export const SETTINGS: SettingsTable = {
   },
   semconvStability: {
     env: 'OTEL_SEMCONV_STABILITY_OPT_IN',
-    default: 'previous',
-    defaultText: 'the previous GenAI names',
-    range: 'a comma-separated list; `gen_ai_latest_experimental` selects the latest GenAI names',
+    default: 'latest',
+    defaultText: 'the GenAI names of semantic-conventions-genai v0.1.0',
+    range: 'a comma-separated list; `gen_ai_previous` keeps the previous GenAI names for one release (`gen_ai_latest_experimental` is accepted and changes nothing)',
     parse: parseSemconvStability,
   },
 };

@@ -149,9 +149,9 @@ export interface RunTelemetryOptions {
   /** Content policy. Default: `resolveContentPolicy(undefined, process.env)`, read once at construction. */
   readonly content?: ContentPolicy;
   /**
-   * Which GenAI names to emit (decision 0070). Default: `OTEL_SEMCONV_STABILITY_OPT_IN`
-   * of `process.env`, read once at construction (`latest` when it lists
-   * `gen_ai_latest_experimental`, else `previous`).
+   * Which GenAI names to emit (decisions 0070, 0121). Default: `OTEL_SEMCONV_STABILITY_OPT_IN`
+   * of `process.env`, read once at construction (`previous` when it lists
+   * `gen_ai_previous`, else `latest`: the names of v0.1.0).
    */
   readonly semconv?: SemconvStability;
   /**
@@ -174,11 +174,11 @@ interface Instruments {
   readonly cost: Counter;
   /** Previous names only: `gen_ai.client.token.usage`, one point per token type per run. */
   readonly tokenUsage?: Histogram;
-  /** Latest names only. */
+  /** Latest names (v0.1.0, the default) only. */
   readonly latest?: LatestInstruments;
 }
 
-/** The instruments only the latest conventions define. */
+/** The instruments only the latest names (v0.1.0) define. */
 interface LatestInstruments {
   readonly clientDuration: Histogram;
   readonly usageInput: Counter;
@@ -732,7 +732,7 @@ export class RunTelemetry implements RunListener {
     const metricAttributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL };
     putString(metricAttributes, ATTR_GEN_AI_TOOL_NAME, call.name);
     if (this.#semconv === 'latest') {
-      // The latest conventions name the agent that ran the tool on its span and its duration.
+      // v0.1.0 names the agent that ran the tool on its span and its duration (#322).
       putString(attributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
       putString(metricAttributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
     }
@@ -766,7 +766,7 @@ export class RunTelemetry implements RunListener {
     if (!completed && record.stopReason !== STOP_REASON_VALUE_UNKNOWN) duration[ATTR_ERROR_TYPE] = record.stopReason;
     const seconds = (window.end - window.start) / 1000;
     const latest = instruments.latest;
-    // Latest names: gen_ai.invoke_agent.duration is the in-process measure; a run in another process gets the client-side one.
+    // v0.1.0: gen_ai.invoke_agent.duration is the in-process measure; a run in another process gets the client-side one.
     if (latest !== undefined && spanKindOf(record) === SpanKind.CLIENT) latest.clientDuration.record(seconds, duration);
     else instruments.agentDuration.record(seconds, duration);
 
@@ -783,7 +783,7 @@ export class RunTelemetry implements RunListener {
   }
 
   /**
-   * Latest names: the usage counters and per-call histograms once per model
+   * Latest names (v0.1.0): the usage counters and per-call histograms once per model
    * call (`chat` step) that reported usage, or once for the run when only the
    * run's usage is known (its counters, no per-call histogram: the total of
    * several calls is no call's size); the run's call counts.

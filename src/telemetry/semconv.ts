@@ -15,15 +15,23 @@
 import type { SemconvStability } from './config.js';
 
 /**
- * Which GenAI conventions these names were checked against: the model files
- * (`model/gen-ai/spans.yaml`, `metrics.yaml`, `token-metrics.yaml`,
- * `gen-ai-output-messages.json`) and the migration guide
- * (`gen-ai/non-normative/migration.md` of its documentation) of the `semantic-conventions-genai`
- * repository's main branch, status Development. Its first release, v0.1.0,
- * could not be read from this project's machines yet; decision 0095 lists
- * what differs on main and what the switch to that release changes.
+ * The release of the GenAI conventions whose names the default mode (`latest`)
+ * emits: `semantic-conventions-genai` v0.1.0, its first standalone release
+ * (on core semantic conventions v1.45.0), status Development. Decision 0121
+ * lists every name that changed and the commit of the conventions' text each
+ * one was checked against; the tag's own files could not be read from this
+ * project's machines, so the check is against the newest stored text of
+ * their main branch (migration guide at commit 32c328e8).
  */
-export const GENAI_SEMCONV_VERSION = 'semantic-conventions-genai main, 2026-12 (Development)' as const;
+export const GENAI_SEMCONV_VERSION = '0.1.0' as const;
+/**
+ * The schema URL of that release, in the form the conventions' README gives
+ * (`https://opentelemetry.io/schemas/gen-ai/<version>`); not checked against
+ * the tag. Not set on the tracer or meter: their scope also carries
+ * core-convention names, and the previous mode would claim a schema it does
+ * not follow (decision 0121).
+ */
+export const GENAI_SEMCONV_SCHEMA_URL = `https://opentelemetry.io/schemas/gen-ai/${GENAI_SEMCONV_VERSION}` as const;
 
 /** Instrumentation scope name of every tracer and meter this project creates. */
 export const INSTRUMENTATION_SCOPE_NAME = 'subagent-otel' as const;
@@ -50,12 +58,9 @@ export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens' as con
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens' as const;
 /** Input tokens served from the provider cache (counted inside `gen_ai.usage.input_tokens` too). */
 export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens' as const;
-/**
- * Input tokens written to the provider cache (counted inside `gen_ai.usage.input_tokens` too),
- * under the latest conventions (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`).
- */
+/** Input tokens written to the provider cache (counted inside `gen_ai.usage.input_tokens` too): v0.1.0, the default. */
 export const ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.usage.cache_write.input_tokens' as const;
-/** The same count under the previous conventions' name (the default). */
+/** The same count under the previous name (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_previous`, for one release). */
 export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens' as const;
 /** Output tokens spent on reasoning. */
 export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens' as const;
@@ -84,9 +89,9 @@ export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
 export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' as const;
 /** Tool type on `execute_tool` spans: for ACP agents the tool call's `kind` verbatim. @example `execute` */
 export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type' as const;
-/** Token type on `gen_ai.client.token.usage` (previous conventions). */
+/** Token type on `gen_ai.client.token.usage` (previous names only; removed in v0.1.0). */
 export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type' as const;
-/** Token modality on the `gen_ai.client.inference.usage.*` counters (latest conventions, required). */
+/** Token modality on the `gen_ai.client.inference.usage.*` counters (v0.1.0, the default; required). */
 export const ATTR_GEN_AI_TOKEN_MODALITY = 'gen_ai.token.modality' as const;
 /** Low-cardinality error class on failed runs and tools. */
 export const ATTR_ERROR_TYPE = 'error.type' as const;
@@ -274,35 +279,35 @@ export const SPAN_NAME_CHECK = 'subagent-otel check' as const;
 export const METRIC_SUBAGENT_RUNS = 'subagent.runs' as const;
 /** What finished runs cost, in US dollars (transcripts): by `gen_ai.agent.name`, `gen_ai.provider.name`, `subagent.stop_reason`. */
 export const METRIC_SUBAGENT_COST_USD = 'subagent.cost.usd' as const;
-/** Previous conventions: histogram of a run's tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
+/** Previous names only (`gen_ai_previous`): histogram of a run's tokens by `gen_ai.token.type`. Prometheus: `gen_ai_client_token_usage`. */
 export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage' as const;
 /**
  * Histogram of run durations in seconds (equal to the run span's duration). Prometheus:
- * `gen_ai_invoke_agent_duration`. Previous conventions: every run; latest: in-process runs only.
+ * `gen_ai_invoke_agent_duration`. Default (v0.1.0): in-process runs only; previous names: every run.
  */
 export const METRIC_GEN_AI_INVOKE_AGENT_DURATION = 'gen_ai.invoke_agent.duration' as const;
 /**
- * Latest conventions: client-side duration of a run in another process (`gen_ai.operation.name`
+ * v0.1.0 (the default): client-side duration of a run in another process (`gen_ai.operation.name`
  * `invoke_agent`), equal to its CLIENT run span. Prometheus: `gen_ai_client_operation_duration`.
  */
 export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.duration' as const;
-/** Latest conventions: counter of input tokens (cached included) per model call. Prometheus: `gen_ai_client_inference_usage_input_tokens_total`. */
+/** v0.1.0 (the default): counter of input tokens (cached included) per model call. Prometheus: `gen_ai_client_inference_usage_input_tokens_total`. */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS = 'gen_ai.client.inference.usage.input_tokens' as const;
-/** Latest conventions: counter of output tokens (reasoning included) per model call. */
+/** v0.1.0 (the default): counter of output tokens (reasoning included) per model call. */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.output_tokens' as const;
-/** Latest conventions: counter of input tokens read from the provider cache (a subset of input). */
+/** v0.1.0 (the default): counter of input tokens read from the provider cache (a subset of input). */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_read.input_tokens' as const;
-/** Latest conventions: counter of input tokens written to the provider cache (a subset of input). */
+/** v0.1.0 (the default): counter of input tokens written to the provider cache (a subset of input). */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_write.input_tokens' as const;
-/** Latest conventions: counter of output tokens spent on reasoning (a subset of output). */
+/** v0.1.0 (the default): counter of output tokens spent on reasoning (a subset of output). */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.reasoning.output_tokens' as const;
-/** Latest conventions: histogram of input tokens per model call (percentiles, not totals). */
+/** v0.1.0 (the default): histogram of input tokens per model call (percentiles, not totals). */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS = 'gen_ai.client.inference.operation.input_tokens' as const;
-/** Latest conventions: histogram of output tokens per model call (percentiles, not totals). */
+/** v0.1.0 (the default): histogram of output tokens per model call (percentiles, not totals). */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS = 'gen_ai.client.inference.operation.output_tokens' as const;
-/** Latest conventions: histogram of model calls per run, recorded once per run whose steps are known. */
+/** v0.1.0 (the default): histogram of model calls per run, recorded once per run whose steps are known. */
 export const METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS = 'gen_ai.invoke_agent.inference_calls' as const;
-/** Latest conventions: histogram of tool calls per run, recorded once per run. */
+/** v0.1.0 (the default): histogram of tool calls per run, recorded once per run. */
 export const METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS = 'gen_ai.invoke_agent.tool_calls' as const;
 /** Histogram of tool call durations in seconds (equal to the tool span's duration). Prometheus: `gen_ai_execute_tool_duration`. */
 export const METRIC_GEN_AI_EXECUTE_TOOL_DURATION = 'gen_ai.execute_tool.duration' as const;
@@ -333,7 +338,7 @@ export const UNIT_TOOL_CALLS = '{tool_call}' as const;
 export const TOKEN_USAGE_BUCKETS: readonly number[] = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ];
-/** Bucket advice of the latest conventions for `gen_ai.invoke_agent.inference_calls` and `.tool_calls`. */
+/** Bucket advice of v0.1.0 for `gen_ai.invoke_agent.inference_calls` and `.tool_calls`. */
 export const CALL_COUNT_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128];
 /**
  * Bucket advice of the conventions for `gen_ai.invoke_agent.duration` (seconds), used for every run
@@ -348,7 +353,7 @@ export const DURATION_BUCKETS: readonly number[] = [
 
 // ---------------------------------------------------------------- which conventions
 
-/** Which GenAI names are emitted (`OTEL_SEMCONV_STABILITY_OPT_IN`, read with the configuration table: decision 0070). */
+/** Which GenAI names are emitted (`OTEL_SEMCONV_STABILITY_OPT_IN`, read with the configuration table: decisions 0070, 0121). */
 export type { SemconvStability };
 
 /** The usage attribute names of one `SemconvStability`. */

@@ -1,5 +1,5 @@
 /**
- * The dashboard's GenAI panels under both naming modes (decision 0095): the
+ * The dashboard's GenAI panels under both naming modes (decisions 0095, 0121): the
  * token and run-duration queries of `grafana/dashboards/subagent-runs.json`,
  * taken from the file and evaluated by promtool 3 (`promql_expr_test`)
  * against series named as the observer names them under the previous names,

@@ -19,7 +19,11 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
+import type { RunRecord } from '../../src/observe/run-record.js';
 import * as semconv from '../../src/telemetry/semconv.js';
+import type { SemconvStability } from '../../src/telemetry/semconv.js';
+import { telemetryHarness } from '../helpers/telemetry-harness.js';
 
 const configDir = fileURLToPath(new URL('../../collector-config/', import.meta.url));
 const read = (rel: string): string => readFileSync(configDir + rel, 'utf8');
@@ -32,10 +36,11 @@ const INSTRUMENTS: Readonly<Record<string, 'counter' | 'histogram'>> = {
   [semconv.METRIC_SUBAGENT_TELEMETRY_DROPPED]: 'counter',
   [semconv.METRIC_SUBAGENT_CHECKS]: 'counter',
   [semconv.METRIC_SUBAGENT_COST_USD]: 'counter',
+  // Previous GenAI names only (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_previous, for one release: decision 0121).
   [semconv.METRIC_GEN_AI_CLIENT_TOKEN_USAGE]: 'histogram',
   [semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION]: 'histogram',
   [semconv.METRIC_GEN_AI_EXECUTE_TOOL_DURATION]: 'histogram',
-  // Latest GenAI names (OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental, decision 0070).
+  // GenAI names of semantic-conventions-genai v0.1.0, the default (decisions 0070, 0121).
   [semconv.METRIC_GEN_AI_CLIENT_OPERATION_DURATION]: 'histogram',
   [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS]: 'counter',
   [semconv.METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS]: 'counter',
@@ -276,5 +281,84 @@ describe('metric names in the rules and the dashboard', () => {
     expect(names.labels.filter((l) => !allowedLabels.has(l))).toEqual([]);
     expect(names.labels).toContain('subagent_output_source');
     expect(names.labels).toContain('gen_ai_token_type');
+  });
+});
+
+/**
+ * What the observer really exports under one naming mode, in Prometheus form:
+ * the series names and label names of a max-tokens run with a model call and a
+ * tool call, a run in process, a mismatch, a priced run and malformed frames,
+ * through a real SDK pipeline.
+ */
+async function emitted(mode: SemconvStability): Promise<{ metrics: Set<string>; labels: Set<string> }> {
+  const h = telemetryHarness({ capture: false }, mode);
+  const T0 = 1_700_000_000_000;
+  const run: RunRecord = {
+    runId: 'run-1',
+    source: 'sdk-subagent',
+    agentName: 'reviewer',
+    provider: 'deepseek',
+    model: 'deepseek-chat',
+    startTime: T0,
+    endTime: T0 + 2000,
+    stopReason: 'max-tokens',
+    output: [{ type: 'text', text: 'partial' }],
+    outputSource: 'stream',
+    emptyMessages: 0,
+    usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, reasoningTokens: 1, reported: true },
+    steps: [{ step: 0, startTime: T0 + 10, endTime: T0 + 900, usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, reasoningTokens: 1 }, finishReason: 'max-tokens' }],
+    toolCalls: [{ callId: 'call-1', name: 'read', startTime: T0 + 950, endTime: T0 + 1000, isError: false }],
+    reported: { output: [{ type: 'text', text: 'something else' }] },
+    cost: { amount: 0.01, currency: 'USD', unpricedModels: [], pricedCalls: 1 },
+  };
+  h.runs.onRunEnd(run);
+  h.runs.onRunEnd({ ...run, runId: 'run-2', inProcess: true, stopReason: 'completed' });
+  h.runs.onMalformed('agent->client', { code: 'not-json', message: 'Unexpected token' });
+  await h.reader.forceFlush();
+  const metrics = new Set<string>();
+  const labels = new Set<string>();
+  for (const metric of h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((m) => m.metrics) ?? []) {
+    const points = metric.dataPoints as DataPoint<number | Histogram>[];
+    const histogram = points.some((p) => typeof p.value !== 'number');
+    for (const name of prometheusNames(metric.descriptor.name, histogram ? 'histogram' : 'counter')) metrics.add(name);
+    for (const p of points) for (const key of Object.keys(p.attributes)) labels.add(sanitize(key));
+  }
+  await h.tracerProvider.shutdown();
+  await h.meterProvider.shutdown();
+  return { metrics, labels };
+}
+
+describe('the rules and the dashboard read both GenAI naming modes (decision 0121)', () => {
+  const collectorMetrics = new Set(countConnectorMetrics('otelcol.yaml').flatMap((name) => prometheusNames(name, 'counter')));
+  const scrapeLabels = new Set(['job', 'instance', 'le']);
+
+  it.each(['latest', 'previous'] as const)('%s names: every series and label the rules read is exported', async (mode) => {
+    const out = await emitted(mode);
+    const names = collect(ruleList().map((r) => String(r.expr)));
+    expect(names.metrics.filter((m) => !out.metrics.has(m) && !collectorMetrics.has(m))).toEqual([]);
+    expect(names.labels.filter((l) => !out.labels.has(l) && !scrapeLabels.has(l))).toEqual([]);
+  });
+
+  it.each(['latest', 'previous'] as const)('%s names: the dashboard reads a token series and a run-duration series of the mode', async (mode) => {
+    const out = await emitted(mode);
+    const read = collect(dashboardQueries()).metrics.filter((m) => m.startsWith('gen_ai_'));
+    const tokens = read.filter((m) => m.includes('token'));
+    const durations = read.filter((m) => m.endsWith('duration_bucket'));
+    expect(tokens.filter((m) => out.metrics.has(m)).length, `${mode}: token series the dashboard reads`).toBeGreaterThan(0);
+    expect(durations.filter((m) => out.metrics.has(m)).length, `${mode}: duration series the dashboard reads`).toBeGreaterThan(0);
+  });
+
+  it('every GenAI series the dashboard reads is exported by one mode or the other', async () => {
+    const latest = await emitted('latest');
+    const previous = await emitted('previous');
+    const read = collect(dashboardQueries()).metrics.filter((m) => m.startsWith('gen_ai_'));
+    expect(read.filter((m) => !latest.metrics.has(m) && !previous.metrics.has(m))).toEqual([]);
+    // Each mode has series of its own there: a dashboard reading one mode only would fail one of these.
+    expect(read.filter((m) => latest.metrics.has(m) && !previous.metrics.has(m))).toEqual([
+      'gen_ai_client_inference_usage_input_tokens_total',
+      'gen_ai_client_inference_usage_output_tokens_total',
+      'gen_ai_client_operation_duration_bucket',
+    ]);
+    expect(read.filter((m) => previous.metrics.has(m) && !latest.metrics.has(m))).toEqual(['gen_ai_client_token_usage_sum']);
   });
 });

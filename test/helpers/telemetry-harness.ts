@@ -9,7 +9,7 @@ import type { ContentPolicy } from '../../src/telemetry/content-policy.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
 import type { SemconvStability } from '../../src/telemetry/semconv.js';
 
-export function telemetryHarness(content: ContentPolicy = { capture: true }, semconv: SemconvStability = 'previous') {
+export function telemetryHarness(content: ContentPolicy = { capture: true }, semconv: SemconvStability = 'latest') {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);

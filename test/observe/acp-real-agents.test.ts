@@ -248,6 +248,7 @@ describe('real agents: spans', () => {
       'subagent.tool.title': 'echo tool-ran | tee tool-ran.txt',
       'subagent.tool.permission.outcome': 'allow_once',
       'subagent.tool.permission.option_id': 'allow',
+      'gen_ai.agent.name': '@zed-industries/claude-agent-acp', // the run's agent name; v0.1.0 names the agent on tool spans (#322, decision 0121)
     });
     const [run] = harness.runSpans();
     expect(run?.attributes).toMatchObject({

@@ -232,6 +232,7 @@ describe('tool spans', () => {
           'subagent.tool.title': 'ls -la',
           'subagent.tool.permission.outcome': 'allow_once',
           'subagent.tool.permission.option_id': 'allow',
+          'gen_ai.agent.name': 'codex-acp', // v0.1.0 names the agent on tool spans (#322)
         },
       ],
       [
@@ -242,6 +243,7 @@ describe('tool spans', () => {
           'gen_ai.tool.call.id': 'c2',
           'subagent.tool.permission.outcome': 'reject_once',
           'subagent.tool.permission.option_id': 'reject',
+          'gen_ai.agent.name': 'codex-acp', // v0.1.0 names the agent on tool spans (#322)
           'error.type': 'permission_rejected',
         },
       ],

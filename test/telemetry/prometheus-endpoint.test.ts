@@ -63,10 +63,14 @@ describe('Prometheus endpoint', () => {
     const text = await response.text();
     expect(text).toMatch(/^subagent_runs_total\{[^}]*subagent_stop_reason="max-tokens"[^}]*\} 1$/m);
     expect(text).toMatch(/^subagent_runs_total\{[^}]*subagent_stop_reason="completed"[^}]*\} 2$/m);
-    // The conventions' bucket advice for gen_ai.invoke_agent.duration is in force, in the default naming mode
-    // too (decision 0095): the 1 s runs land between 0.8 and 1.6.
-    expect(text).toContain('gen_ai_invoke_agent_duration_bucket{gen_ai_operation_name="invoke_agent",gen_ai_provider_name="deepseek",gen_ai_agent_name="reviewer",le="0.8"} 0');
-    expect(text).toContain('gen_ai_invoke_agent_duration_bucket{gen_ai_operation_name="invoke_agent",gen_ai_provider_name="deepseek",gen_ai_agent_name="reviewer",le="1.6"} 2');
+    // The default names are v0.1.0's (decision 0121): a run in another process is a client operation, with the
+    // conventions' bucket advice for gen_ai.invoke_agent.duration (decision 0095): the 1 s runs land between 0.8 and 1.6.
+    expect(text).toContain('gen_ai_client_operation_duration_bucket{gen_ai_operation_name="invoke_agent",gen_ai_provider_name="deepseek",gen_ai_agent_name="reviewer",le="0.8"} 0');
+    expect(text).toContain('gen_ai_client_operation_duration_bucket{gen_ai_operation_name="invoke_agent",gen_ai_provider_name="deepseek",gen_ai_agent_name="reviewer",le="1.6"} 2');
+    expect(text).not.toContain('gen_ai_invoke_agent_duration_bucket');
+    // Three runs of 1 input token each, counted once per run (no steps), and no gen_ai_client_token_usage.
+    expect(text).toMatch(/^gen_ai_client_inference_usage_input_tokens_total\{[^}]*gen_ai_token_modality="unknown"[^}]*\} 3$/m);
+    expect(text).not.toContain('gen_ai_client_token_usage');
     expect(text).not.toContain('otel_scope_name');
     expect((await fetch((url as string).replace('/metrics', '/other'))).status).toBe(404);
 

@@ -38,7 +38,7 @@ function expectedAttributes(usage: UsageTotals): Record<string, number> {
     'gen_ai.usage.input_tokens': tokens.input,
     'gen_ai.usage.output_tokens': tokens.output,
     ...(tokens.cacheRead > 0 ? { 'gen_ai.usage.cache_read.input_tokens': tokens.cacheRead } : {}),
-    ...(tokens.cacheWrite > 0 ? { 'gen_ai.usage.cache_creation.input_tokens': tokens.cacheWrite } : {}),
+    ...(tokens.cacheWrite > 0 ? { 'gen_ai.usage.cache_write.input_tokens': tokens.cacheWrite } : {}), // v0.1.0, the default (decision 0121)
     ...(tokens.reasoning > 0 ? { 'gen_ai.usage.reasoning.output_tokens': tokens.reasoning } : {}),
   };
 }

@@ -24,10 +24,10 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
-  ATTR_GEN_AI_TOKEN_TYPE,
+  ATTR_GEN_AI_TOKEN_MODALITY,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -47,6 +47,9 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   ATTR_SUBAGENT_TELEMETRY_EXPORTER,
   ATTR_SUBAGENT_TELEMETRY_SIGNAL,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_GEN_AI_EXECUTE_TOOL_DURATION,
   METRIC_GEN_AI_INVOKE_AGENT_DURATION,
@@ -146,7 +149,7 @@ describe('RunTelemetry run span', () => {
       [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: 15,
       [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: 5,
       [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: 3,
-      [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: 2,
+      [ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS]: 2,
       [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: ['stop'],
       [ATTR_SUBAGENT_STOP_REASON]: 'completed',
       [ATTR_SUBAGENT_EMPTY_MESSAGES]: 0,
@@ -167,7 +170,8 @@ describe('RunTelemetry run span', () => {
         value: 1,
       },
     ]);
-    expect(await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([
+    // A run in another process (CLIENT span): its duration is the client-side operation duration (v0.1.0, the default).
+    expect(await h.points(METRIC_GEN_AI_CLIENT_OPERATION_DURATION)).toEqual([
       {
         attributes: {
           [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent',
@@ -178,11 +182,12 @@ describe('RunTelemetry run span', () => {
         value: 2.5,
       },
     ]);
-    const base = { [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent', [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek', [ATTR_GEN_AI_REQUEST_MODEL]: 'deepseek-chat' };
-    expect(await h.points(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)).toEqual([
-      { attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: 'input' }, value: 15 },
-      { attributes: { ...base, [ATTR_GEN_AI_TOKEN_TYPE]: 'output' }, value: 5 },
-    ]);
+    expect(await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([]);
+    // Usage known only per run (no steps): counted once with the run's operation, modality unknown.
+    const base = { [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent', [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek', [ATTR_GEN_AI_REQUEST_MODEL]: 'deepseek-chat', [ATTR_GEN_AI_TOKEN_MODALITY]: 'unknown' };
+    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS)).toEqual([{ attributes: base, value: 15 }]);
+    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS)).toEqual([{ attributes: base, value: 5 }]);
+    expect(await h.points(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)).toEqual([]);
     expect(await h.points(METRIC_SUBAGENT_OUTPUT_MISMATCHES)).toEqual([]);
     await h.close();
   });
@@ -237,7 +242,7 @@ describe('RunTelemetry run span', () => {
         value: 1,
       },
     ]);
-    expect(await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([
+    expect(await h.points(METRIC_GEN_AI_CLIENT_OPERATION_DURATION)).toEqual([
       {
         attributes: {
           [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent',
@@ -286,7 +291,7 @@ describe('RunTelemetry run span', () => {
       [ATTR_SUBAGENT_OUTPUT_LENGTH]: 2,
       [ATTR_ERROR_TYPE]: 'aborted',
     });
-    expect(await h.points(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)).toEqual([]);
+    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS)).toEqual([]);
     expect(await h.points(METRIC_SUBAGENT_RUNS)).toEqual([
       {
         attributes: { [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_SUBAGENT_STOP_REASON]: 'aborted', [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'none' },
@@ -303,7 +308,7 @@ describe('RunTelemetry run span', () => {
     expect(span.startTime).toEqual([1_700_000_001, 0]);
     expect(span.duration).toEqual([0, 250_000_000]);
     expect(span.attributes[ATTR_GEN_AI_AGENT_ID]).toBe('run-late');
-    expect(await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toMatchObject([{ value: 0.25 }]);
+    expect(await h.points(METRIC_GEN_AI_CLIENT_OPERATION_DURATION)).toMatchObject([{ value: 0.25 }]);
     await h.close();
   });
 
@@ -433,23 +438,23 @@ describe('RunTelemetry child spans', () => {
     expect(ok.kind).toBe(SpanKind.INTERNAL);
     expect(ok.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     expect(ok.status.code).toBe(SpanStatusCode.UNSET);
-    expect(ok.attributes).toEqual({ [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-1' });
+    expect(ok.attributes).toEqual({ [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-1', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' });
     expect(failed.map((s) => [s.attributes, s.status, s.duration])).toEqual([
       [
-        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-2', [ATTR_ERROR_TYPE]: 'unfinished' },
+        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-2', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'unfinished' },
         { code: SpanStatusCode.ERROR, message: 'tool error: unfinished' },
         [2, 100_000_000],
       ],
       [
-        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-3', [ATTR_ERROR_TYPE]: 'tool_error' },
+        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-3', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'tool_error' },
         { code: SpanStatusCode.ERROR, message: 'tool error: tool_error' },
         [0, 100_000_000],
       ],
     ]);
     expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file' }, value: 0.2 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_ERROR_TYPE]: 'unfinished' }, value: 2.1 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_ERROR_TYPE]: 'tool_error' }, value: 0.1 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0.2 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'unfinished' }, value: 2.1 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'tool_error' }, value: 0.1 },
     ]);
     await h.close();
   });
@@ -501,8 +506,8 @@ describe('RunTelemetry span times across two clocks', () => {
       ],
     ]);
     expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file' }, value: 0 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'grep' }, value: 0 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0 },
+      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'grep', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0 },
     ]);
     await h.close();
   });
@@ -521,7 +526,7 @@ describe('RunTelemetry span times across two clocks', () => {
       [1_700_000_000, 4_000_000],
       [0, 0],
     ]);
-    const durations = await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION);
+    const durations = await h.points(METRIC_GEN_AI_CLIENT_OPERATION_DURATION);
     expect(durations.map((p) => p.value)).toEqual([0]);
     await h.close();
   });
@@ -540,7 +545,7 @@ describe('RunTelemetry unnamed tools', () => {
     const span = h.span('execute_tool');
     expect(span.attributes[ATTR_GEN_AI_TOOL_NAME]).toBeUndefined();
     expect(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]).toBe('call_7');
-    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([{ attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool' }, value: 0.3 }]);
+    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([{ attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0.3 }]);
     await h.close();
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Which GenAI names are emitted under `OTEL_SEMCONV_STABILITY_OPT_IN`
- * (decision 0070), and which span carries a run's token usage (decision
+ * (decisions 0070, 0121: v0.1.0's names by default, the previous ones behind
+ * `gen_ai_previous`), and which span carries a run's token usage (decision
  * 0071), through a real SDK pipeline. Names are spelled out here by hand from
  * the conventions' migration guide, never taken from `semconv.ts`.
  */
@@ -75,14 +76,23 @@ function summed(spans: readonly ReadableSpan[], key: string): number {
 }
 
 describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
-  it('selects the latest names only when the list holds gen_ai_latest_experimental', () => {
-    expect(parseSemconvStability(undefined)).toBe('previous');
-    expect(parseSemconvStability('')).toBe('previous');
-    expect(parseSemconvStability('http')).toBe('previous');
-    expect(parseSemconvStability('http/dup, database')).toBe('previous');
+  it('selects the previous names only when the list holds gen_ai_previous; v0.1.0 names otherwise', () => {
+    expect(parseSemconvStability(undefined)).toBe('latest');
+    expect(parseSemconvStability('')).toBe('latest');
+    expect(parseSemconvStability('http')).toBe('latest');
+    expect(parseSemconvStability('http/dup, database')).toBe('latest');
+    expect(parseSemconvStability('gen_ai_previous')).toBe('previous');
+    expect(parseSemconvStability(' http , gen_ai_previous ')).toBe('previous');
+    expect(parseSemconvStability('gen_ai_previous_not')).toBe('latest');
+    expect(parseSemconvStability('GEN_AI_PREVIOUS')).toBe('latest');
+  });
+
+  it('accepts gen_ai_latest_experimental as asking for the default, and lets gen_ai_previous win beside it', () => {
     expect(parseSemconvStability('gen_ai_latest_experimental')).toBe('latest');
-    expect(parseSemconvStability(' http , gen_ai_latest_experimental ')).toBe('latest');
-    expect(parseSemconvStability('gen_ai_latest_experimental_not')).toBe('previous');
+    expect(parseSemconvStability('http,gen_ai_latest_experimental')).toBe('latest');
+    // The variable is shared: another instrumentation may need gen_ai_latest_experimental; gen_ai_previous is ours alone.
+    expect(parseSemconvStability('gen_ai_latest_experimental,gen_ai_previous')).toBe('previous');
+    expect(parseSemconvStability('gen_ai_previous, gen_ai_latest_experimental')).toBe('previous');
   });
 
   it('is read from the environment at construction when no option is given', async () => {
@@ -91,13 +101,17 @@ describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
     const exporter = new InMemorySpanExporter();
     const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     try {
-      process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = 'gen_ai_latest_experimental';
-      const runs = new RunTelemetry({ tracer: provider.getTracer('test'), content: { capture: false } });
+      process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = 'gen_ai_previous';
+      const previous = new RunTelemetry({ tracer: provider.getTracer('test'), content: { capture: false } });
       delete process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
-      runs.onRunEnd(record({ steps: [], toolCalls: [] }));
-      const span = exporter.getFinishedSpans().find((s) => s.name === 'invoke_agent reviewer');
-      expect(span?.attributes['gen_ai.usage.cache_write.input_tokens']).toBe(4);
-      expect(span?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBeUndefined();
+      const latest = new RunTelemetry({ tracer: provider.getTracer('test'), content: { capture: false } });
+      previous.onRunEnd(record({ runId: 'previous', steps: [], toolCalls: [] }));
+      latest.onRunEnd(record({ runId: 'latest', steps: [], toolCalls: [] }));
+      const span = (runId: string) => exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.agent.id'] === runId);
+      expect(span('previous')?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBe(4);
+      expect(span('previous')?.attributes['gen_ai.usage.cache_write.input_tokens']).toBeUndefined();
+      expect(span('latest')?.attributes['gen_ai.usage.cache_write.input_tokens']).toBe(4);
+      expect(span('latest')?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBeUndefined();
     } finally {
       if (saved === undefined) delete process.env['OTEL_SEMCONV_STABILITY_OPT_IN'];
       else process.env['OTEL_SEMCONV_STABILITY_OPT_IN'] = saved;
@@ -109,8 +123,9 @@ describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
 describe('createTelemetry', () => {
   it('takes the choice from the environment it was given', async () => {
     for (const [value, present, absent] of [
+      ['', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
       ['http,gen_ai_latest_experimental', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
-      ['', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_write.input_tokens'],
+      ['http,gen_ai_previous', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_write.input_tokens'],
     ] as const) {
       const out = mkdtempSync(join(tmpdir(), 'semconv-'));
       try {
@@ -128,7 +143,7 @@ describe('createTelemetry', () => {
   });
 });
 
-describe('previous names (the default)', () => {
+describe('previous names (gen_ai_previous, kept for one release)', () => {
   it('keeps cache_creation, gen_ai.client.token.usage per run and gen_ai.invoke_agent.duration', async () => {
     const h = harness('previous');
     h.runs.onRunEnd(record());
@@ -149,7 +164,28 @@ describe('previous names (the default)', () => {
   });
 });
 
-describe('latest names (gen_ai_latest_experimental)', () => {
+describe('v0.1.0 names (the default)', () => {
+  it('emits v0.1.0 metric names only: no gen_ai.client.token.usage, a remote run as a client operation', async () => {
+    const h = harness('latest');
+    h.runs.onRunEnd(record());
+    expect(await h.metricNames()).toEqual([
+      'gen_ai.client.inference.operation.input_tokens',
+      'gen_ai.client.inference.operation.output_tokens',
+      'gen_ai.client.inference.usage.cache_read.input_tokens',
+      'gen_ai.client.inference.usage.cache_write.input_tokens',
+      'gen_ai.client.inference.usage.input_tokens',
+      'gen_ai.client.inference.usage.output_tokens',
+      'gen_ai.client.inference.usage.reasoning.output_tokens',
+      'gen_ai.client.operation.duration',
+      'gen_ai.execute_tool.duration',
+      'gen_ai.invoke_agent.inference_calls',
+      'gen_ai.invoke_agent.tool_calls',
+      'subagent.runs',
+    ]);
+    await h.tracerProvider.shutdown();
+    await h.meterProvider.shutdown();
+  });
+
   it('renames cache_creation to cache_write and names the agent on execute_tool spans and durations', async () => {
     const h = harness('latest');
     h.runs.onRunEnd(record());

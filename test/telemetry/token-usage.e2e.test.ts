@@ -4,7 +4,8 @@
  * include reasoning; its token meter sums steps "without adding reasoning
  * twice"). `conventionTokenCounts` owns the mapping; the test checks it
  * directly and through every consumer of the built CLI: span attributes,
- * the token-usage histogram, the replay summary and the run table.
+ * the token metrics (v0.1.0's counters by default, the previous histogram
+ * under `gen_ai_previous`), the replay summary and the run table.
  *
  * The SDK turn below is the real runtime's plain completed turn in the
  * runtime's own framing (the same frames as
@@ -62,17 +63,36 @@ const PLAIN_TURN = [
 interface MetricPoint {
   readonly attributes: Array<{ key: string; value: { stringValue?: string } }>;
   readonly sum?: number;
+  readonly asInt?: number | string;
 }
 
-/** Sum of the `gen_ai.client.token.usage` histogram points of `tokenType` in a metrics.jsonl (cumulative: the last export). */
-function tokenUsageSum(out: string, tokenType: string): number {
+interface OtlpMetric {
+  readonly name: string;
+  readonly histogram?: { dataPoints: MetricPoint[] };
+  readonly sum?: { dataPoints: MetricPoint[] };
+}
+
+/** The metrics of the last export in a metrics.jsonl (as the histogram check read it before decision 0121). */
+function lastMetrics(out: string): OtlpMetric[] {
   const lines = readFileSync(join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
-  const last = JSON.parse(lines.at(-1) ?? '{}') as { resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<{ name: string; histogram?: { dataPoints: MetricPoint[] } }> }> }> };
-  const points = last.resourceMetrics
-    .flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics))
+  const last = JSON.parse(lines.at(-1) ?? '{}') as { resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: OtlpMetric[] }> }> };
+  return last.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
+}
+
+/** Previous names: sum of the `gen_ai.client.token.usage` histogram points of `tokenType`. */
+function tokenUsageSum(out: string, tokenType: string): number {
+  const points = lastMetrics(out)
     .filter((m) => m.name === 'gen_ai.client.token.usage')
     .flatMap((m) => m.histogram?.dataPoints ?? []);
   return points.filter((p) => p.attributes.some((a) => a.key === 'gen_ai.token.type' && a.value.stringValue === tokenType)).reduce((n, p) => n + (p.sum ?? 0), 0);
+}
+
+/** v0.1.0 names: sum of one `gen_ai.client.inference.usage.*` counter. */
+function usageCounter(out: string, name: string): number {
+  const points = lastMetrics(out)
+    .filter((m) => m.name === name)
+    .flatMap((m) => m.sum?.dataPoints ?? []);
+  return points.reduce((n, p) => n + Number(p.asInt ?? 0), 0);
 }
 
 describe('conventionTokenCounts', () => {
@@ -94,7 +114,7 @@ describe('conventionTokenCounts', () => {
 });
 
 describe('the real runtime\'s plain completed turn: 7 output tokens, 3 of them reasoning', () => {
-  it('records gen_ai.usage.output_tokens = 7 on the span, in the histogram and in the replay summary', async () => {
+  it('records gen_ai.usage.output_tokens = 7 on the span, in the usage counters and in the replay summary', async () => {
     const capture = join(dir, 'plain-turn.ndjson');
     writeFileSync(capture, `${PLAIN_TURN}\n`);
     const out = join(dir, 'out');
@@ -111,10 +131,24 @@ describe('the real runtime\'s plain completed turn: 7 output tokens, 3 of them r
       'gen_ai.usage.output_tokens': 7,
       'gen_ai.usage.reasoning.output_tokens': 3,
     });
-    expect(tokenUsageSum(out, 'output')).toBe(7);
-    expect(tokenUsageSum(out, 'input')).toBe(100);
+    expect(usageCounter(out, 'gen_ai.client.inference.usage.output_tokens')).toBe(7);
+    expect(usageCounter(out, 'gen_ai.client.inference.usage.input_tokens')).toBe(100);
+    expect(usageCounter(out, 'gen_ai.client.inference.usage.reasoning.output_tokens')).toBe(3);
+    expect(tokenUsageSum(out, 'output')).toBe(0); // the previous histogram is not emitted by default (decision 0121)
     const summary = JSON.parse(run.stdout.toString()) as { stopReasons: Array<{ stopReason: string; runs: number; inputTokens: number; outputTokens: number }> };
     expect(summary.stopReasons).toEqual([{ stopReason: 'completed', runs: 1, share: 1, inputTokens: 100, outputTokens: 7 }]);
+  });
+
+  it('records the same 100/7 in gen_ai.client.token.usage under the previous names (gen_ai_previous)', async () => {
+    const capture = join(dir, 'plain-turn-previous.ndjson');
+    writeFileSync(capture, `${PLAIN_TURN}\n`);
+    const out = join(dir, 'out-previous');
+    const run = await runCli(['replay', '--json', '--no-progress', '--protocol', 'sdk', '--out', out, capture], '', { ...QUIET_ENV, OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_previous' });
+    expect(run.stderr.toString()).toBe('');
+    expect(run.code).toBe(0);
+    expect(tokenUsageSum(out, 'output')).toBe(7);
+    expect(tokenUsageSum(out, 'input')).toBe(100);
+    expect(usageCounter(out, 'gen_ai.client.inference.usage.output_tokens')).toBe(0);
   });
 
   it('shows 100/7 in the run table', () => {
