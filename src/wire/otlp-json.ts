@@ -9,7 +9,7 @@
  *
  * @module subagent-otel/wire/otlp-json
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An OTLP `AnyValue` as JSON (one of its fields set). */
 export interface OtlpAnyValue {

@@ -147,6 +147,13 @@ describe('the start path of the bundled CLI', () => {
     expect(loaded.builtins.has('node:https')).toBe(false);
   });
 
+  it('loads, with the observation, only the parts of zod its validators reach: no locale but English, no JSON Schema reader', () => {
+    // One `import { z } from 'zod'` anywhere in the bundle puts all of zod (about 360 KB more) in the shared chunk.
+    const loaded = staticClosure(join(ROOT, observationChunk() as string));
+    expect(loaded.sources.some((source) => source.includes('node_modules/zod/'))).toBe(true);
+    expect(loaded.sources.filter((source) => /node_modules\/zod\/(.*\/locales\/(?!en\.js)|.*from-json-schema)/.test(source))).toEqual([]);
+  });
+
   it('sees a package import where there is one: the gRPC exporter chunk imports @grpc/grpc-js from node_modules', () => {
     const chunks = join(ROOT, 'dist', 'cli', 'chunks');
     const grpc = readdirSync(chunks).filter((name) => name.endsWith('.js') && readFileSync(join(chunks, name), 'utf8').includes('"@grpc/grpc-js"'));
