@@ -52,20 +52,25 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'proxy': {
       // The agent's pipes take a mkfifo process: started now, awaited just before the spawn (decision 0039).
-      // TurboFan is held until the observation runs: the start's first optimizations cost about 6 MiB of RSS
-      // that a short proxy never gets back (decision 0039; V8 accepts the compile cache either way).
-      const releaseOptimization = holdOptimizationDuringStart();
       const pipes = prepareChildPipes();
+      // TurboFan is held from when the observation loads until the session is no longer short: a short session's
+      // first optimization (Node's path helpers, hot from loading modules) costs about 5 MiB of RSS it never gets
+      // back (decisions 0039, 0122). The hold starts after the observation's Node built-ins loaded: with any V8 flag
+      // set, V8 refuses Node's code cache of its built-ins and compiles them from source.
+      let releaseOptimization = (): void => undefined;
       const exit = await runProxy(cmd, {
         env: process.env,
         stderr: process.stderr,
         pipes,
+        onLoadingObservation: () => {
+          releaseOptimization = holdOptimizationDuringStart();
+        },
         onObserving: () => {
           // V8 stamps a code cache with its flags: what the start compiled is written before the heap flag is set.
           flushCompileCacheNow();
-          releaseOptimization();
           favourSmallHeap();
         },
+        onShortSessionOver: () => releaseOptimization(),
       });
       if (exit.spawnError !== undefined) return 127;
       if (exit.signal !== null) {

@@ -154,6 +154,18 @@ describe('the start path of the bundled CLI', () => {
     expect(loaded.sources.filter((source) => /node_modules\/zod\/(.*\/locales\/(?!en\.js)|.*from-json-schema)/.test(source))).toEqual([]);
   });
 
+  it('has loaded every built-in module the observation imports statically before the observation loads (decision 0122)', () => {
+    // Loaded under a V8 flag, a built-in is compiled from source: the proxy loads them first, then holds TurboFan.
+    // node:buffer: Node loads it itself before any module runs (the Buffer global).
+    const loadedFirst = new Set([...closure.builtins, 'node:buffer']);
+    for (const file of closure.files) {
+      for (const [, specifier] of readFileSync(join(ROOT, file), 'utf8').matchAll(/\bimport\(\s*["'](node:[\w/]+)["']\s*\)/g)) loadedFirst.add(specifier as string);
+    }
+    expect(loadedFirst.has('node:crypto')).toBe(true);
+    const loaded = staticClosure(join(ROOT, observationChunk() as string));
+    expect([...loaded.builtins].filter((builtin) => !loadedFirst.has(builtin))).toEqual([]);
+  });
+
   it('sees a package import where there is one: the gRPC exporter chunk imports @grpc/grpc-js from node_modules', () => {
     const chunks = join(ROOT, 'dist', 'cli', 'chunks');
     const grpc = readdirSync(chunks).filter((name) => name.endsWith('.js') && readFileSync(join(chunks, name), 'utf8').includes('"@grpc/grpc-js"'));

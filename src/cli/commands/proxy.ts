@@ -12,7 +12,11 @@
  * zod, telemetry configuration, `node:crypto` or `node:http`. The rest is one
  * dynamic `import()` after the spawn (decision 0039), compiled from Node's
  * compile cache when the bin enabled it (decision 0061), and
- * `test/cli/start-path.test.ts` checks the bundle keeps it so.
+ * `test/cli/start-path.test.ts` checks the bundle keeps it so. The Node
+ * built-ins the observation imports are loaded just before it, and the
+ * caller is told when that is done and when the session stopped being a
+ * short one, so it can hold V8's optimizing compiler in between (decision
+ * 0122).
  *
  * @module subagent-otel/cli/commands/proxy
  */
@@ -23,6 +27,7 @@ import { closeProcessStdout } from '../close-stdout.js';
 import { compileCacheNote } from '../compile-cache.js';
 import type { ChildPipes } from '../os-pipes.js';
 import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
+import { ShortSessionWatch } from './short-session.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
 import type { AgentTelemetry } from '../agent-telemetry.js';
 
@@ -114,10 +119,44 @@ export class StartupQueue {
 }
 
 /**
+ * Loads the Node built-in modules that the observation's own modules import
+ * and that the spawn path has not loaded, so that they come from Node's code
+ * cache of its built-ins before `onLoadingObservation` (which may set a V8
+ * flag: any flag set makes V8 refuse that cache, and each of these modules
+ * would then be compiled from source, decision 0122). Only a matter of
+ * time: a module left out of this list still loads when imported.
+ */
+async function loadObservationBuiltins(): Promise<void> {
+  await Promise.all([import('node:crypto'), import('node:fs/promises')]);
+}
+
+/**
+ * Hooks of `runProxy` into the process's V8 settings (decision 0122), each
+ * called at most once. `onShortSessionOver` may come first (1 MiB forwarded
+ * before the observation loaded): `onLoadingObservation` is then not called.
+ */
+export interface ProxyStartHooks {
+  /**
+   * The agent was spawned and the built-ins the observation needs are
+   * loaded; its own modules load next. Only while the session is short.
+   */
+  onLoadingObservation?: () => void;
+  /** The observation is loaded and built, before it takes the chunks queued meanwhile. */
+  onObserving?: () => void;
+  /**
+   * The session stopped being a short one (`ShortSessionWatch`): 1 MiB
+   * forwarded, 1 s after `onObserving`, or the agent's exit, whichever
+   * first. Not called when the agent could not be started.
+   */
+  onShortSessionOver?: () => void;
+}
+
+/**
  * Runs the proxy until the child exits and telemetry is flushed.
  * @param io.pipes the child's pipes when `prepareChildPipes` was started
  *   earlier (awaited just before spawning); default: made at spawn.
- * @param io.onObserving called once the observation is loaded and built.
+ * @param io.onLoadingObservation, io.onObserving, io.onShortSessionOver: see
+ *   {@link ProxyStartHooks}.
  * @returns the child's exit. Prints nothing on stdout. On stderr (and in the
  *   `SUBAGENT_OTEL_LOG_FILE` log) at most one line of its own about telemetry:
  *   at start when the configuration is unusable (an output directory or
@@ -133,13 +172,13 @@ export async function runProxy(
     env: NodeJS.ProcessEnv;
     stderr: NodeJS.WritableStream;
     pipes?: Promise<ChildPipes | undefined>;
-    onObserving?: () => void;
     /** Signals handled (see {@link FINISHING_SIGNALS}); `[]` when embedding. */
     signals?: readonly NodeJS.Signals[];
-  },
+  } & ProxyStartHooks,
 ): Promise<ProxyExit> {
   let observation: ProxyObservation | undefined;
   const queue = new StartupQueue();
+  const shortSession = new ShortSessionWatch(() => io.onShortSessionOver?.());
   // Opt-in only (docs/AGENTS.md): without the flag nothing of it loads and the agent gets the proxy's own environment.
   let agentTelemetry: AgentTelemetry | undefined;
   if (cmd.agentTelemetry === true) {
@@ -157,7 +196,11 @@ export async function runProxy(
     args: cmd.args,
     env: agentTelemetry?.childEnv ?? io.env,
     ...(io.pipes !== undefined ? { pipes: (await io.pipes) ?? null } : {}),
-    onChunk: (direction, chunk) => (observation !== undefined ? observation.push(direction, chunk) : queue.push(direction, chunk)),
+    onChunk: (direction, chunk) => {
+      shortSession.forwarded(chunk.length);
+      if (observation !== undefined) observation.push(direction, chunk);
+      else queue.push(direction, chunk);
+    },
     // The observation keeps no chunk past the call (the queue copies): the bridge may reuse its read buffer.
     borrowedChunks: true,
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : queue.end(direction)),
@@ -181,7 +224,7 @@ export async function runProxy(
   };
   for (const signal of signals) process.on(signal, onSignal);
   try {
-    return await observeUntilExit(cmd, io, exited, queue, agentTelemetry, {
+    return await observeUntilExit(cmd, io, exited, queue, agentTelemetry, shortSession, {
       observing: (ready) => {
         observation = ready;
         if (signalled) ready.hurry();
@@ -199,17 +242,21 @@ export async function runProxy(
 /** The rest of `runProxy` once the agent runs: load the observation, wait for the exit, finish (or be abandoned). */
 async function observeUntilExit(
   cmd: ProxyCommand,
-  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream; onObserving?: () => void },
+  io: { env: NodeJS.ProcessEnv; stderr: NodeJS.WritableStream } & ProxyStartHooks,
   exited: Promise<ProxyExit>,
   queue: StartupQueue,
   agentTelemetry: AgentTelemetry | undefined,
+  shortSession: ShortSessionWatch,
   hooks: { observing(ready: ProxyObservation): void; exited(): void; readonly abandoned: Promise<void> },
 ): Promise<ProxyExit> {
-  // The agent runs: now load the observation beside it.
+  // The agent runs: now load the observation beside it, its Node built-ins first.
+  await loadObservationBuiltins();
+  if (!shortSession.over) io.onLoadingObservation?.();
   const { startProxyObservation } = await import('./proxy-observation.js');
   const ready = startProxyObservation(cmd, io, agentTelemetry);
   ready.log('info', `subagent-otel: ${compileCacheNote()}`);
   io.onObserving?.();
+  shortSession.observing();
   let warned = false;
   const warnOnce = (what: string): void => {
     if (warned) return;
@@ -228,6 +275,8 @@ async function observeUntilExit(
 
   const exit = await exited;
   hooks.exited();
+  // Before the flush: what it loads (node:http for an OTLP exporter) and runs is not held back.
+  if (exit.spawnError === undefined) shortSession.ended();
   if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
   // The check started with the observation and is normally long done; it decides which one line is said.
   const finishing = Promise.all([ready.finish(describeExit(exit)), checked]).then(([finished]) => {
