@@ -5,7 +5,7 @@
  * starts. Owns only these settings; they are applied with
  * `v8.setFlagsFromString`, which takes effect for flags V8 reads while it
  * runs, as these are. Why these flags and what they were measured at:
- * decisions 0035, 0039 and 0050.
+ * decisions 0035, 0039, 0050 and 0122.
  *
  * @module subagent-otel/cli/heap-settings
  */
@@ -28,9 +28,11 @@ export const START_FLAGS = { hold: '--no-opt', release: '--opt' } as const;
 /**
  * Keeps V8's optimizing compiler (TurboFan) off until `release` is called,
  * so start-up code is never optimized (the first optimization's memory is
- * never given back: decision 0039). Call it early and `release` once the
- * start is over; code that is hot after that is optimized as usual. On V8 versions not known (see `favourSmallHeap`)
- * nothing is changed.
+ * never given back: decision 0039). Call it once the built-in modules the
+ * next steps need are loaded (with any flag set, V8 refuses Node's code
+ * cache of its built-ins), and `release` once the work is no longer short
+ * (decision 0122); code that is hot after that is optimized as usual. On V8
+ * versions not known (see `favourSmallHeap`) nothing is changed.
  * @returns `release`, idempotent. Never throws.
  */
 export function holdOptimizationDuringStart(v8Version: string = process.versions.v8): () => void {
