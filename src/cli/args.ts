@@ -537,7 +537,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { name: 'view', paths: positionals, ...(port !== undefined ? { port } : {}), ...(host !== undefined ? { host } : {}) };
     }
     default:
-      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, watch, check, view (see 'subagent-otel --help')`);
+      throw new UsageError(`unknown command '${first}'; commands: demo, proxy, replay, watch, setup, check, view (see 'subagent-otel --help')`);
   }
 }
 

@@ -35,7 +35,7 @@ describe('parseCommandLine', () => {
   });
 
   it.each<[string, string[], string]>([
-    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, watch, check, view (see 'subagent-otel --help')"],
+    ['an unknown command', ['serve'], "unknown command 'serve'; commands: demo, proxy, replay, watch, setup, check, view (see 'subagent-otel --help')"],
     ['proxy without a command', ['proxy', '--out', 'x'], "proxy needs the agent command after '--', e.g. subagent-otel proxy -- node runtime.js"],
     ['proxy with the command before --', ['proxy', 'node', 'rt.js'], "unexpected 'node' before '--': put the agent command after '--', e.g. subagent-otel proxy -- node rt.js"],
     ['an unknown option', ['demo', '--fast'], "Unknown option '--fast' (see 'subagent-otel help demo')"],
@@ -65,5 +65,24 @@ describe('helpText', () => {
 
   it.each(['proxy', 'replay', 'demo'])('documents --prometheus-host, its variable and its default on the %s page', (topic) => {
     expect(helpText(topic)).toContain('--prometheus-host <host>    listen address of that endpoint (env SUBAGENT_OTEL_PROMETHEUS_HOST;\n                              default 127.0.0.1)');
+  });
+});
+
+describe('setup and watch --daemon', () => {
+  it('parses setup with its options, and refuses what it does not take', () => {
+    expect(parseCommandLine(['setup', 'claude-code'])).toEqual({ name: 'setup', agent: 'claude-code', remove: false, dryRun: false });
+    expect(parseCommandLine(['setup', 'codex', '--remove', '--dry-run', '--project', '.'])).toEqual({ name: 'setup', agent: 'codex', remove: true, dryRun: true, project: '.' });
+    expect(parseCommandLine(['setup', 'codex', '--out', 'o', '--no-content'])).toEqual({ name: 'setup', agent: 'codex', remove: false, dryRun: false, out: 'o', captureContent: false });
+    expect(() => parseCommandLine(['setup'])).toThrow('setup needs the agent: claude-code or codex');
+    expect(() => parseCommandLine(['setup', 'gemini'])).toThrow(/got 'gemini' \(Gemini CLI has no subagent hooks/);
+    expect(() => parseCommandLine(['setup', 'codex', '--remove', '--out', 'o'])).toThrow('--remove takes no telemetry options');
+    expect(parseCommandLine(['help', 'setup'])).toEqual({ name: 'help', topic: 'setup' });
+    expect(helpText('hook')).toContain('exits 0 at once');
+  });
+
+  it('takes no directories with --daemon, and needs them without', () => {
+    expect(parseCommandLine(['watch', '--daemon'])).toMatchObject({ name: 'watch', dirs: [], daemon: true });
+    expect(() => parseCommandLine(['watch', '--daemon', '/x'])).toThrow("it takes no directories, got '/x'");
+    expect(parseCommandLine(['watch', '/x'])).toMatchObject({ daemon: false });
   });
 });

@@ -136,6 +136,17 @@ describe('setup claude-code, then a session that delegates twice', () => {
     expect(readLog()).toContain('subagent-otel watch --daemon: started');
   });
 
+  it('check shows the setup and the running watcher', async () => {
+    const result = await runCli(['check', '--json', '--out', join(root, 'check-out')], '', { ...env, OTEL_EXPORTER_OTLP_HEADERS: 'authorization=secret' });
+    const report = JSON.parse(result.stdout.toString()) as { hooks?: { agents: Record<string, string>; watcher?: number; out?: string } };
+    expect(report.hooks?.agents).toEqual({ 'claude-code': join(root, 'claude', 'projects') });
+    expect(report.hooks?.out).toBe(out);
+    expect(report.hooks?.watcher).toBe(watcherPid());
+    const text = await runCli(['check', '--out', join(root, 'check-out')], '', env);
+    expect(text.stdout.toString()).toContain(`Agents' hooks: ${join(root, 'config', 'subagent-otel', 'hooks.json')}`);
+    expect(text.stdout.toString()).toMatch(/watcher: running \(process \d+\)/);
+  });
+
   it('a repeated hook emits nothing twice; a killed watcher is started again by the next hook, repeating nothing', async () => {
     // The first session's SubagentStop and SessionEnd again (Claude Code may fire a hook twice, anthropics/claude-code#83365);
     // a new session's end, after them, marks when they were handled.

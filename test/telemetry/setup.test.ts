@@ -23,7 +23,7 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   ATTR_SUBAGENT_TELEMETRY_EXPORTER,
   ATTR_SUBAGENT_TELEMETRY_SIGNAL,
-  METRIC_GEN_AI_INVOKE_AGENT_DURATION,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
   METRIC_SUBAGENT_RUNS,
   METRIC_SUBAGENT_TELEMETRY_DROPPED,
 } from '../../src/telemetry/semconv.js';
@@ -300,7 +300,8 @@ describe('createTelemetry metric temporality', () => {
     const runs = otlp.flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics))).find((m) => m.name === METRIC_SUBAGENT_RUNS);
     expect(runs?.sum?.aggregationTemporality).toBe(1);
     expect(runs?.sum?.isMonotonic).toBe(true);
-    expect(exportsOf(otlp, METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([{ temporality: 1, values: [] }]);
+    // A run in another process (the default names of v0.1.0): its duration as the client operation's (decision 0121).
+    expect(exportsOf(otlp, METRIC_GEN_AI_CLIENT_OPERATION_DURATION)).toEqual([{ temporality: 1, values: [] }]);
     expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 1, values: [1] }]);
   });
 

@@ -19,6 +19,7 @@ import { readSetting, SETTINGS } from '../../telemetry/config.js';
 import { otlpExporterSettings } from '../../telemetry/otlp-exporters.js';
 import { openDestinationOutbox, summarizeOutbox, type OutboxPlace, type OutboxSummary } from '../../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../../telemetry/report-once.js';
+import { hooksStatus, hooksStatusText, type HooksStatus } from '../../hooks/hooks-status.js';
 
 export type CheckCommand = Extract<Command, { name: 'check' }>;
 
@@ -51,6 +52,8 @@ export interface CheckReport {
     readonly destinations: ReadonlyArray<OutboxSummary & { readonly configured: boolean }>;
     readonly delivered?: { readonly requests: number; readonly items: number; readonly runs: number; readonly refused: number };
   };
+  /** The agents' hooks (`setup`): absent when never set up. */
+  readonly hooks?: HooksStatus;
   readonly ok: boolean;
 }
 
@@ -211,6 +214,7 @@ export function formatCheckReport(report: CheckReport): string {
     for (const problem of report.problems) lines.push(`  - ${problem}`);
   }
   lines.push('', ...outboxText(report));
+  lines.push('', ...hooksStatusText(report.hooks));
   lines.push('', `Sent one test span (${SPAN_NAME_CHECK}) and one test metric (${METRIC_SUBAGENT_CHECKS}):`);
   if (report.results.length === 0) lines.push('  nothing: no destination is configured for traces or metrics');
   for (const result of report.results) lines.push(result.ok ? `  ok      ${result.destination}` : `  FAILED  ${result.destination}: ${result.error ?? 'failed'}`);
@@ -310,6 +314,7 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
       ...(plan.metrics.otlp !== undefined ? Object.keys(otlpHeaders(env, 'METRICS')) : []),
     ]),
   ];
+  const hooks = await hooksStatus(env);
   let report: CheckReport = {
     destinations,
     ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
@@ -320,6 +325,7 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
     problems,
     results,
     ...(place !== undefined ? { outbox: { ...place, destinations: await outboxSummaries(place, plan), ...(delivered !== undefined ? { delivered } : {}) } } : {}),
+    ...(hooks !== undefined ? { hooks } : {}),
     ok: false,
   };
   const undelivered = delivered !== undefined && (report.outbox?.destinations.some((d) => d.configured && d.requests > 0) ?? false);

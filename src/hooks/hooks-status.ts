@@ -1,0 +1,70 @@
+/**
+ * What `check` shows of the hooks' side: whether `setup` ran, the agents and
+ * folders it recorded, the watcher's telemetry settings (credential values
+ * left out), and whether a watcher runs. Reads only.
+ *
+ * @module subagent-otel/hooks/hooks-status
+ */
+import { readFile } from 'node:fs/promises';
+import { loadHooksConfig } from './hooks-config.js';
+import { hookFiles } from './locations.js';
+
+/** The hooks' side, as `check` reports it. */
+export interface HooksStatus {
+  /** The file `setup` wrote. */
+  readonly config: string;
+  /** Why it cannot be used, when it cannot. */
+  readonly problem?: string;
+  /** Agent to the folder its watcher follows. */
+  readonly agents: Readonly<Record<string, string>>;
+  /** `--out` of the watcher. */
+  readonly out?: string;
+  /** The recorded variables: a value, or `null` where it may hold a credential. */
+  readonly variables: Readonly<Record<string, string | null>>;
+  /** The running watcher's process id, when one runs. */
+  readonly watcher?: number;
+  readonly log: string;
+}
+
+/** Names whose values are not shown. */
+const SECRET = /HEADERS|KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The status for this environment; `undefined` when `setup` never ran. Never rejects. */
+export async function hooksStatus(env: NodeJS.ProcessEnv): Promise<HooksStatus | undefined> {
+  const files = hookFiles(env);
+  const loaded = await loadHooksConfig(files.config);
+  if (loaded.ok && loaded.config === undefined) return undefined;
+  const pid = Number.parseInt(await readFile(files.lock, 'utf8').catch(() => ''), 10);
+  const watcher = Number.isInteger(pid) && pid > 0 && isAlive(pid) ? { watcher: pid } : {};
+  if (!loaded.ok) return { config: files.config, problem: loaded.message, agents: {}, variables: {}, log: files.log, ...watcher };
+  const config = loaded.config;
+  const agents: Record<string, string> = {};
+  for (const [agent, entry] of Object.entries(config?.agents ?? {})) if (entry !== undefined) agents[agent] = entry.folder;
+  const variables: Record<string, string | null> = {};
+  for (const [name, value] of Object.entries(config?.env ?? {})) variables[name] = SECRET.test(name) ? null : value;
+  return { config: files.config, agents, variables, log: files.log, ...(config?.out !== undefined ? { out: config.out } : {}), ...watcher };
+}
+
+/** The status in words, for `check`. Pure. */
+export function hooksStatusText(status: HooksStatus | undefined): string[] {
+  if (status === undefined) return ["Agents' hooks: not set up ('subagent-otel setup claude-code' or codex reports each run when it ends)"];
+  const lines = [`Agents' hooks: ${status.config}`];
+  if (status.problem !== undefined) lines.push(`  problem: ${status.problem}`);
+  const agents = Object.entries(status.agents);
+  if (agents.length === 0 && status.problem === undefined) lines.push('  no agent set up (all removed)');
+  for (const [agent, folder] of agents) lines.push(`  ${agent}: follows ${folder}`);
+  if (status.out !== undefined) lines.push(`  watcher's output directory: ${status.out}`);
+  const variables = Object.entries(status.variables);
+  if (variables.length > 0) lines.push(`  watcher's variables: ${variables.map(([name, value]) => (value === null ? `${name} (value not shown)` : `${name}=${value}`)).join(', ')}`);
+  lines.push(`  watcher: ${status.watcher !== undefined ? `running (process ${status.watcher})` : 'not running (the next hook starts it)'}; log ${status.log}`);
+  return lines;
+}
