@@ -11,7 +11,8 @@
  * @module subagent-otel/hooks/run-hook
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { endedTranscript, hookMessageOf } from './hook-message.js';
 import { HOOK_EVENT_VARIABLE, hookFiles, isHookedAgent } from './locations.js';
 import { ensurePrivateFolder } from './private-folder.js';
@@ -50,6 +51,7 @@ function readBounded(stream: NodeJS.ReadableStream, max: number): Promise<string
 /** Appends one line to the watcher's log; a log that cannot be written is let go (a hook never fails). */
 function log(path: string, line: string): void {
   try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     appendFileSync(path, `${new Date().toISOString()} hook: ${line}\n`, { mode: 0o600 });
   } catch {
     // Nowhere else to say it: the agent must not see a failing hook.
