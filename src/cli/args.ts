@@ -84,6 +84,8 @@ export type Command =
       /** `--out <dir>`: where the watcher writes OTLP JSON files. */
       readonly out?: string;
       readonly captureContent?: false;
+      /** `--team`: the watcher adds repository, branch and user to each run (decision 0124). */
+      readonly team?: true;
     }
   | ({ readonly name: 'demo'; readonly json: boolean; readonly sessions?: string } & TelemetryFlags)
   | ({ readonly name: 'check'; readonly json: boolean; readonly deliver: boolean } & TelemetryFlags)
@@ -256,7 +258,12 @@ Options:
   --project <dir>             that project's settings (<dir>/.claude/settings.json,
                               <dir>/.codex/hooks.json) instead of the user's
   --out <dir>                 where the watcher writes traces.jsonl and metrics.jsonl
-  --no-content                record no output text (hash and length only)`,
+  --no-content                record no output text (hash and length only)
+  --team                      add the repository (vcs.repository.url.full), branch (vcs.ref.head.name)
+                              and your user name (user.name) to each run and its run and cost metrics,
+                              to break cost and truncation down per repository and person; they name
+                              people and repositories to whoever reads the telemetry (off by default;
+                              SUBAGENT_OTEL_TEAM_ATTRIBUTES=true does the same for every command)`,
   hook: `Usage: subagent-otel hook <claude-code|codex>
 
 What the agents run at SubagentStop, Stop and SessionEnd once 'subagent-otel setup' added it:
@@ -501,7 +508,15 @@ export function parseCommandLine(argv: readonly string[]): Command {
       const { values, positionals } = parse(
         'setup',
         rest,
-        { remove: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, project: { type: 'string' }, out: { type: 'string' }, 'no-content': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+        {
+          remove: { type: 'boolean' },
+          'dry-run': { type: 'boolean' },
+          project: { type: 'string' },
+          out: { type: 'string' },
+          'no-content': { type: 'boolean' },
+          team: { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
+        },
         true,
       );
       if (values.help === true) return { name: 'help', topic: 'setup' };
@@ -512,7 +527,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       if (extra !== undefined) throw new UsageError(`setup takes one agent, got '${extra}' too`);
       if (values.project === '') throw new UsageError('--project takes a directory, e.g. --project .');
       if (values.out === '') throw new UsageError('--out takes a directory, e.g. --out ~/subagent-otel-out');
-      if (values.remove === true && (values.out !== undefined || values['no-content'] === true)) throw new UsageError('--remove takes no telemetry options');
+      if (values.remove === true && (values.out !== undefined || values['no-content'] === true || values.team === true)) throw new UsageError('--remove takes no telemetry options');
       return {
         name: 'setup',
         agent,
@@ -521,6 +536,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         ...(typeof values.project === 'string' ? { project: values.project } : {}),
         ...(typeof values.out === 'string' ? { out: values.out } : {}),
         ...(values['no-content'] === true ? { captureContent: false as const } : {}),
+        ...(values.team === true ? { team: true as const } : {}),
       };
     }
     case 'check': {

@@ -163,6 +163,20 @@ export interface RunRpcError {
   readonly message: string;
 }
 
+/**
+ * Where a transcript run worked, as its files record it: Claude Code's
+ * `cwd` and `gitBranch` on its lines, Codex's `session_meta` `cwd` and `git`.
+ * Emitted only with the team attributes turned on (decision 0124).
+ */
+export interface RunWorkspace {
+  /** The session's working directory. */
+  readonly cwd?: string;
+  /** The git branch checked out there, as the agent recorded it. */
+  readonly branch?: string;
+  /** The repository's remote URL, as the agent recorded it (Codex). */
+  readonly repositoryUrl?: string;
+}
+
 /** Everything known about a closed run. Bounded by the run's output, steps and tool calls, never by its event count. */
 export interface RunRecord extends RunStart {
   /** Epoch milliseconds. */
@@ -220,6 +234,8 @@ export interface RunRecord extends RunStart {
   readonly contextWindow?: { readonly used: number; readonly size: number };
   /** ACP `usage_update` cost: cumulative over the whole session (not this run), as last reported during the run. */
   readonly sessionCost?: { readonly amount: number; readonly currency: string };
+  /** Transcript runs: where the session worked (decision 0124). */
+  readonly workspace?: RunWorkspace;
   /**
    * What the run's token usage cost, priced from a maintained price table by
    * the model each call names (replay and watch of transcripts). Absent when

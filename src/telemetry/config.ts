@@ -183,6 +183,7 @@ export interface SettingsTable {
   readonly otlpProtocol: Setting<OtlpProtocol>;
   readonly codeCache: Setting<string | false | undefined>;
   readonly semconvStability: Setting<SemconvStability>;
+  readonly teamAttributes: Setting<boolean>;
 }
 
 /** The table. Keys are the settings' names in code. */
@@ -305,6 +306,14 @@ export const SETTINGS: SettingsTable = {
     defaultText: 'the GenAI names of semantic-conventions-genai v0.1.0',
     range: 'a comma-separated list; `gen_ai_previous` keeps the previous GenAI names for one release (`gen_ai_latest_experimental` is accepted and changes nothing)',
     parse: parseSemconvStability,
+  },
+  teamAttributes: {
+    option: 'teamAttributes',
+    env: 'SUBAGENT_OTEL_TEAM_ATTRIBUTES',
+    default: false,
+    defaultText: 'off',
+    range: 'true, false, 1, 0, on, off, yes, no',
+    parse: (raw: string) => (/^(true|1|on|yes)$/i.test(raw.trim()) ? true : /^(false|0|off|no)$/i.test(raw.trim()) ? false : undefined),
   },
 };
 

@@ -48,6 +48,7 @@ import { transcriptRunAttributes } from './transcript-attributes.js';
 import { describeError, OnceReporter } from './report-once.js';
 import { readSetting, SETTINGS } from './config.js';
 import { stableChatSpanId, stableRunSpanId, stableToolSpanId, stableTraceId, type PlannedIds, type StableIdGenerator } from './stable-ids.js';
+import type { TeamAttributes } from './team-attributes.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,
@@ -161,6 +162,8 @@ export interface RunTelemetryOptions {
    * own. Default none: every span gets the provider's ids.
    */
   readonly stableIds?: StableIdGenerator;
+  /** The team attributes of a run's workspace (decision 0124), on its span and its run and cost metrics. Default: none. */
+  readonly team?: TeamAttributes;
 }
 
 /** The run instruments, created together from one meter for one `SemconvStability`. */
@@ -442,6 +445,7 @@ export class RunTelemetry implements RunListener {
   readonly #semconv: SemconvStability;
   readonly #usageNames: UsageAttributeNames;
   readonly #stableIds: StableIdGenerator | undefined;
+  readonly #team: TeamAttributes | undefined;
   readonly #open = new Map<string, OpenRun>();
   readonly #closed = new Map<string, SpanContext>();
   readonly #propagator = new W3CTraceContextPropagator();
@@ -462,6 +466,7 @@ export class RunTelemetry implements RunListener {
     this.#semconv = options.semconv ?? readSetting(SETTINGS.semconvStability, process.env, this.#reports);
     this.#usageNames = usageAttributeNames(this.#semconv);
     this.#stableIds = options.stableIds;
+    this.#team = options.team;
     if (options.meter !== undefined) this.#fixedInstruments = createInstruments(options.meter, this.#semconv);
   }
 
@@ -656,6 +661,7 @@ export class RunTelemetry implements RunListener {
       [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [finishReason],
       [ATTR_SUBAGENT_STOP_REASON]: record.stopReason,
       [ATTR_SUBAGENT_EMPTY_MESSAGES]: record.emptyMessages,
+      ...this.#team?.(record.workspace),
     };
     // The run span says what the parent received, usage included (decision 0071); the chat spans keep each call's share.
     const carrier = usageCarrier(record);
@@ -753,7 +759,7 @@ export class RunTelemetry implements RunListener {
   #recordRunMetrics(record: RunRecord, window: TimeWindow, mismatch: boolean): void {
     const instruments = this.#instruments();
     const completed = record.stopReason === STOP_REASON_VALUE_COMPLETED;
-    const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName };
+    const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName, ...this.#team?.(record.workspace) };
     putString(agent, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
 
     instruments.runs.add(1, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason, [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource });

@@ -23,6 +23,7 @@
  *
  * @module subagent-otel/telemetry/setup
  */
+import { userInfo } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
@@ -50,6 +51,7 @@ import { checkOption, MAX_TIMER_MS, readSetting, SETTINGS, type OtlpProtocol, ty
 import { resolveContentPolicy, type ContentPolicy, type Environment } from './content-policy.js';
 import { EndedTogetherSpanProcessor } from './ended-together-span-processor.js';
 import { StableIdGenerator } from './stable-ids.js';
+import { teamAttributes } from './team-attributes.js';
 import { RunTelemetry, type TelemetrySignal } from './run-telemetry.js';
 import {
   OtlpJsonLinesMetricExporter,
@@ -140,6 +142,11 @@ export interface TelemetryOptions {
    * CLI turns it on in the user's state directory).
    */
   readonly outbox?: string | false;
+  /**
+   * The team attributes on transcript runs (repository, branch, user: decision 0124).
+   * Default: `SUBAGENT_OTEL_TEAM_ATTRIBUTES`, else off.
+   */
+  readonly teamAttributes?: boolean;
 }
 
 /** What `shutdown` accomplished. */
@@ -750,6 +757,7 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     content: plan.content,
     semconv: readSetting(SETTINGS.semconvStability, env, reports),
     stableIds,
+    ...((options.teamAttributes ?? readSetting(SETTINGS.teamAttributes, env, reports)) ? { team: teamAttributes(currentUserName()) } : {}),
   });
 
   for (const box of outboxes) box.start(); // what earlier processes left goes first, beside this one's work
@@ -865,3 +873,12 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
 
 /** File names inside `outDir`, for messages and docs. */
 export const OUT_FILE_NAMES = { traces: TRACES_FILE_NAME, metrics: METRICS_FILE_NAME } as const;
+
+/** The login name of the user running this process, or `undefined` where the system names none. */
+function currentUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined; // a uid without a passwd entry (some containers)
+  }
+}

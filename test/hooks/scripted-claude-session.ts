@@ -46,6 +46,7 @@ export function runHookCommand(command: string, payload: unknown, env: NodeJS.Pr
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', fail);
+    child.stdin.on('error', () => undefined); // a hook that exits before reading its input (EPIPE): its exit code says it
     child.on('close', (code) => done({ event, startedAt, wallMs: Date.now() - startedAt, code, stdout, stderr }));
     child.stdin.end(JSON.stringify(payload));
   });
@@ -64,6 +65,8 @@ export class ScriptedClaudeSession {
   readonly hook: (event: string) => string;
   /** The environment the agent gives its hooks. */
   readonly env: NodeJS.ProcessEnv;
+  /** Fields added to every line (Claude Code's `gitBranch`, say). */
+  lineFields: Record<string, unknown> = {};
 
   constructor(projects: string, cwd: string, hook: (event: string) => string, env: NodeJS.ProcessEnv) {
     this.cwd = cwd;
@@ -76,7 +79,7 @@ export class ScriptedClaudeSession {
 
   #line(file: string, fields: Record<string, unknown>, chain: { last: string | null }): void {
     const uuid = randomUUID();
-    const line = { parentUuid: chain.last, ...fields, uuid, timestamp: new Date().toISOString(), userType: 'external', entrypoint: 'cli', cwd: this.cwd, sessionId: this.sessionId, version: '2.1.318' };
+    const line = { parentUuid: chain.last, ...fields, uuid, timestamp: new Date().toISOString(), userType: 'external', entrypoint: 'cli', cwd: this.cwd, sessionId: this.sessionId, version: '2.1.318', ...this.lineFields };
     chain.last = uuid;
     appendFileSync(file, `${JSON.stringify(line)}\n`);
   }

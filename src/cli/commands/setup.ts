@@ -70,6 +70,7 @@ export async function runSetup(cmd: SetupCommand, io: SetupIo): Promise<number> 
     }
   } else {
     const env = telemetryEnvironment(io.env);
+    if (cmd.team === true) env['SUBAGENT_OTEL_TEAM_ATTRIBUTES'] = 'true';
     const out = env['SUBAGENT_OTEL_OUT'];
     if (out !== undefined && out !== '' && !isAbsolute(out)) env['SUBAGENT_OTEL_OUT'] = resolve(out); // the watcher runs elsewhere
     const outDir = cmd.out !== undefined ? resolve(cmd.out) : hasEndpoint(env) || (out ?? '') !== '' ? undefined : join(stateRoot(io.env), 'telemetry');

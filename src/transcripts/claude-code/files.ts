@@ -22,7 +22,7 @@ import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
 import { isClaudeChainLine, isKnownClaudeRecordType, isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from './records.js';
 import { ClaudeCodeSessionReader, CLAUDE_CODE, type ClaudeRunOutcome } from './runs.js';
-import type { RunRecord, RunStart } from '../../observe/run-record.js';
+import type { RunRecord, RunStart, RunWorkspace } from '../../observe/run-record.js';
 import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
 import type { WireError } from '../../wire/wire-error.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
@@ -206,6 +206,8 @@ interface FileTally {
   isSkipped: boolean;
   /** Records of types this reader does not know, by type: passed over (decision 0099). */
   unknown?: Map<string, number>;
+  /** The first `cwd` and `gitBranch` its lines carry (decision 0124). */
+  workspace?: RunWorkspace;
 }
 
 /**
@@ -270,11 +272,13 @@ export async function readClaudeCodeSession(session: TranscriptSession, context:
   const outcomes = reader.finish();
   for (const outcome of outcomes) {
     if (!mayReport(outcome, session, context)) continue;
-    const record = outcome.record;
-    context.listener.onRunStart(startOf(record));
-    context.listener.onRunEnd(record);
     const path = outcome.fileKey === 'main' ? main?.path : outcome.fileKey;
     const tally = path !== undefined ? tallies.get(path) : undefined;
+    // Where the run worked: its own file's lines, else the session's.
+    const workspace = tally?.workspace ?? (main !== undefined ? tallies.get(main.path)?.workspace : undefined);
+    const record = workspace !== undefined ? { ...outcome.record, workspace } : outcome.record;
+    context.listener.onRunStart(startOf(record));
+    context.listener.onRunEnd(record);
     if (tally !== undefined) tally.runs += 1;
     await context.pause();
   }
@@ -306,6 +310,9 @@ async function readFile(file: TranscriptFile, context: TranscriptReadContext, ta
     parse: parseClaudeCodeLine,
     isDefect: isClaudeWireError,
     onRecord: (record) => {
+      if (tally.workspace === undefined && 'cwd' in record && typeof record.cwd === 'string') {
+        tally.workspace = { cwd: record.cwd, ...(typeof record.gitBranch === 'string' && record.gitBranch !== '' ? { branch: record.gitBranch } : {}) };
+      }
       if (record.kind === 'other' && !isKnownClaudeRecordType(record.type)) {
         tally.unknown ??= new Map();
         tally.unknown.set(record.type, (tally.unknown.get(record.type) ?? 0) + 1);

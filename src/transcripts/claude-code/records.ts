@@ -57,6 +57,10 @@ export interface ClaudeEnvelope {
   /** The line's `timestamp`, epoch ms; absent when missing or not a date. */
   readonly time?: number | undefined;
   readonly version?: string | undefined;
+  /** The session's working directory (`cwd`). */
+  readonly cwd?: string | undefined;
+  /** The git branch there (`gitBranch`; `HEAD` when detached). */
+  readonly gitBranch?: string | undefined;
 }
 
 /** An `assistant` line: one content block (in 2.1.x) of one API response, or a synthetic record. */
@@ -178,6 +182,8 @@ const EnvelopeShape = {
   isSidechain: z.boolean().optional().catch(undefined),
   timestamp: z.unknown().optional(),
   version: optionalString,
+  cwd: optionalString,
+  gitBranch: optionalString,
 };
 const EnvelopeSchema = z.looseObject(EnvelopeShape);
 /** An `attachment` chain line: only a queued command's prompt is read (its other kinds hold no run's calls or output). */
@@ -398,6 +404,8 @@ function envelope(data: z.infer<typeof EnvelopeSchema>): ClaudeEnvelope {
     isSidechain: data.isSidechain,
     time: timeOf(data.timestamp),
     version: data.version,
+    cwd: data.cwd,
+    gitBranch: data.gitBranch,
   };
 }
 

@@ -16,7 +16,7 @@
  *
  * @module subagent-otel/transcripts/codex/files
  */
-import type { RunRecord, RunStart } from '../../observe/run-record.js';
+import type { RunRecord, RunStart, RunWorkspace } from '../../observe/run-record.js';
 import { CODEX_AGENT_NAME, CODEX_SUBAGENT_NAME, CodexThreadReader, codexRunId, findCodexLink, type CodexLinkBook } from './runs.js';
 import { isCodexWireError, parseCodexLine, parseCodexSource, type CodexRecord, type CodexSessionMeta } from './records.js';
 import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
@@ -304,6 +304,7 @@ async function readThreadFile(
   context: TranscriptReadContext,
 ): Promise<ThreadFileResult> {
   let reader: CodexThreadReader | undefined;
+  let workspace: RunWorkspace | undefined;
   const facts = file.info.facts;
   const fileProblem = (line: number, code: string, message: string): void => context.onProblem({ file: file.path, line, code, scope: 'file', message });
   const { records, problems } = await readRecords<CodexRecord, WireError>(file, context, {
@@ -324,6 +325,7 @@ async function readThreadFile(
         return 'stop';
       }
       reader = newReader(record.meta, record.time, traceKey, parentThreadId, parentBook, context);
+      workspace = workspaceOf(record.meta);
       return 'continue';
     },
   });
@@ -331,7 +333,18 @@ async function readThreadFile(
     if (records === 0 && problems === 0) fileProblem(0, 'empty-file', 'the file holds no Codex record');
     return { records };
   }
-  return { records, run: { start: reader.start, record: reader.finish(), links: reader.links } };
+  const record = reader.finish();
+  return { records, run: { start: reader.start, record: workspace !== undefined ? { ...record, workspace } : record, links: reader.links } };
+}
+
+/** Where the thread worked, as its `session_meta` records it (decision 0124); `undefined` when it records nothing of it. */
+function workspaceOf(meta: CodexSessionMeta): RunWorkspace | undefined {
+  const workspace: RunWorkspace = {
+    ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
+    ...(meta.gitBranch !== undefined ? { branch: meta.gitBranch } : {}),
+    ...(meta.repositoryUrl !== undefined ? { repositoryUrl: meta.repositoryUrl } : {}),
+  };
+  return Object.keys(workspace).length > 0 ? workspace : undefined;
 }
 
 function newReader(

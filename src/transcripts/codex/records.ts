@@ -64,6 +64,12 @@ export interface CodexSessionMeta {
   readonly sessionId?: string;
   /** Newer children: the `ordinal` of the first record that is the child's own (records before it copy the parent's history). */
   readonly historyStartOrdinal?: number;
+  /** The thread's working directory (`cwd`). */
+  readonly cwd?: string;
+  /** `git.branch`, when recorded. */
+  readonly gitBranch?: string;
+  /** `git.repository_url`, when recorded. */
+  readonly repositoryUrl?: string;
 }
 
 /** A content part of a `message` item (`input_text`, `output_text`, `input_image`, ...). */
@@ -154,6 +160,8 @@ const SessionMetaSchema = z.looseObject({
   parent_thread_id: optionalString,
   session_id: optionalString,
   subagent_history_start_ordinal: z.number().nullish(),
+  cwd: optionalString,
+  git: z.looseObject({ branch: optionalString, repository_url: optionalString }).nullish().catch(undefined),
 });
 const TurnContextSchema = z.looseObject({ turn_id: optionalString, model: optionalString });
 const ItemSchema = z.looseObject({ type: z.string() });
@@ -269,6 +277,9 @@ function sessionMeta(raw: z.infer<typeof SessionMetaSchema>): CodexSessionMeta {
     parentThreadId: opt(raw.parent_thread_id),
     sessionId: opt(raw.session_id),
     historyStartOrdinal: opt(raw.subagent_history_start_ordinal),
+    cwd: opt(raw.cwd),
+    gitBranch: opt(raw.git?.branch),
+    repositoryUrl: opt(raw.git?.repository_url),
   };
   const present = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== ''));
   return { id: raw.id, source: parseCodexSource(raw.source), ...present } as CodexSessionMeta;
