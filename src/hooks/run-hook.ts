@@ -48,6 +48,21 @@ function readBounded(stream: NodeJS.ReadableStream, max: number): Promise<string
   });
 }
 
+/**
+ * The environment the watcher is started with: where the user's files are
+ * and how text is encoded, nothing of the agent's own (its keys, its
+ * session): the watcher outlives the session that started it, and takes
+ * its telemetry settings from `setup`'s file.
+ */
+export function watcherEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (/^(PATH|HOME|USER|LOGNAME|LANG|TZ|TMPDIR|SUBAGENT_OTEL_CODE_CACHE)$/.test(name) || name.startsWith('LC_') || name.startsWith('XDG_')) kept[name] = value;
+  }
+  return kept;
+}
+
 /** Appends one line to the watcher's log; a log that cannot be written is let go (a hook never fails). */
 function log(path: string, line: string): void {
   try {
@@ -96,7 +111,7 @@ export async function runHook(args: readonly string[], io: HookIo): Promise<numb
       detached: true,
       stdio: ['ignore', out, out],
       cwd: files.daemonDir,
-      env: { ...io.env, [HOOK_EVENT_VARIABLE]: line },
+      env: { ...watcherEnvironment(io.env), [HOOK_EVENT_VARIABLE]: line },
     });
     child.on('error', (error) => log(files.log, `cannot start the watcher: ${error.message}`));
     child.unref();

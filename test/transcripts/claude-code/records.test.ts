@@ -58,6 +58,8 @@ describe('parseClaudeCodeLine', () => {
       isSidechain: false,
       time: 1770845061302,
       version: '2.1.39',
+      cwd: '/w',
+      gitBranch: undefined,
       messageId: 'msg_1',
       requestId: 'req_1',
       model: 'claude-sonnet-4-5-20250929',

@@ -61,6 +61,8 @@ describe('parseCodexLine: session_meta', () => {
         cliVersion: '0.104.0-alpha.1',
         modelProvider: 'openai',
         source: { kind: 'client', name: 'vscode' },
+        cwd: '/redacted/path',
+        gitBranch: 'main',
       },
     });
   });
