@@ -31,6 +31,21 @@ export interface Checkpoint {
   readonly since: number;
   /** Reported runs (history runs too): run id to what was reported of it, its end above all. */
   readonly reported: Readonly<Record<string, ReportedRun>>;
+  /**
+   * Per session read (the watch's read key): its files' signature (path,
+   * size and mtime of each) and when it was read. A restart reads again only
+   * the sessions whose files changed since, or that go quiet after that
+   * read: not the whole history (decision 0120's update). Absent in
+   * checkpoints written before it was kept: every session is read once.
+   */
+  readonly read?: Readonly<Record<string, SessionRead>>;
+}
+
+/** What the watch remembers of a session's last read. */
+export interface SessionRead {
+  readonly signature: string;
+  /** The watch's clock at that read (epoch ms). */
+  readonly at: number;
 }
 
 const ReportedRunSchema = z.object({
@@ -40,7 +55,13 @@ const ReportedRunSchema = z.object({
 });
 
 const CHECKPOINT_SCHEMAS = {
-  2: z.object({ version: z.literal(2), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), ReportedRunSchema) }),
+  2: z.object({
+    version: z.literal(2),
+    dirs: z.array(z.string()),
+    since: z.number().nonnegative(),
+    reported: z.record(z.string(), ReportedRunSchema),
+    read: z.record(z.string(), z.object({ signature: z.string(), at: z.number() })).optional(),
+  }),
   // Version 1 kept each run's end time alone.
   1: z
     .object({ version: z.literal(1), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), z.number()) })

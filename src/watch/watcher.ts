@@ -32,7 +32,7 @@ import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
 import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
 import type { ChangeFeed } from './change-feed.js';
 import { settlePoint, type EndNotices } from './end-notices.js';
-import { saveCheckpoint, type Checkpoint } from './checkpoint.js';
+import { saveCheckpoint, type Checkpoint, type SessionRead } from './checkpoint.js';
 import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
 /** Default idle bound: a run whose files record no end is closed after 10 minutes without growth. */
@@ -41,6 +41,8 @@ export const DEFAULT_IDLE_MS = 600_000;
 const BACKPRESSURE_SPANS = 512;
 /** Default time between two passes. */
 export const DEFAULT_INTERVAL_MS = 2_000;
+/** The longest a checkpoint waits to record reads that reported no run (it is written at once after a pass that did). */
+export const READ_SAVE_MS = 60_000;
 /** With a change feed: the longest time between two listings, in case a notification was lost. */
 export const FULL_LISTING_MS = 60_000;
 
@@ -153,7 +155,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
   const dirs = options.dirs.map((dir) => resolve(dir));
   const states = new Map<string, FileState>();
   /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
-  const lastRead = new Map<string, { signature: string; at: number }>();
+  const lastRead = new Map<string, SessionRead>(Object.entries(options.checkpoint?.read ?? {}));
+  /** Whether `lastRead` changed since the checkpoint was last written. */
+  let readChanged = false;
+  /** When the checkpoint was last written (the watch's clock). */
+  let lastSaved = now();
   let sessions: TranscriptSession[] = [];
   /** When the directories were last listed (the watch's clock). */
   let lastListing: number | undefined;
@@ -263,7 +269,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       sessions = group(states, formats);
       // Sessions whose files are gone are not read again: forget them.
       const current = new Set(sessions.map(readKey));
-      for (const key of lastRead.keys()) if (!current.has(key)) lastRead.delete(key);
+      for (const key of lastRead.keys()) {
+        if (current.has(key)) continue;
+        lastRead.delete(key);
+        readChanged = true;
+      }
     }
   };
 
@@ -305,6 +315,7 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
         (settled !== undefined && last.at < settled && settled <= at);
       if (!due) continue;
       lastRead.set(key, { signature, at });
+      readChanged = true;
       readSince.add(key);
       sessionsRead += 1;
       const format = formats.find((f) => f.name === session.format);
@@ -334,8 +345,11 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       pending.clear(); // a start whose end never came (a reader that broke its contract) is not held forever
     }
 
-    if (unsaved) {
-      if (!(await options.flush())) {
+    // Reads alone (no run reported) are written at most every READ_SAVE_MS, and when the watch stops: a restart
+    // then reads only what changed since (decision 0120's update).
+    const readsDue = readChanged && (options.signal.aborted || at - lastSaved >= READ_SAVE_MS);
+    if (unsaved || readsDue) {
+      if (unsaved && !(await options.flush())) {
         // Some of this pass's telemetry was lost: undo its runs and read their sessions again next pass (same ids).
         for (const [runId, before] of unsafe) {
           if (before === undefined) reported.delete(runId);
@@ -347,8 +361,10 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       unsafe.clear();
       readSince.clear();
       try {
-        await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported) });
+        await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported), read: Object.fromEntries(lastRead) });
         unsaved = false;
+        readChanged = false;
+        lastSaved = at;
         checkpointError = undefined;
       } catch (error) {
         checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
@@ -363,6 +379,14 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
     const wait = nextWake !== undefined ? Math.min(options.intervalMs, nextWake - now()) : options.intervalMs;
     await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
     if (options.signal.aborted) break;
+  }
+  // Reads since the last write (no run reported: nothing to flush) are kept for the next start.
+  if (readChanged && !unsaved) {
+    try {
+      await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported), read: Object.fromEntries(lastRead) });
+    } catch (error) {
+      checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
+    }
   }
   return { passes, runs, reportedTotal: reported.size, problems: problemCount, repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };
 }

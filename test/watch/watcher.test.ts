@@ -270,6 +270,26 @@ describe('watch', () => {
     expect(third.reported).toEqual([]);
   });
 
+  it('reads again after a restart only the sessions whose files changed while it was down', async () => {
+    const ws = workspace();
+    const files = ['a', 'b', 'c'].map((name) => join(ws.dir, `${name}.jsonl`));
+    const first = await watch(ws, {
+      startAt: T0,
+      steps: [(c) => files.forEach((file, i) => put(file, header(`s${i}`) + line(`r${i}`, T0 + 1, true), c))],
+    });
+    expect(first.reported.sort()).toEqual(['r0', 'r1', 'r2']);
+    const saved = (await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint };
+    expect(Object.keys(saved.checkpoint.read ?? {})).toHaveLength(3);
+    // Nothing changed: the restart reads no session.
+    const quiet = await watch(ws, { startAt: T0 + 10, checkpoint: saved.checkpoint, steps: [] });
+    expect(quiet.passes[0]?.sessionsRead).toBe(0);
+    // One file grew while the watch was down: only its session is read, and its new run reported.
+    add(files[1] ?? '', line('r9', T0 + 20, true), { t: T0 + 20 });
+    const grown = await watch(ws, { startAt: T0 + 30, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    expect(grown.passes[0]?.sessionsRead).toBe(1);
+    expect(grown.reported).toEqual(['r9']);
+  });
+
   it('reports the later part of a run closed at the idle bound when its file grows again, once, across a restart', async () => {
     const ws = workspace();
     const file = join(ws.dir, 'a.jsonl');
