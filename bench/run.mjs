@@ -8,7 +8,7 @@
  * a benchmark could not run.
  *
  * Options: `--only <name,...>` (fold, spawn, proxy-throughput, proxy-latency,
- * memory, replay, transcripts, outbox, watch-idle, hooks), `--rounds <n>` for every benchmark, `--scale <x>` to
+ * memory, replay, transcripts, outbox, watch-idle, hooks, ccusage), `--rounds <n>` for every benchmark, `--scale <x>` to
  * shrink or grow every workload (targets speak of scale 1), `--no-write`
  * to print without touching `results.json` and `RESULTS.md`.
  *
@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ROOT, progress, runScript } from './lib/common.mjs';
 
-const BENCHMARKS = ['fold', 'spawn', 'proxy-throughput', 'proxy-latency', 'memory', 'replay', 'transcripts', 'outbox', 'watch-idle', 'hooks'];
+const BENCHMARKS = ['fold', 'spawn', 'proxy-throughput', 'proxy-latency', 'memory', 'replay', 'transcripts', 'outbox', 'watch-idle', 'hooks', 'ccusage'];
 
 const { values } = parseArgs({
   options: { only: { type: 'string' }, rounds: { type: 'string' }, scale: { type: 'string' }, 'no-write': { type: 'boolean' } },

@@ -1,0 +1,157 @@
+/**
+ * Benchmark 11, replay beside ccusage (issue 40): a Claude Code history of
+ * about 300 MB (scale 1; copies of the workspace's real sessions in
+ * `../shared/transcripts/claude-code/real/` with fresh ids,
+ * `lib/claude-history.mjs`, laid out as `$CLAUDE_CONFIG_DIR/projects`), read
+ * by `subagent-otel replay --out` (telemetry to files) and by ccusage 18
+ * (TypeScript) and 20 (Rust), `session --json --offline`, installed into a
+ * temporary folder from the npm registry (so the benchmark needs it). Each
+ * command is timed as a process under `/usr/bin/time` (wall seconds and
+ * peak RSS), rounds rotating the order. Figures: the replay's wall time
+ * against each ccusage's (the aims: ahead of 18, within 2x of 20), and
+ * against the floor of reading, splitting and `JSON.parse`-ing every line
+ * in one Node thread, in this process.
+ *
+ * ccusage reads usage and cost per session; replay builds every run (the
+ * one rule, subagents nested, stop reasons) and exports spans and metrics:
+ * they do not do the same work, and the figures say how far apart they are.
+ *
+ * @module subagent-otel/bench/ccusage
+ */
+import { execFileSync } from 'node:child_process';
+import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeClaudeHistory } from './lib/claude-history.mjs';
+import { CLI, ROOT, benchOptions, emitResult, figure, progress } from './lib/common.mjs';
+
+const { rounds, scale } = benchOptions({ rounds: 3 });
+const MIN_BYTES = Math.round(300 * 1024 * 1024 * scale);
+const PEERS = { 'ccusage 18': '18.0.11', 'ccusage 20': '20.0.24' };
+
+const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-ccusage-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
+const configDir = join(work, 'claude');
+const history = join(configDir, 'projects');
+progress('ccusage', `writing a Claude Code history of at least ${(MIN_BYTES / 2 ** 20).toFixed(0)} MiB`);
+const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
+const megabytes = written.bytes / 1e6;
+
+/** Installs `ccusage@version` into its own folder; @returns the path of its `ccusage` command. */
+function install(version) {
+  const prefix = join(work, `ccusage-${version}`);
+  progress('ccusage', `npm install ccusage@${version}`);
+  execFileSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', `ccusage@${version}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return join(prefix, 'node_modules', '.bin', 'ccusage');
+}
+const commands = {
+  'subagent-otel replay': () => [process.execPath, CLI, 'replay', '--out', join(work, `out-${performance.now()}`), '--json', '--no-progress', history],
+};
+for (const [name, version] of Object.entries(PEERS)) {
+  const bin = install(version);
+  commands[name] = () => [bin, 'session', '--json', '--offline'];
+}
+
+/** Runs `argv` under /usr/bin/time; @returns `{ seconds, peakMiB, stdout }`. */
+function timed(argv) {
+  const report = join(work, 'time.txt');
+  const stdout = execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', report, ...argv], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 256 * 1024 * 1024,
+    env: { PATH: process.env.PATH ?? '', HOME: work, CLAUDE_CONFIG_DIR: configDir, SUBAGENT_OTEL_OUTBOX: 'off', SUBAGENT_OTEL_CODE_CACHE: 'off', TZ: 'UTC' },
+  });
+  const [seconds, kib] = readFileSync(report, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+  return { seconds, peakMiB: kib / 1024, stdout: stdout.toString('utf8') };
+}
+
+/** Every file under `dir`. */
+function filesUnder(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+const files = filesUnder(history).filter((file) => file.endsWith('.jsonl'));
+
+/** The floor: read, split, JSON.parse each line once, in this thread. @returns seconds. */
+async function floorSeconds() {
+  const start = performance.now();
+  let lines = 0;
+  for (const file of files) {
+    let rest = '';
+    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 })) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const line of parts) if (line !== '') lines += JSON.parse(line) === null ? 0 : 1;
+    }
+    if (rest !== '') lines += JSON.parse(rest) === null ? 0 : 1;
+  }
+  if (lines === 0) throw new Error('floor: no lines');
+  return (performance.now() - start) / 1000;
+}
+
+const names = Object.keys(commands);
+const samples = Object.fromEntries(names.map((name) => [name, { seconds: [], peak: [] }]));
+const floors = [];
+let runs;
+for (let round = 0; round < rounds; round += 1) {
+  const order = names.map((_, i) => names[(i + round) % names.length]);
+  const line = [];
+  for (const name of order) {
+    const result = timed(commands[name]());
+    if (name === 'subagent-otel replay') {
+      const summary = JSON.parse(result.stdout);
+      if (summary.problems !== 0 || (runs !== undefined && summary.runs !== runs)) throw new Error(`replay gave ${summary.runs} runs and ${summary.problems} problems`);
+      runs = summary.runs;
+    } else {
+      // ccusage 18 prints `{ sessions: [...] }`, 20 `{ session: [...] }`: either must list the history's sessions.
+      const printed = JSON.parse(result.stdout);
+      const sessions = printed.sessions ?? printed.session ?? printed;
+      if (!Array.isArray(sessions) || sessions.length === 0) throw new Error(`${name} printed no sessions: ${result.stdout.slice(0, 200)}`);
+    }
+    samples[name].seconds.push(result.seconds);
+    samples[name].peak.push(result.peakMiB);
+    line.push(`${name} ${result.seconds.toFixed(2)} s ${result.peakMiB.toFixed(0)} MiB`);
+  }
+  floors.push(await floorSeconds());
+  progress('ccusage', `round ${round + 1}/${rounds}: ${line.join(', ')}, floor ${floors.at(-1).toFixed(2)} s`);
+}
+
+const replay = samples['subagent-otel replay'];
+const peak = (name) => `${name} peak RSS median ${[...samples[name].peak].sort((a, b) => a - b)[Math.floor(samples[name].peak.length / 2)].toFixed(0)} MiB`;
+const size = `${(written.bytes / 2 ** 20).toFixed(0)} MiB Claude Code history (${written.files} files, ${runs} runs)`;
+emitResult({
+  benchmark: 'ccusage',
+  workload: { bytes: written.bytes, files: written.files, runs, peers: PEERS },
+  figures: [
+    figure({
+      id: 'ccusage.replay-vs-18',
+      title: `subagent-otel replay --out beside ccusage 18 session --json --offline, ${size}`,
+      unit: 's',
+      values: replay.seconds,
+      floorName: 'ccusage 18.0.11 (TypeScript) on the same history',
+      floors: samples['ccusage 18'].seconds,
+      target: { kind: 'max-ratio', limit: 1, text: 'ahead of ccusage 18 (issue 40)' },
+      notes: `wall time of each process; ${peak('subagent-otel replay')}, ${peak('ccusage 18')}`,
+    }),
+    figure({
+      id: 'ccusage.replay-vs-20',
+      title: `subagent-otel replay --out beside ccusage 20 session --json --offline, ${size}`,
+      unit: 's',
+      values: replay.seconds,
+      floorName: 'ccusage 20.0.24 (Rust) on the same history',
+      floors: samples['ccusage 20'].seconds,
+      target: { kind: 'max-ratio', limit: 2, text: 'within 2x of ccusage 20 (issue 40)' },
+      notes: `wall time of each process; ${peak('ccusage 20')}`,
+    }),
+    figure({
+      id: 'ccusage.replay-vs-floor',
+      title: `subagent-otel replay --out against reading and parsing every line, ${size}`,
+      unit: 's',
+      values: replay.seconds,
+      floorName: 'read + split + JSON.parse each line once, one Node thread, in process',
+      floors,
+      notes: `${(megabytes / (replay.seconds.reduce((a, b) => a + b, 0) / replay.seconds.length)).toFixed(0)} MB/s on average; the replay process includes Node's start and telemetry to files`,
+    }),
+  ],
+});
