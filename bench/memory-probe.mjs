@@ -63,10 +63,10 @@ function parseOnlyObservation() {
 
 // The proxy's process settings first (as `subagent-otel proxy` applies them before loading anything),
 // for the observation and the parse-only reference alike.
-const { favourSmallHeap } = await importDist('cli/heap-settings.js');
+const { favourSmallHeap } = await importDist('proxy/heap-settings.js');
 favourSmallHeap();
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-mem-'));
-const { startProxyObservation } = isParseOnly ? {} : await importDist('cli/commands/proxy-observation.js');
+const { startProxyObservation } = isParseOnly ? {} : await importDist('proxy/proxy-observation.js');
 const env = { SUBAGENT_OTEL_OUT: join(work, 'out') };
 const observation = isParseOnly
   ? parseOnlyObservation()

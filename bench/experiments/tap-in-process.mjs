@@ -21,7 +21,7 @@ const rounds = Number(process.argv[3] ?? 5);
 const data = Buffer.from([...sdkNotificationStream({ bytes: mib * 1024 * 1024 })].join(''), 'utf8');
 const chunks = [];
 for (let offset = 0; offset < data.length; offset += 64 * 1024) chunks.push(data.subarray(offset, offset + 64 * 1024));
-const { startProxyObservation } = await importDist('cli/commands/proxy-observation.js');
+const { startProxyObservation } = await importDist('proxy/proxy-observation.js');
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-tap-'));
 
 const floor = () => splitAndParse(chunks);

@@ -13,7 +13,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
-const { runStdioProxy } = await import(new URL('../../dist/cli/stdio-proxy.js', import.meta.url).href);
+const { runStdioProxy } = await import(new URL('../../dist/proxy/stdio-proxy.js', import.meta.url).href);
 const dash = process.argv.indexOf('--');
 const out = process.argv[2];
 const [command, ...args] = process.argv.slice(dash + 1);

@@ -9,7 +9,7 @@
  *
  * @module subagent-otel/bench/peers/bridge-only
  */
-const { runStdioProxy } = await import(new URL('../../dist/cli/stdio-proxy.js', import.meta.url).href);
+const { runStdioProxy } = await import(new URL('../../dist/proxy/stdio-proxy.js', import.meta.url).href);
 
 const [command, ...args] = process.argv.slice(2);
 if (command === undefined) {

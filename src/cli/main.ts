@@ -17,9 +17,9 @@ import { constants } from 'node:os';
 import { helpText, parseCommandLine } from './args.js';
 import { ExitError, UsageError } from './errors.js';
 import { flushCompileCacheNow } from './compile-cache.js';
-import { favourSmallHeap, holdOptimizationDuringStart } from './heap-settings.js';
-import { prepareChildPipes } from './os-pipes.js';
-import { runProxy } from './commands/proxy.js';
+import { favourSmallHeap, holdOptimizationDuringStart } from '../proxy/heap-settings.js';
+import { prepareChildPipes } from '../proxy/os-pipes.js';
+import { runProxy } from '../proxy/run-proxy.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

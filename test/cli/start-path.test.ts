@@ -99,9 +99,9 @@ describe('the start path of the bundled CLI', () => {
     expect(closure.files[0]).toBe('dist/cli/subagent-otel.js');
     expect(closure.sources).toContain('src/cli/main.ts');
     expect(closure.sources).toContain('src/cli/compile-cache.ts');
-    expect(closure.sources).toContain('src/cli/commands/proxy.ts');
-    expect(closure.sources).toContain('src/cli/stdio-proxy.ts');
-    expect(closure.sources).toContain('src/cli/os-pipes.ts');
+    expect(closure.sources).toContain('src/proxy/run-proxy.ts');
+    expect(closure.sources).toContain('src/proxy/stdio-proxy.ts');
+    expect(closure.sources).toContain('src/proxy/os-pipes.ts');
     expect(closure.sources).toContain('src/backend/parent-death.ts');
   });
 
@@ -113,10 +113,10 @@ describe('the start path of the bundled CLI', () => {
   it('holds nothing of the observation: of telemetry only the configuration table, nothing of observe/ or wire/', () => {
     expect(closure.sources.filter((source) => source.startsWith('src/telemetry/'))).toEqual(['src/telemetry/config.ts']);
     expect(closure.sources.filter((source) => /^src\/(observe|wire|output|replay)\//.test(source))).toEqual([]);
-    expect(closure.sources).not.toContain('src/cli/commands/proxy-observation.ts');
+    expect(closure.sources).not.toContain('src/proxy/proxy-observation.ts');
     expect(closure.sources).not.toContain('src/cli/telemetry-options.ts');
     // proxy --agent-telemetry (receiver, join, forwarding) loads only with its flag.
-    expect(closure.sources.filter((source) => source.startsWith('src/cli/agent-telemetry'))).toEqual([]);
+    expect(closure.sources.filter((source) => source.startsWith('src/proxy/agent-telemetry'))).toEqual([]);
   });
 
   it('loads no built-in module the spawn does not need (no crypto, http, zlib, worker threads)', () => {

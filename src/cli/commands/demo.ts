@@ -26,12 +26,12 @@ import type { RunListener, RunRecord } from '../../observe/run-record.js';
 import { createTelemetryFromPlan, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
 import type { Command } from '../args.js';
 import { SETTINGS } from '../../telemetry/config.js';
-import { runStdioProxy } from '../stdio-proxy.js';
+import { runStdioProxy } from '../../proxy/stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
 import { checkOutputDirectory } from '../output-paths.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { isOutputMismatch } from '../../replay/replay.js';
-import { observeConversation } from './proxy-observation.js';
+import { observeConversation } from '../../proxy/proxy-observation.js';
 
 export type DemoCommand = Extract<Command, { name: 'demo' }>;
 

@@ -8,24 +8,24 @@
  * vocabulary's schemas) load only once a conversation turns out to be ACP
  * (decision 0033): the proxy of a dsh runtime never compiles them.
  *
- * @module subagent-otel/cli/commands/proxy-observation
+ * @module subagent-otel/proxy/proxy-observation
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { diag } from '@opentelemetry/api';
 import { randomBytes } from 'node:crypto';
-import { captureHeaderLine, captureRecordLine } from '../../wire/capture.js';
-import type { Direction, FrameObserver } from '../../observe/frame-observer.js';
-import { FrameTap } from '../../observe/frame-tap.js';
-import { ProtocolSniffer } from '../../observe/protocol-sniffer.js';
-import type { RunListener } from '../../observe/run-record.js';
-import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
-import { SdkTracker } from '../../observe/sdk-tracker.js';
-import { configurationProblems } from '../../telemetry/config-problems.js';
-import { resolveContentPolicyWithWarnings } from '../../telemetry/content-policy.js';
-import { createTelemetryFromPlan, planTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
-import type { Command } from '../args.js';
-import type { AgentTelemetry } from '../agent-telemetry.js';
-import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { captureHeaderLine, captureRecordLine } from '../wire/capture.js';
+import type { Direction, FrameObserver } from '../observe/frame-observer.js';
+import { FrameTap } from '../observe/frame-tap.js';
+import { ProtocolSniffer } from '../observe/protocol-sniffer.js';
+import type { RunListener } from '../observe/run-record.js';
+import type { JsonRpcFrame } from '../wire/jsonrpc.js';
+import { SdkTracker } from '../observe/sdk-tracker.js';
+import { configurationProblems } from '../telemetry/config-problems.js';
+import { resolveContentPolicyWithWarnings } from '../telemetry/content-policy.js';
+import { createTelemetryFromPlan, planTelemetry, type TelemetryShutdownReport } from '../telemetry/setup.js';
+import type { Command } from '../cli/args.js';
+import type { AgentTelemetry } from './agent-telemetry.js';
+import { flushBoundMs, installDiagnostics, telemetryOptions } from '../cli/telemetry-options.js';
 
 export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
 
@@ -104,7 +104,7 @@ export function protocolObserver(
   const factories = {
     sdk: (): FrameObserver => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
     acp: (): FrameObserver => {
-      const observer = new LoadingObserver(import('../../observe/acp-tracker.js').then(({ AcpTracker }) => new AcpTracker(listener, base)));
+      const observer = new LoadingObserver(import('../observe/acp-tracker.js').then(({ AcpTracker }) => new AcpTracker(listener, base)));
       loading.push(observer.settled);
       return observer;
     },

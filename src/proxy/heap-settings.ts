@@ -7,7 +7,7 @@
  * runs, as these are. Why these flags and what they were measured at:
  * decisions 0035, 0039, 0050 and 0122.
  *
- * @module subagent-otel/cli/heap-settings
+ * @module subagent-otel/proxy/heap-settings
  */
 import { setFlagsFromString } from 'node:v8';
 

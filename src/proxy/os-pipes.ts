@@ -14,7 +14,7 @@
  * start path while it runs (decision 0039); `createChildPipes` is the
  * blocking form for callers with nothing to overlap.
  *
- * @module subagent-otel/cli/os-pipes
+ * @module subagent-otel/proxy/os-pipes
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * agent's exit, and only once.
  */
 import { describe, expect, it } from 'vitest';
-import { SHORT_SESSION_LIMITS, ShortSessionWatch, type WatchTimers } from '../../src/cli/commands/short-session.js';
+import { SHORT_SESSION_LIMITS, ShortSessionWatch, type WatchTimers } from '../../src/proxy/short-session.js';
 
 /** Timers run by hand: `fire()` runs the pending callback. */
 function manualTimers(): WatchTimers & { pending: Array<{ callback: () => void; ms: number; unrefed: boolean }>; cleared: number; fire(): void } {

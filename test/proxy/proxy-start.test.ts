@@ -6,8 +6,8 @@
  */
 import { closeSync, fstatSync, readSync, writeSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { StartupQueue } from '../../src/cli/commands/proxy.js';
-import { prepareChildPipes, type ChildPipes } from '../../src/cli/os-pipes.js';
+import { StartupQueue } from '../../src/proxy/run-proxy.js';
+import { prepareChildPipes, type ChildPipes } from '../../src/proxy/os-pipes.js';
 import type { Direction } from '../../src/observe/frame-observer.js';
 
 function recorder(): { target: { push(d: Direction, c: Uint8Array, t?: number): void; end(d: Direction): void }; seen: string[] } {

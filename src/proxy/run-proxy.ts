@@ -18,18 +18,18 @@
  * short one, so it can hold V8's optimizing compiler in between (decision
  * 0122).
  *
- * @module subagent-otel/cli/commands/proxy
+ * @module subagent-otel/proxy/run-proxy
  */
-import type { Direction } from '../../observe/frame-observer.js';
-import { SETTINGS } from '../../telemetry/config.js';
-import type { TelemetryShutdownReport } from '../../telemetry/setup.js';
-import { closeProcessStdout } from '../close-stdout.js';
-import { compileCacheNote } from '../compile-cache.js';
-import type { ChildPipes } from '../os-pipes.js';
-import { runStdioProxy, type ProxyExit } from '../stdio-proxy.js';
+import type { Direction } from '../observe/frame-observer.js';
+import { SETTINGS } from '../telemetry/config.js';
+import type { TelemetryShutdownReport } from '../telemetry/setup.js';
+import { closeProcessStdout } from './close-stdout.js';
+import { compileCacheNote } from '../cli/compile-cache.js';
+import type { ChildPipes } from './os-pipes.js';
+import { runStdioProxy, type ProxyExit } from './stdio-proxy.js';
 import { ShortSessionWatch } from './short-session.js';
 import type { ProxyCommand, ProxyObservation } from './proxy-observation.js';
-import type { AgentTelemetry } from '../agent-telemetry.js';
+import type { AgentTelemetry } from './agent-telemetry.js';
 
 /** Bytes queued for observation while it loads; past this, chunks are forwarded but not observed (and that is reported). */
 export const STARTUP_QUEUE_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -182,7 +182,7 @@ export async function runProxy(
   // Opt-in only (docs/AGENTS.md): without the flag nothing of it loads and the agent gets the proxy's own environment.
   let agentTelemetry: AgentTelemetry | undefined;
   if (cmd.agentTelemetry === true) {
-    const { startAgentTelemetry } = await import('../agent-telemetry.js');
+    const { startAgentTelemetry } = await import('./agent-telemetry.js');
     agentTelemetry = await startAgentTelemetry(
       io.env,
       (message) => io.stderr.write(`subagent-otel proxy: warning: ${message}\n`),

@@ -14,7 +14,7 @@
  * The wait per run is `SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS` (default
  * {@link DEFAULT_AGENT_TELEMETRY_WAIT_MS}, 0 to 600000).
  *
- * @module subagent-otel/cli/agent-telemetry
+ * @module subagent-otel/proxy/agent-telemetry
  */
 import { diag } from '@opentelemetry/api';
 import { AgentTelemetryJoin, type ReleaseCause } from '../observe/agent-telemetry-join.js';

@@ -8,7 +8,7 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentTelemetryReceiver, TOKEN_HEADER, type AgentTelemetryReceiver } from '../../src/cli/agent-telemetry-receiver.js';
+import { startAgentTelemetryReceiver, TOKEN_HEADER, type AgentTelemetryReceiver } from '../../src/proxy/agent-telemetry-receiver.js';
 import type { OtlpJsonRequest } from '../../src/wire/otlp-json.js';
 
 const LOGS = {

@@ -18,7 +18,7 @@
  * when none is open and no request is being handled (`idle()`): after the
  * agent exited, that is when its last records are in.
  *
- * @module subagent-otel/cli/agent-telemetry-receiver
+ * @module subagent-otel/proxy/agent-telemetry-receiver
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runStdioProxy } from '../../src/cli/stdio-proxy.js';
+import { runStdioProxy } from '../../src/proxy/stdio-proxy.js';
 
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-forwarding-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -6,7 +6,7 @@
  * that is never given back (decision 0039); a long or busy one needs
  * optimized code for its throughput. Owns only that rule, not the V8 flags.
  *
- * @module subagent-otel/cli/commands/short-session
+ * @module subagent-otel/proxy/short-session
  */
 
 /** A session is no longer short once this many bytes were forwarded in all, or this many ms after the observation was built. */

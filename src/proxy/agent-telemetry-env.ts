@@ -29,7 +29,7 @@
  *
  * Pure: returns a new object, never touches `process.env`.
  *
- * @module subagent-otel/cli/agent-telemetry-env
+ * @module subagent-otel/proxy/agent-telemetry-env
  */
 
 /** Variables removed from the agent's environment: they would send its telemetry elsewhere. */

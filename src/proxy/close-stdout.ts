@@ -9,7 +9,7 @@
  * stray writes go nowhere. Only for pipes and sockets: a terminal or a file
  * has no reader waiting for EOF.
  *
- * @module subagent-otel/cli/close-stdout
+ * @module subagent-otel/proxy/close-stdout
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
 

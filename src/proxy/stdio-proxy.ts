@@ -14,7 +14,7 @@
  * no allocation, page faults or garbage per chunk (decision 0042). Owns no
  * protocol knowledge and no telemetry.
  *
- * @module subagent-otel/cli/stdio-proxy
+ * @module subagent-otel/proxy/stdio-proxy
  */
 import { spawn } from 'node:child_process';
 import { Socket, type SocketConstructorOpts } from 'node:net';
