@@ -14,7 +14,7 @@ import { readSetting, SETTINGS } from '../telemetry/config.js';
 import { defaultOutboxDir } from '../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../telemetry/report-once.js';
 import type { TelemetryOptions } from '../telemetry/setup.js';
-import type { TelemetryFlags } from './args.js';
+import type { TelemetryFlags } from './options.js';
 
 /** Environment variable naming a file for the proxy's own diagnostics (it never writes to stderr). */
 export const ENV_LOG_FILE = SETTINGS.logFile.env;

@@ -23,11 +23,28 @@ import { SdkTracker } from '../observe/sdk-tracker.js';
 import { configurationProblems } from '../telemetry/config-problems.js';
 import { resolveContentPolicyWithWarnings } from '../telemetry/content-policy.js';
 import { createTelemetryFromPlan, planTelemetry, type TelemetryShutdownReport } from '../telemetry/setup.js';
-import type { Command } from '../cli/args.js';
+import type { Protocol, TelemetryFlags } from '../cli/options.js';
 import type { AgentTelemetry } from './agent-telemetry.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../cli/telemetry-options.js';
 
-export type ProxyCommand = Extract<Command, { name: 'proxy' }>;
+/**
+ * What `subagent-otel proxy` was asked to run and how to observe it: the
+ * options its entry of the command table (`cli/commands/proxy-command`)
+ * parses. Declared here, by the machinery that takes them, so that the
+ * command imports the proxy and never the other way round.
+ */
+export interface ProxyCommand extends TelemetryFlags {
+  readonly name: 'proxy';
+  /** `--protocol`: spoken on stdio; `auto` decides from the first frames. */
+  readonly protocol: Protocol;
+  /** `--capture <file>`: also record the observed lines as NDJSON. */
+  readonly capture?: string;
+  /** `--agent-telemetry`: receive the agent's own OpenTelemetry (docs/AGENTS.md); absent: the agent's environment is untouched. */
+  readonly agentTelemetry?: true;
+  /** The agent's command (after `--`), and its arguments verbatim. */
+  readonly command: string;
+  readonly args: readonly string[];
+}
 
 /** Bytes the capture file may have waiting to be written before lines are left out of it. */
 export const CAPTURE_BACKLOG_LIMIT_BYTES = 64 * 1024 * 1024;

@@ -99,6 +99,7 @@ describe('the start path of the bundled CLI', () => {
     expect(closure.files[0]).toBe('dist/cli/subagent-otel.js');
     expect(closure.sources).toContain('src/cli/main.ts');
     expect(closure.sources).toContain('src/cli/compile-cache.ts');
+    expect(closure.sources).toContain('src/cli/commands/proxy-command.ts');
     expect(closure.sources).toContain('src/proxy/run-proxy.ts');
     expect(closure.sources).toContain('src/proxy/stdio-proxy.ts');
     expect(closure.sources).toContain('src/proxy/os-pipes.ts');

@@ -13,7 +13,7 @@ import { request } from 'node:http';
 import { planTelemetry, createTelemetryFromPlan, type Telemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import { configurationProblems, deliversAnything } from '../../telemetry/config-problems.js';
 import { INSTRUMENTATION_SCOPE_NAME, METRIC_SUBAGENT_CHECKS, SPAN_NAME_CHECK, UNIT_CHECKS } from '../../telemetry/semconv.js';
-import type { Command } from '../args.js';
+import type { CheckCommand } from './check-command.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { readSetting, SETTINGS } from '../../telemetry/config.js';
 import { otlpExporterSettings } from '../../telemetry/otlp-exporters.js';
@@ -21,7 +21,7 @@ import { openDestinationOutbox, summarizeOutbox, type OutboxPlace, type OutboxSu
 import { OnceReporter } from '../../telemetry/report-once.js';
 import { hooksStatus, hooksStatusText, type HooksStatus } from '../../hooks/hooks-status.js';
 
-export type CheckCommand = Extract<Command, { name: 'check' }>;
+export type { CheckCommand };
 
 /** Bound on sending the test span and metric, in ms (`SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS`). */
 export const DEFAULT_CHECK_FLUSH_MS = 5000;

@@ -24,7 +24,7 @@ import { runAcpSubagent } from '../../backend/acp-backend.js';
 import { runSdkSubagent } from '../../backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../observe/run-record.js';
 import { createTelemetryFromPlan, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
-import type { Command } from '../args.js';
+import type { DemoCommand } from './demo-command.js';
 import { SETTINGS } from '../../telemetry/config.js';
 import { runStdioProxy } from '../../proxy/stdio-proxy.js';
 import { formatRunTable } from '../summary.js';
@@ -33,7 +33,7 @@ import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry
 import { isOutputMismatch } from '../../replay/replay.js';
 import { observeConversation } from '../../proxy/proxy-observation.js';
 
-export type DemoCommand = Extract<Command, { name: 'demo' }>;
+export type { DemoCommand };
 
 const SDK_RUNTIME = fileURLToPath(new URL('../../fixtures/sdk-runtime.js', import.meta.url));
 const ACP_AGENT = fileURLToPath(new URL('../../fixtures/acp-agent.js', import.meta.url));

@@ -10,14 +10,14 @@
  */
 import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../../replay/replay.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
-import type { Command } from '../args.js';
+import type { ReplayCommand } from './replay-command.js';
 import { formatProblem, formatProgressBar, formatRunRow, formatRunRowHeader, formatStopReasonSummary } from '../summary.js';
 import type { RunRecord } from '../../observe/run-record.js';
 import { checkOutputDirectory } from '../output-paths.js';
 import { BACKPRESSURE_WAIT_MS, exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { outboxLines } from '../outbox-lines.js';
 
-export type ReplayCommand = Extract<Command, { name: 'replay' }>;
+export type { ReplayCommand };
 
 /** What the command writes to and reads. */
 export interface ReplayIo {
@@ -50,7 +50,7 @@ export interface ReplayJson extends ReplaySummary {
  *   outbox instead of the destination (the number of runs on stderr and in
  *   `--json`; the next command or `check --deliver` delivers it); 2 when
  *   the output directory cannot be written (checked before any work).
- *   Never rejects for bad input; other usage errors never reach here (`args.ts`).
+ *   Never rejects for bad input; other usage errors never reach here (`replay-command.ts`).
  */
 export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<number> {
   installDiagnostics('stderr', io.env, io.stderr);

@@ -14,9 +14,9 @@ import { hookCommand } from '../../hooks/settings-hooks.js';
 import { SetupError, addHooksToFile, diffLines, removeHooksFromFile, type SettingsChange } from '../../hooks/setup-files.js';
 import { stopWatcher } from '../../hooks/watcher-lock.js';
 import { errorText } from '../../wire/error-text.js';
-import type { Command } from '../args.js';
+import type { SetupCommand } from './setup-command.js';
 
-export type SetupCommand = Extract<Command, { name: 'setup' }>;
+export type { SetupCommand };
 
 /** What the command writes to and reads. */
 export interface SetupIo {

@@ -11,7 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Command } from '../args.js';
+import type { ViewCommand } from './view-command.js';
 import { ExitError } from '../errors.js';
 import { SETTINGS } from '../../telemetry/config.js';
 import { RunIndex } from '../../view/run-index.js';
@@ -21,7 +21,7 @@ import { isLoopback, listen, ListenError, viewHandler, type PageAssets, type Vie
 import type { ReplayProgress } from '../../replay/replay.js';
 import { formatProblem } from '../summary.js';
 
-export type ViewCommand = Extract<Command, { name: 'view' }>;
+export type { ViewCommand };
 
 export interface ViewIo {
   readonly stdout: NodeJS.WritableStream;

@@ -15,12 +15,12 @@ import { startChangeFeed } from '../../watch/change-feed.js';
 import { defaultCheckpointPath, loadCheckpoint } from '../../watch/checkpoint.js';
 import type { EndNotices } from '../../watch/end-notices.js';
 import { DEFAULT_IDLE_MS, DEFAULT_INTERVAL_MS, isInside, watchTranscripts } from '../../watch/watcher.js';
-import type { Command } from '../args.js';
+import type { WatchCommand } from './watch-command.js';
 import { formatProblem, formatRunRow, formatRunRowHeader } from '../summary.js';
 import { checkOutputDirectory } from '../output-paths.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 
-export type WatchCommand = Extract<Command, { name: 'watch' }>;
+export type { WatchCommand };
 
 /** What the command writes to and reads. */
 export interface WatchIo {
