@@ -71,6 +71,21 @@ const ARCHITECTURE = join(ROOT, 'docs', 'ARCHITECTURE.md');
  */
 const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonly reason: string }[] = [
   {
+    from: 'proxy/proxy-observation.ts',
+    to: 'cli/options.ts',
+    reason: "the proxy's observation takes the type of its command's parsed options (the telemetry flags) from the command line; the flags' type belongs below both (telemetry/)",
+  },
+  {
+    from: 'proxy/proxy-observation.ts',
+    to: 'cli/telemetry-options.ts',
+    reason: "the proxy builds its telemetry from the command line's flags with the same mapping every command uses; that mapping belongs below both (telemetry/)",
+  },
+  {
+    from: 'proxy/run-proxy.ts',
+    to: 'cli/compile-cache.ts',
+    reason: "the proxy writes the compile cache the command's entry turned on before its heap flag changes V8's cache key (decision 0061); the cache switch is the entry's, below which the proxy does not reach",
+  },
+  {
     from: 'view/sources.ts',
     to: 'cli/telemetry-options.ts',
     reason: "view's in-process replay takes exportBackpressure from the command line's telemetry options; it belongs below both (telemetry/)",
