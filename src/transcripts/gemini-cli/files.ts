@@ -16,6 +16,10 @@
  * Never throws or rejects: every defect is a problem with its file and
  * line, and the rest is read.
  *
+ * Line numbers cited below are of google-gemini/gemini-cli at commit
+ * 5411f113cafae26161b4969b0237b8e1e024e2c2 (docs/TRANSCRIPTS.md, "Gemini
+ * CLI", says what was read there), unless a comment names another version.
+ *
  * @module subagent-otel/transcripts/gemini-cli/files
  */
 import { Buffer } from 'node:buffer';

@@ -19,6 +19,10 @@
  * record per id wins, rewinds, checkpoints, runs) is
  * `transcripts/gemini-cli/runs`'s. Never throws.
  *
+ * Line numbers cited below are of google-gemini/gemini-cli at commit
+ * 5411f113cafae26161b4969b0237b8e1e024e2c2 (docs/TRANSCRIPTS.md, "Gemini
+ * CLI", says what was read there), unless a comment names another version.
+ *
  * @module subagent-otel/transcripts/gemini-cli/records
  */
 import * as z from 'zod';

@@ -15,6 +15,10 @@
  * (`transcripts/gemini-cli/records`) by the replay module, which owns files.
  * Never throws.
  *
+ * Line numbers cited below are of google-gemini/gemini-cli at commit
+ * 5411f113cafae26161b4969b0237b8e1e024e2c2 (docs/TRANSCRIPTS.md, "Gemini
+ * CLI", says what was read there), unless a comment names another version.
+ *
  * @module subagent-otel/transcripts/gemini-cli/runs
  */
 import { clampTokenCount, type ContentBlock, type TokenUsage } from '../../wire/content.js';

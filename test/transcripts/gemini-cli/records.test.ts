@@ -1,6 +1,7 @@
 /**
  * The Gemini CLI record schemas: each record kind told apart in the order
- * gemini-cli's own loader tests them (chatRecordingService.ts lines 168-342),
+ * gemini-cli's own loader tests them (chatRecordingService.ts lines 168-342
+ * at gemini-cli commit 5411f113),
  * defects inside a record reported without losing the rest, and the
  * sniffing helpers for metadata lines and legacy documents.
  */

@@ -1,7 +1,7 @@
 /**
  * Gemini CLI recordings as runs, driven by literal records (the shapes of
  * google-gemini/gemini-cli's chatRecordingTypes.ts; source lines cited per
- * case): the conversation rebuilt as the CLI's loader rebuilds it, usage in
+ * case, of gemini-cli at commit 5411f113): the conversation rebuilt as the CLI's loader rebuilds it, usage in
  * dsh buckets, stop evidence from the CLI's notices and from the parent's
  * tool result, and subagents linked to the call that ran them.
  */
