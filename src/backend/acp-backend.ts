@@ -36,6 +36,7 @@ import { RunBuilder } from '../observe/run-builder.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { spawnChild, type ChildHandle, type DisposeOptions, type ExitInfo, type SpawnChildOptions } from './child-process.js';
 import { outcomeOf, type SubagentOutcome } from './outcome.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** `clientInfo` sent in `initialize`. */
 export const ACP_CLIENT_INFO = { name: 'subagent-otel', version: '0.1.0' } as const;
@@ -106,7 +107,7 @@ export async function runAcpSubagent(options: AcpSubagentOptions): Promise<AcpSu
   } catch (error) {
     // Only a defect in this module lands here; the parent still gets a result, and the child is reaped.
     await run.child?.dispose(options.teardown);
-    return run.outcome(`internal error in the ACP backend: ${error instanceof Error ? error.message : String(error)}`);
+    return run.outcome(`internal error in the ACP backend: ${errorMessage(error)}`);
   }
 }
 
@@ -188,7 +189,7 @@ class AcpRun {
     })();
     const turnEnd = turn.then(
       () => ({ kind: 'answered' as const }),
-      (error: unknown) => ({ kind: 'failed' as const, message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) => ({ kind: 'failed' as const, message: errorMessage(error) }),
     );
     const abort = abortPromise(signal);
     const exit = child.exited.then((info) => ({ kind: 'exited' as const, info }));

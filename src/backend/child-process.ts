@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { withParentDeathSignal } from './parent-death.js';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { errorMessage } from '../wire/error-text.js';
 
 /**
  * Names copied from the parent's environment into a child's, exactly.
@@ -164,13 +165,13 @@ export function spawnChild(options: SpawnChildOptions): ChildHandle {
     });
   } catch (error) {
     // spawn throws synchronously only for invalid arguments (bad types, NUL bytes); report it as a failed start.
-    const info: ExitInfo = { code: null, signal: null, error: `spawn ${options.command}: ${describeError(error)}` };
+    const info: ExitInfo = { code: null, signal: null, error: `spawn ${options.command}: ${errorMessage(error)}` };
     resolveExited(info);
     return failedHandle(info);
   }
   child.on('error', (error) => {
     // 'error' means the spawn failed, or a kill could not be delivered; only the first case ends the child.
-    if (child.pid === undefined) resolveExited({ code: null, signal: null, error: describeError(error) });
+    if (child.pid === undefined) resolveExited({ code: null, signal: null, error: errorMessage(error) });
   });
   child.on('exit', (code, signal) => resolveExited({ code, signal }));
   const stdin = child.stdin as Writable;
@@ -269,8 +270,4 @@ function failedHandle(info: ExitInfo): ChildHandle {
   stdout.end();
   const exited = Promise.resolve(info);
   return { pid: undefined, stdin, stdout, exited, exitInfo: info, dispose: () => exited };
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { makeDirectory } from '../telemetry/make-directory.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /**
  * Makes sure `dir` is a directory this process can create files in,
@@ -25,17 +26,17 @@ export async function checkOutputDirectory(dir: string): Promise<string | undefi
     const info = await stat(dir);
     if (!info.isDirectory()) return 'it exists and is not a directory';
   } catch (error) {
-    if (codeOf(error) !== 'ENOENT') return `cannot use it: ${describe(error)}`;
+    if (codeOf(error) !== 'ENOENT') return `cannot use it: ${errorMessage(error)}`;
     try {
       await makeDirectory(dir);
     } catch (created) {
-      return `cannot create it: ${describe(created)}`;
+      return `cannot create it: ${errorMessage(created)}`;
     }
   }
   try {
     await access(dir, constants.W_OK | constants.X_OK);
   } catch (error) {
-    return `cannot write in it: ${describe(error)}`;
+    return `cannot write in it: ${errorMessage(error)}`;
   }
   return undefined;
 }
@@ -52,26 +53,22 @@ export async function checkOutputFile(path: string): Promise<string | undefined>
     const info = await stat(path);
     if (!info.isFile()) return 'it exists and is not a regular file';
   } catch (error) {
-    if (codeOf(error) !== 'ENOENT') return `cannot use it: ${describe(error)}`;
+    if (codeOf(error) !== 'ENOENT') return `cannot use it: ${errorMessage(error)}`;
     try {
       if (!(await stat(dirname(path))).isDirectory()) return `${dirname(path)} is not a directory`;
     } catch (parent) {
-      return `its directory cannot be used: ${describe(parent)}`;
+      return `its directory cannot be used: ${errorMessage(parent)}`;
     }
   }
   try {
     const handle = await open(path, 'a');
     await handle.close();
   } catch (error) {
-    return `cannot append to it: ${describe(error)}`;
+    return `cannot append to it: ${errorMessage(error)}`;
   }
   return undefined;
 }
 
 function codeOf(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

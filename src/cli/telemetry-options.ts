@@ -15,6 +15,7 @@ import { defaultOutboxDir } from '../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../telemetry/report-once.js';
 import type { TelemetryOptions } from '../telemetry/setup.js';
 import type { TelemetryFlags } from './options.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** Environment variable naming a file for the proxy's own diagnostics (it never writes to stderr). */
 export const ENV_LOG_FILE = SETTINGS.logFile.env;
@@ -66,7 +67,7 @@ export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv):
 
 function lineLogger(write: (line: string) => void): DiagLogger {
   const at = (level: string) => (message: string, ...args: unknown[]) => {
-    const extra = args.length > 0 ? ` ${args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ')}` : '';
+    const extra = args.length > 0 ? ` ${args.map(errorMessage).join(' ')}` : '';
     write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
   };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('verbose') };
@@ -82,7 +83,7 @@ export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.Proce
   // already count drops and say so once per kind, so the SDK's own reports are said once per message.
   const seen = new Set<string>();
   setGlobalErrorHandler((error) => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     if (seen.has(message) || seen.size >= 64) return;
     seen.add(message);
     diag.warn(`subagent-otel: OpenTelemetry SDK: ${message} (further reports of this error are not repeated)`);

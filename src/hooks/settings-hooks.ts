@@ -14,18 +14,13 @@
  */
 import { END_EVENTS } from './hook-message.js';
 import type { HookedAgent } from './locations.js';
+import { isJsonObject, type JsonObject } from '../wire/json-values.js';
 
 /** The bound the agent puts on our hook (seconds); the hook itself finishes in milliseconds. */
 export const HOOK_TIMEOUT_SECONDS = 10;
 
 /** A settings file whose shape this edit cannot follow (the user's to fix). */
 export class SettingsShapeError extends Error {}
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Quotes `word` for a POSIX shell (the agents run command hooks with `sh -c`). */
 export function shellQuote(word: string): string {
@@ -39,16 +34,16 @@ export function hookCommand(nodePath: string, scriptPath: string, agent: HookedA
 
 /** Whether a hook entry is one this project wrote (for any agent). */
 export function isOurHook(hook: unknown): boolean {
-  if (!isObject(hook) || typeof hook['command'] !== 'string') return false;
+  if (!isJsonObject(hook) || typeof hook['command'] !== 'string') return false;
   const command = hook['command'].trim();
   return command.includes('subagent-otel') && /\shook (claude-code|codex)$/.test(command);
 }
 
 /** `settings.hooks`, checked: absent is empty; anything but an object of lists is the user's to fix. */
-function hooksOf(settings: Json, file: string): Json {
+function hooksOf(settings: JsonObject, file: string): JsonObject {
   const hooks = settings['hooks'];
   if (hooks === undefined) return {};
-  if (!isObject(hooks)) throw new SettingsShapeError(`${file}: "hooks" is not an object; fix it by hand, then run setup again`);
+  if (!isJsonObject(hooks)) throw new SettingsShapeError(`${file}: "hooks" is not an object; fix it by hand, then run setup again`);
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) throw new SettingsShapeError(`${file}: "hooks.${event}" is not a list; fix it by hand, then run setup again`);
   }
@@ -61,7 +56,7 @@ function hooksOf(settings: Json, file: string): Json {
  * @returns the new settings (a copy) and whether anything changed.
  * @throws SettingsShapeError when `hooks` is not the documented shape.
  */
-export function withOurHooks(settings: Json, command: string, file: string): { readonly settings: Json; readonly changed: boolean } {
+export function withOurHooks(settings: JsonObject, command: string, file: string): { readonly settings: JsonObject; readonly changed: boolean } {
   const next = structuredClone(settings);
   const hooks = hooksOf(next, file);
   let changed = false;
@@ -69,9 +64,9 @@ export function withOurHooks(settings: Json, command: string, file: string): { r
     const groups = (hooks[event] as unknown[] | undefined) ?? [];
     let present = false;
     for (const group of groups) {
-      if (!isObject(group) || !Array.isArray(group['hooks'])) continue;
+      if (!isJsonObject(group) || !Array.isArray(group['hooks'])) continue;
       for (const hook of group['hooks'] as unknown[]) {
-        if (!isOurHook(hook) || !isObject(hook)) continue;
+        if (!isOurHook(hook) || !isJsonObject(hook)) continue;
         if (present) continue;
         present = true;
         if (hook['command'] !== command) {
@@ -96,7 +91,7 @@ export function withOurHooks(settings: Json, command: string, file: string): { r
  * @returns the new settings (a copy) and how many hooks were removed.
  * @throws SettingsShapeError when `hooks` is not the documented shape.
  */
-export function withoutOurHooks(settings: Json, file: string): { readonly settings: Json; readonly removed: number } {
+export function withoutOurHooks(settings: JsonObject, file: string): { readonly settings: JsonObject; readonly removed: number } {
   const next = structuredClone(settings);
   if (next['hooks'] === undefined) return { settings: next, removed: 0 };
   const hooks = hooksOf(next, file);
@@ -104,7 +99,7 @@ export function withoutOurHooks(settings: Json, file: string): { readonly settin
   for (const [event, value] of Object.entries(hooks)) {
     const groups = value as unknown[];
     const kept = groups.filter((group) => {
-      if (!isObject(group) || !Array.isArray(group['hooks'])) return true;
+      if (!isJsonObject(group) || !Array.isArray(group['hooks'])) return true;
       const all = group['hooks'] as unknown[];
       const others = all.filter((hook) => !isOurHook(hook));
       if (others.length === all.length) return true;

@@ -27,6 +27,8 @@
  * @module subagent-otel/observe/acp-truncation
  */
 
+import { isJsonObject } from '../wire/json-values.js';
+
 /** Version of {@link ACP_TRUNCATION_SIGNATURES}; bumped on every change to the table. */
 export const ACP_TRUNCATION_TABLE_VERSION = 2 as const;
 
@@ -156,8 +158,8 @@ function errorTexts(answer: { readonly message: string; readonly data?: unknown 
   const texts = [answer.message];
   const { data } = answer;
   if (typeof data === 'string') texts.push(data);
-  else if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
-    const message = (data as Record<string, unknown>)['message'];
+  else if (isJsonObject(data)) {
+    const message = data['message'];
     if (typeof message === 'string') texts.push(message);
   }
   return texts;

@@ -40,6 +40,7 @@ import { ConsumedWorkFold } from '../output/consumed-work.js';
 import { stopReasonOf } from '../output/stop-reason.js';
 import { RunBuilder, guardListener } from './run-builder.js';
 import type { RunListener, RunRecord, RunStart } from './run-record.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** `origin` passed to `RunListener.onMalformed` for log records this tracker skips. */
 export const LOG_ORIGIN = 'log' as const;
@@ -216,7 +217,7 @@ export class LogTracker {
       }
     } catch (error) {
       // readDurableLogBatches never throws for content: this is the source failing (missing file, EISDIR, EACCES, EIO).
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       if (reader.sessionId === undefined) reader.problem(0, 'unreadable', `cannot read the file: ${reason}`);
       else reader.problem(0, 'unreadable', `reading stopped part-way (${reason}); the records before stand`, 'record');
     }

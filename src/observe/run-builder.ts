@@ -16,6 +16,7 @@ import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import type { SubagentStopReason } from '../output/stop-reason.js';
 import { diag } from '@opentelemetry/api';
 import type { RunListener, RunRecord, RunStart, StepRecord, ToolCallRecord, UsageTotals } from './run-record.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** What `RunBuilder.pushDelta` reads of a streamed delta (`wire/delta-line`'s `DeltaLine` is one). */
 export interface StreamDelta {
@@ -355,7 +356,7 @@ export function guardListener(listener: RunListener): RunListener {
       fn();
     } catch (error) {
       listenerFailureCount += 1;
-      const message = `subagent-otel: RunListener.${method} threw and was skipped: ${error instanceof Error ? error.message : String(error)}`;
+      const message = `subagent-otel: RunListener.${method} threw and was skipped: ${errorMessage(error)}`;
       if (loggedListenerFailures.size < MAX_LOGGED_LISTENER_FAILURES && !loggedListenerFailures.has(message)) {
         loggedListenerFailures.add(message);
         try {

@@ -25,6 +25,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzip } from 'node:zlib';
 import { parseOtlpJsonRequest, type OtlpJsonRequest, type OtlpSignal } from '../wire/otlp-json.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** The request header that carries the receiver's token. */
 export const TOKEN_HEADER = 'x-subagent-otel-token';
@@ -162,10 +163,10 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
           onRequest(parsed.value);
         } catch (error) {
           stats.refused += 1;
-          stats.firstRefusal ??= `${path}: handling failed: ${error instanceof Error ? error.message : String(error)}`;
+          stats.firstRefusal ??= `${path}: handling failed: ${errorMessage(error)}`;
         }
       })
-      .catch((error: unknown) => refuse(res, 400, `${path}: ${error instanceof Error ? error.message : String(error)}`));
+      .catch((error: unknown) => refuse(res, 400, `${path}: ${errorMessage(error)}`));
   });
   server.on('connection', (socket) => {
     open += 1;

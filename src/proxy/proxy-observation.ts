@@ -26,6 +26,7 @@ import { createTelemetryFromPlan, planTelemetry, type TelemetryShutdownReport } 
 import type { Protocol, TelemetryFlags } from '../cli/options.js';
 import type { AgentTelemetry } from './agent-telemetry.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../cli/telemetry-options.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /**
  * What `subagent-otel proxy` was asked to run and how to observe it: the
@@ -81,7 +82,7 @@ class LoadingObserver implements FrameObserver {
       })
       .catch((err: unknown) => {
         this.#held = [];
-        diag.error(`subagent-otel: the protocol tracker failed to load or to take its first frames: ${err instanceof Error ? err.message : String(err)}`);
+        diag.error(`subagent-otel: the protocol tracker failed to load or to take its first frames: ${errorMessage(err)}`);
       });
   }
 
@@ -224,7 +225,7 @@ export function startProxyObservation(
   // One plan for the check, the pipelines and the agent's forwarding: each planning warning is logged once.
   const plan = planTelemetry(options);
   const problems = configurationProblems(options, plan, cmd.capture).catch((error: unknown) => {
-    diag.error(`subagent-otel: configuration check failed: ${error instanceof Error ? error.message : String(error)}`);
+    diag.error(`subagent-otel: configuration check failed: ${errorMessage(error)}`);
     return [];
   });
   const telemetry = createTelemetryFromPlan(options, plan);
@@ -298,7 +299,7 @@ export function startProxyObservation(
       try {
         observer.close(Date.now(), diagnostic);
       } catch (err) {
-        diag.error(`subagent-otel: closing runs failed: ${err instanceof Error ? err.message : String(err)}`);
+        diag.error(`subagent-otel: closing runs failed: ${errorMessage(err)}`);
       }
       await settled();
       // The exited agent's last records come in (bounded), every held run is passed on, then the receiver closes.

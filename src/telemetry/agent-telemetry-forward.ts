@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { attributeMap, millisOf, type OtlpJsonLogsRequest, type OtlpJsonRequest, type OtlpJsonTracesRequest, type OtlpSignal } from '../wire/otlp-json.js';
 import { fileLineSink, type LineSink } from './otlp-json-file-exporter.js';
 import type { SignalPlan } from './setup.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** Where a moved trace goes: the run span's ids. */
 export interface RunSpanIds {
@@ -148,7 +149,7 @@ export function createAgentTelemetryForwarder(plan: ForwardPlan): AgentTelemetry
       },
       (error: unknown) => {
         stats.failed += 1;
-        stats.firstFailure ??= `${where}: ${error instanceof Error ? error.message : String(error)}`;
+        stats.firstFailure ??= `${where}: ${errorMessage(error)}`;
       },
     );
     inFlight.add(settled);

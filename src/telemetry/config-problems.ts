@@ -15,13 +15,14 @@ import { SETTINGS, type Environment } from './config.js';
 import { exampleEndpoint, isOtlpEndpoint, OTLP_ENDPOINT_VARIABLES } from './otlp-endpoint.js';
 import { METRICS_FILE_NAME, TRACES_FILE_NAME } from './otlp-json-file-exporter.js';
 import type { TelemetryOptions, TelemetryPlan } from './setup.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** Exporter names `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` may list. */
 const SUPPORTED_EXPORTERS = ['otlp', 'console', 'none'];
 
 function errorCode(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' ? code : errorMessage(error);
 }
 
 async function unwritableFile(dir: string, name: string): Promise<string | undefined> {

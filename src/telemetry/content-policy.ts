@@ -31,6 +31,7 @@ import {
 } from './semconv.js';
 import { describeError, OnceReporter } from './report-once.js';
 import { SETTINGS, type Environment } from './config.js';
+import { isJsonObject, type JsonObject } from '../wire/json-values.js';
 
 /** Appended to every text field the length cap shortened. */
 export const TRUNCATION_MARKER = '...[truncated]';
@@ -146,12 +147,6 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-type JsonObject = { [key: string]: unknown };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * Maps one content block to a GenAI message part: `text` and `reasoning` to
  * `{ type, content }`, `tool-call` to `tool_call`, `tool-result` to
@@ -159,7 +154,7 @@ function isObject(value: unknown): value is JsonObject {
  * `type`. Never throws on odd input (a non-object becomes a generic part).
  */
 function toPart(block: unknown): JsonObject {
-  if (!isObject(block)) return { type: 'unknown', value: block };
+  if (!isJsonObject(block)) return { type: 'unknown', value: block };
   switch (block['type']) {
     case 'text':
       return { type: GEN_AI_PART_TYPE_VALUE_TEXT, content: block['text'] };
@@ -206,7 +201,7 @@ function collectLeaves(value: unknown, leaves: Leaf[]): void {
       if (typeof item === 'string') add(value, i, item);
       else collectLeaves(item, leaves);
     });
-  } else if (isObject(value)) {
+  } else if (isJsonObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       if (typeof item === 'string') {
         if (!SHAPE_KEYS.has(key)) add(value, key, item);
@@ -356,7 +351,7 @@ export function outputAttributes(
   if (blocks.length > 0) {
     const messages = capJson(outputMessages(blocks, finishReason), policy.maxLength, (copy) => {
       const first = Array.isArray(copy) ? (copy[0] as unknown) : undefined;
-      return isObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
+      return isJsonObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
     });
     if (messages !== undefined) attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] = messages.json;
     truncated ||= messages === undefined || messages.truncated;

@@ -18,14 +18,9 @@ import {
   GEN_AI_PART_TYPE_VALUE_URI,
   GEN_AI_ROLE_VALUE_USER,
 } from './semconv.js';
+import { isJsonObject, type JsonObject } from '../wire/json-values.js';
 
 const reports = new OnceReporter();
-
-type JsonObject = { [key: string]: unknown };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The conventions' modality of a MIME type (`image/png` -> `image`), else `fallback`. */
 function modalityOf(mimeType: unknown, fallback: string): string {
@@ -56,12 +51,12 @@ function acpPart(block: JsonObject): JsonObject | undefined {
  */
 export function inputMessages(blocks: readonly unknown[]): JsonObject[] {
   const parts = blocks.map((block) => {
-    const acp = isObject(block) ? acpPart(block) : undefined;
+    const acp = isJsonObject(block) ? acpPart(block) : undefined;
     if (acp !== undefined) return acp;
     // The output mapping of one block: text, reasoning, tool call, tool result, generic.
     const [message] = outputMessages([block], '');
-    const mapped = isObject(message) && Array.isArray(message['parts']) ? (message['parts'][0] as unknown) : undefined;
-    return isObject(mapped) ? mapped : { type: 'unknown', value: block };
+    const mapped = isJsonObject(message) && Array.isArray(message['parts']) ? (message['parts'][0] as unknown) : undefined;
+    return isJsonObject(mapped) ? mapped : { type: 'unknown', value: block };
   });
   return [{ role: GEN_AI_ROLE_VALUE_USER, parts }];
 }
@@ -91,7 +86,7 @@ export function inputAttributes(prompt: readonly ContentBlock[] | undefined, pol
   }
   const capped = capJson(inputMessages(blocks), policy.maxLength, (copy) => {
     const first = Array.isArray(copy) ? (copy[0] as unknown) : undefined;
-    return isObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
+    return isJsonObject(first) && Array.isArray(first['parts']) ? first['parts'] : undefined;
   });
   return capped === undefined ? {} : { [ATTR_GEN_AI_INPUT_MESSAGES]: capped.json };
 }

@@ -23,6 +23,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { AggregationTemporality, InstrumentType, type AggregationTemporalitySelector, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { OTLP_EXPORTER_SETTINGS, readOtlpSetting, type Environment, type OtlpProtocol, type TemporalityPreference } from './config.js';
 import type { OnceReporter } from './report-once.js';
+import { asError } from '../wire/error-text.js';
 
 /** The signals the project exports. */
 export type OtlpSignal = 'TRACES' | 'METRICS';
@@ -336,7 +337,7 @@ export async function loadMetricExporter(settings: OtlpExporterSettings, bodies?
 }
 
 function failed(error: unknown): ExportResult {
-  return { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
+  return { code: ExportResultCode.FAILED, error: asError(error) };
 }
 
 /**

@@ -21,6 +21,7 @@ import { JsonMetricsSerializer, JsonTraceSerializer } from '@opentelemetry/otlp-
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { makeDirectory } from './make-directory.js';
+import { asError } from '../wire/error-text.js';
 
 /** File name of the traces in an output directory. */
 export const TRACES_FILE_NAME = 'traces.jsonl';
@@ -101,7 +102,7 @@ export function streamLineSink(stream: NodeJS.WritableStream, description: strin
         try {
           stream.write(line, (error) => (error ? reject(error) : resolve()));
         } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
+          reject(asError(error));
         }
       });
     },
@@ -148,7 +149,7 @@ class LineWriter {
       if (body === undefined) throw new Error('OTLP JSON serialization produced nothing');
       line = Buffer.concat([body, NEWLINE]);
     } catch (error) {
-      report({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      report({ code: ExportResultCode.FAILED, error: asError(error) });
       return;
     }
     if (this.#pending.length >= MAX_PENDING_LINES || this.#pendingBytes + line.length > MAX_PENDING_BYTES) {
@@ -176,7 +177,7 @@ class LineWriter {
         await this.#sink.append(group.length === 1 ? group[0]!.line : Buffer.concat(group.map((item) => item.line), bytes));
         result = { code: ExportResultCode.SUCCESS };
       } catch (error) {
-        result = { code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) };
+        result = { code: ExportResultCode.FAILED, error: asError(error) };
       }
       for (const item of group) item.report(result);
     }

@@ -7,6 +7,7 @@
  * @module subagent-otel/telemetry/report-once
  */
 import { diag, type DiagLogger } from '@opentelemetry/api';
+import { errorMessage } from '../wire/error-text.js';
 
 /** The diag logger every module of `telemetry/` writes through (messages are prefixed `subagent-otel`). */
 export const telemetryDiag: DiagLogger = diag.createComponentLogger({ namespace: 'subagent-otel' });
@@ -46,8 +47,7 @@ export class OnceReporter {
 /** `error.message` for an `Error`, else the value as text; never throws. */
 export function describeError(error: unknown): string {
   try {
-    if (error instanceof Error) return error.message;
-    return String(error);
+    return errorMessage(error);
   } catch {
     // String() of an exotic object (throwing toString) fails: say so rather than fail.
     return 'unprintable error';

@@ -89,6 +89,7 @@ import {
   TELEMETRY_SIGNAL_VALUE_METRICS,
   TELEMETRY_SIGNAL_VALUE_TRACES,
 } from './semconv.js';
+import { asError } from '../wire/error-text.js';
 
 /** Environment variable naming the directory of the embedded OTLP-JSON-lines default. */
 export const ENV_OUT_DIR = SETTINGS.out.env;
@@ -429,7 +430,7 @@ class CountingSpanExporter implements SpanExporter {
     try {
       this.#inner.export(spans, settle);
     } catch (error) {
-      settle({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      settle({ code: ExportResultCode.FAILED, error: asError(error) });
     }
   }
 
@@ -474,7 +475,7 @@ class CountingMetricExporter implements PushMetricExporter {
     try {
       this.#inner.export(metrics, settle);
     } catch (error) {
-      settle({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      settle({ code: ExportResultCode.FAILED, error: asError(error) });
     }
   }
 

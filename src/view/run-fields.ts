@@ -9,9 +9,7 @@
  * @module subagent-otel/view/run-fields
  */
 
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
+import { asJsonObject } from '../wire/json-values.js';
 
 /**
  * The output as text: each text (and reasoning) block's text, other blocks
@@ -28,7 +26,7 @@ export function outputText(json: unknown): string {
   if (!Array.isArray(blocks)) return json;
   const parts: string[] = [];
   for (const item of blocks) {
-    const block = record(item);
+    const block = asJsonObject(item);
     if (block === undefined) continue;
     if (typeof block.text === 'string') parts.push(block.text);
     else if (typeof block.type === 'string') parts.push(`[${block.type}${typeof block.name === 'string' ? ` ${block.name}` : ''}]`);
@@ -48,10 +46,10 @@ export function messagesText(json: unknown): string {
   if (!Array.isArray(messages)) return json;
   const parts: string[] = [];
   for (const item of messages) {
-    const message = record(item);
+    const message = asJsonObject(item);
     if (message === undefined || !Array.isArray(message.parts)) continue;
     for (const p of message.parts) {
-      const part = record(p);
+      const part = asJsonObject(p);
       if (part !== undefined && typeof part.content === 'string') parts.push(part.content);
     }
   }

@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { gzipSync } from 'node:zlib';
 import { SORT_KEYS, type RunQuery, type SortKey, type Summary } from './api-types.js';
 import type { RunIndex } from './run-index.js';
+import { errorMessage } from '../wire/error-text.js';
 
 /** The page's static files, read before the server starts. */
 export interface PageAssets {
@@ -179,7 +180,7 @@ export function viewHandler(state: ViewState, assets: PageAssets, loopbackOnly: 
           send(req, res, 404, 'text/plain; charset=utf-8', 'not found\n');
       }
     })().catch((error: unknown) => {
-      if (!res.headersSent) json(req, res, 500, { error: error instanceof Error ? error.message : String(error) });
+      if (!res.headersSent) json(req, res, 500, { error: errorMessage(error) });
       else res.destroy();
     });
   };

@@ -21,6 +21,7 @@
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { errorMessage } from '../wire/error-text.js';
 
 /** A running feed. */
 export interface ChangeFeed {
@@ -61,7 +62,7 @@ export function startChangeFeed(roots: readonly string[], onFailure: (message: s
   const fail = (dir: string, error: unknown): void => {
     if (failure !== undefined) return;
     const limit = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (raise fs.inotify.max_user_watches to follow them, or give --poll)' : '';
-    failure = `cannot follow ${dir} by notifications (${error instanceof Error ? error.message : String(error)}); listing the directories every pass instead${limit}`;
+    failure = `cannot follow ${dir} by notifications (${errorMessage(error)}); listing the directories every pass instead${limit}`;
     closeAll();
     onFailure(failure);
   };

@@ -19,6 +19,7 @@
 import * as z from 'zod';
 import type { TokenUsage } from './content.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
+import { isJsonObject } from './json-values.js';
 
 /** Methods the client calls on the agent (requests, and the `session/cancel` notification). */
 export const ACP_AGENT_METHODS = {
@@ -359,7 +360,7 @@ export function parseAcpPromptResult(result: unknown): AcpParseResult<AcpPromptR
       ...(stopReason !== undefined ? { stopReason } : {}),
       ...(usage !== undefined && usage !== null ? { usage: withoutNulls(usage) } : {}),
       ...(messageId !== undefined && messageId !== null ? { messageId } : {}),
-      ...(isRecord(_meta) ? { _meta } : {}),
+      ...(isJsonObject(_meta) ? { _meta } : {}),
     },
   };
 }
@@ -435,7 +436,7 @@ export function parseAcpSessionUpdate(params: unknown): AcpSessionUpdateResult {
 
 function normalizeUsageUpdate(update: Record<string, unknown>): AcpUsageWindowUpdate {
   const { cost, ...rest } = update;
-  const valid = isRecord(cost) && typeof cost.amount === 'number' && Number.isFinite(cost.amount) && typeof cost.currency === 'string';
+  const valid = isJsonObject(cost) && typeof cost.amount === 'number' && Number.isFinite(cost.amount) && typeof cost.currency === 'string';
   return {
     ...(rest as unknown as AcpUsageWindowUpdate),
     ...(valid ? { cost: { amount: cost.amount as number, currency: cost.currency as string } } : {}),
@@ -474,12 +475,6 @@ export function tokenUsageFromAcp(usage: AcpUsage): TokenUsage {
     ...(usage.cachedWriteTokens !== undefined ? { cacheWriteTokens: usage.cachedWriteTokens } : {}),
     ...(usage.thoughtTokens !== undefined ? { reasoningTokens: usage.thoughtTokens } : {}),
   };
-}
-
-
-/** `true` for a plain JSON object (not `null`, not an array). */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** One option a `session/request_permission` offers. */
@@ -554,9 +549,9 @@ export function parseAcpPermissionResponse(result: unknown): AcpParseResult<AcpP
  * first; otherwise the first such key in object order. `undefined` when none.
  */
 export function agentToolName(meta: unknown): string | undefined {
-  if (!isRecord(meta)) return undefined;
+  if (!isJsonObject(meta)) return undefined;
   const nameIn = (value: unknown): string | undefined =>
-    isRecord(value) && typeof value.toolName === 'string' && value.toolName !== '' ? value.toolName : undefined;
+    isJsonObject(value) && typeof value.toolName === 'string' && value.toolName !== '' ? value.toolName : undefined;
   const preferred = nameIn(meta['claudeCode']);
   if (preferred !== undefined) return preferred;
   for (const value of Object.values(meta)) {
@@ -582,15 +577,15 @@ export interface AcpMetaQuota {
  */
 export function acpMetaQuota(meta: Readonly<Record<string, unknown>> | undefined): AcpMetaQuota | undefined {
   const quota = meta?.['quota'];
-  if (!isRecord(quota)) return undefined;
+  if (!isJsonObject(quota)) return undefined;
   const count = quota['token_count'];
-  if (!isRecord(count)) return undefined;
+  if (!isJsonObject(count)) return undefined;
   const input = count['input_tokens'];
   const output = count['output_tokens'];
   if (!isCount(input) || !isCount(output)) return undefined;
   const usage = quota['model_usage'];
   const models = Array.isArray(usage)
-    ? usage.flatMap((entry: unknown) => (isRecord(entry) && typeof entry.model === 'string' && entry.model !== '' ? [entry.model] : []))
+    ? usage.flatMap((entry: unknown) => (isJsonObject(entry) && typeof entry.model === 'string' && entry.model !== '' ? [entry.model] : []))
     : [];
   return { inputTokens: input, outputTokens: output, models };
 }
@@ -607,7 +602,7 @@ function isCount(value: unknown): value is number {
  */
 export function acpErrorText(error: { readonly message: string; readonly data?: unknown }): string {
   const data = error.data;
-  const detail = typeof data === 'string' ? data : isRecord(data) && typeof data.message === 'string' ? data.message : undefined;
+  const detail = typeof data === 'string' ? data : isJsonObject(data) && typeof data.message === 'string' ? data.message : undefined;
   if (detail === undefined || detail === '' || error.message.includes(detail)) return error.message;
   return error.message === '' ? detail : `${error.message}: ${detail}`;
 }

@@ -26,6 +26,8 @@ import { ByteLineReader, DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type 
 import { fileChunks } from './file-chunks.js';
 import { DEFAULT_MAX_LINE_BYTES, decodeUtf8Line } from './ndjson.js';
 import type { SplitLine } from './ndjson.js';
+import { errorMessage } from './error-text.js';
+import { isJsonObject } from './json-values.js';
 
 export { DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type LogCompression };
 
@@ -187,10 +189,10 @@ function isSafeIntegerList(value: unknown): value is number[] {
  * rejects and never changes a message.
  */
 function plainPackedRow(row: unknown): PackedRow | undefined {
-  if (!isPlainObject(row) || !hasOnlyKeys(row, TEXT_ROW_KEYS)) return undefined;
+  if (!isJsonObject(row) || !hasOnlyKeys(row, TEXT_ROW_KEYS)) return undefined;
   const { type, seq0, time0, data } = row;
   if (seq0 !== undefined && (!Number.isSafeInteger(seq0) || (seq0 as number) < 0)) return undefined;
-  if ((time0 !== undefined && !Number.isSafeInteger(time0)) || !isPlainObject(data)) return undefined;
+  if ((time0 !== undefined && !Number.isSafeInteger(time0)) || !isJsonObject(data)) return undefined;
   if (!Number.isFinite(data['turn']) || !Number.isFinite(data['step']) || !Number.isFinite(data['index']) || !isSafeIntegerList(data['dt'])) {
     return undefined;
   }
@@ -216,7 +218,7 @@ export type PackedRowExpansion =
  *   Never throws.
  */
 export function isPackedRow(value: unknown): boolean {
-  if (!isPlainObject(value)) return false;
+  if (!isJsonObject(value)) return false;
   const type = value['type'];
   return PACKED_ROW_TYPES.some((tag) => tag === type);
 }
@@ -243,7 +245,7 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
   if (packed === undefined) {
     const parsed = packedRowSchema.safeParse(row);
     if (!parsed.success) {
-      const tag = isPlainObject(row) && typeof row['type'] === 'string' ? row['type'] : 'packed';
+      const tag = isJsonObject(row) && typeof row['type'] === 'string' ? row['type'] : 'packed';
       return { ok: false, message: `malformed ${tag} row: ${describeIssues(parsed.error)}` };
     }
     packed = parsed.data;
@@ -406,7 +408,7 @@ export class DurableLogDecoder {
       out.push(line === 1 ? this.#notALog(what) : problem(line, 'not-json', what));
       return;
     }
-    if (!isPlainObject(parsed.value)) {
+    if (!isJsonObject(parsed.value)) {
       const what = `line ${line} is JSON ${jsonKind(parsed.value)}, not an object`;
       out.push(line === 1 ? this.#notALog(what) : problem(line, 'not-object', what));
       return;
@@ -442,7 +444,7 @@ export class DurableLogDecoder {
     if (tail.kind === 'line') {
       const decoded = decodeUtf8Line(tail.bytes);
       const parsed = decoded.ok ? parseJson(decoded.text) : undefined;
-      if (parsed?.ok === true && isPlainObject(parsed.value)) {
+      if (parsed?.ok === true && isJsonObject(parsed.value)) {
         this.#interpretObject(line, parsed.value, out);
         if (isTornFrame && !this.#isStopped) {
           out.push(problem(line + 1, 'torn-tail', 'the file ends inside a zstd frame'));
@@ -517,7 +519,7 @@ export async function* readDurableLogBatches(
 /** Marks an error thrown while reading the file, as opposed to one of ours. */
 class FileReadError extends Error {
   constructor(readonly original: unknown) {
-    super(original instanceof Error ? original.message : String(original));
+    super(errorMessage(original));
   }
 }
 
@@ -565,16 +567,11 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function jsonKind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;
 }
-
 
 /** At most three zod issues, as `path: message`; paths of JSON data hold only keys and indexes. */
 function describeIssues(error: z.ZodError): string {

@@ -18,6 +18,7 @@ import {
   type TokenUsage,
 } from './content.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
+import { isJsonObject } from './json-values.js';
 
 /** Why a turn ended. Unknown kinds are kept; consumers map them to `error`, never `completed`. */
 export type TurnEndReason =
@@ -190,11 +191,6 @@ function isNat(value: unknown): boolean {
   return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
-/** A value a zod object schema takes as its input (an object, not null, not an array). */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Optional counts of `TokenUsage`: absent, or what `nat` accepts. */
 function isOptionalNat(value: unknown): boolean {
   return value === undefined || isNat(value);
@@ -203,7 +199,7 @@ function isOptionalNat(value: unknown): boolean {
 /** A `TokenUsage` the schema accepts (checked without zod). */
 function isPlainUsage(value: unknown): boolean {
   return (
-    isRecord(value) &&
+    isJsonObject(value) &&
     isNat(value.inputTokens) &&
     isNat(value.outputTokens) &&
     isOptionalNat(value.cacheReadTokens) &&
@@ -214,7 +210,7 @@ function isPlainUsage(value: unknown): boolean {
 
 /** A text, reasoning or tool-call block the schema accepts; other blocks are left to the schema. */
 function isPlainBlock(value: unknown): boolean {
-  if (!isRecord(value)) return false;
+  if (!isJsonObject(value)) return false;
   switch (value.type) {
     case 'text':
     case 'reasoning':
@@ -228,7 +224,7 @@ function isPlainBlock(value: unknown): boolean {
 
 /** A stream chunk the schema accepts, for the common kinds; other chunks are left to the schema. */
 function isPlainChunk(chunk: unknown): boolean {
-  if (!isRecord(chunk)) return false;
+  if (!isJsonObject(chunk)) return false;
   switch (chunk.type) {
     case 'text-delta':
     case 'reasoning-delta':
@@ -247,7 +243,7 @@ function isPlainChunk(chunk: unknown): boolean {
     case 'usage':
       return isPlainUsage(chunk.usage);
     case 'finish':
-      return isRecord(chunk.reason) && typeof chunk.reason.kind === 'string' && chunk.reason.failure === undefined;
+      return isJsonObject(chunk.reason) && typeof chunk.reason.kind === 'string' && chunk.reason.failure === undefined;
     default:
       return false;
   }
@@ -255,7 +251,7 @@ function isPlainChunk(chunk: unknown): boolean {
 
 /** An object with a string `type`: all the (lenient) content block schema asks of a block. */
 function isTypedRecord(value: unknown): boolean {
-  return isRecord(value) && typeof value.type === 'string';
+  return isJsonObject(value) && typeof value.type === 'string';
 }
 
 /** Absent, or a string. */
@@ -265,18 +261,18 @@ function isOptionalString(value: unknown): boolean {
 
 /** A turn-end reason the schema accepts. */
 function isPlainTurnEndReason(reason: unknown): boolean {
-  if (!isRecord(reason) || typeof reason.kind !== 'string') return false;
+  if (!isJsonObject(reason) || typeof reason.kind !== 'string') return false;
   const inner = reason.reason;
   const error = reason.error;
   return (
-    (inner === undefined || (isRecord(inner) && typeof inner.kind === 'string')) &&
-    (error === undefined || (isRecord(error) && typeof error.message === 'string' && typeof error.code === 'string'))
+    (inner === undefined || (isJsonObject(inner) && typeof inner.kind === 'string')) &&
+    (error === undefined || (isJsonObject(error) && typeof error.message === 'string' && typeof error.code === 'string'))
   );
 }
 
 /** An inserted entry of an inbox splice the schema accepts. */
 function isPlainInserted(value: unknown): boolean {
-  return isRecord(value) && isOptionalString(value.id);
+  return isJsonObject(value) && isOptionalString(value.id);
 }
 
 /** Every element passes `check`. */
@@ -297,7 +293,7 @@ function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
  * never accepts what the schema rejects and never changes an error message.
  */
 function isPlainValidData(type: KnownType, data: unknown): boolean {
-  if (!isRecord(data)) return false;
+  if (!isJsonObject(data)) return false;
   switch (type) {
     case 'assistant/chunk':
       return isNat(data.turn) && isNat(data.step) && isPlainChunk(data.chunk);
@@ -306,7 +302,7 @@ function isPlainValidData(type: KnownType, data: unknown): boolean {
       return (
         isNat(data.turn) &&
         isNat(data.step) &&
-        isRecord(message) &&
+        isJsonObject(message) &&
         typeof message.id === 'string' &&
         message.role === 'assistant' &&
         isArrayOf(message.content, isPlainBlock) &&
@@ -333,9 +329,9 @@ function isPlainValidData(type: KnownType, data: unknown): boolean {
       return (
         isNat(data.turn) &&
         isNat(data.step) &&
-        isRecord(message) &&
+        isJsonObject(message) &&
         isArrayOf(message.content, isTypedRecord) &&
-        (error === undefined || (isRecord(error) && isOptionalString(error.name) && isOptionalString(error.code)))
+        (error === undefined || (isJsonObject(error) && isOptionalString(error.name) && isOptionalString(error.code)))
       );
     }
     case 'user/message':

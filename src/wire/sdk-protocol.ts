@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { ContentBlockSchema, type ContentBlock } from './content.js';
 import { parseSessionEvent, type SessionEvent } from './events.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
+import { isJsonObject } from './json-values.js';
 
 /**
  * Client-to-runtime request methods: all the protocol has. There is no
@@ -192,16 +193,12 @@ export function isReceipt(event: SessionEvent): boolean {
  * not stop upstream's client. Never throws.
  */
 export function upstreamRejectsEvent(event: unknown): boolean {
-  if (!isObject(event) || typeof event['type'] !== 'string') return true;
+  if (!isJsonObject(event) || typeof event['type'] !== 'string') return true;
   if (event['type'] !== 'assistant/message') return false;
   const data = event['data'];
-  const message = isObject(data) ? data['message'] : undefined;
-  const content = isObject(message) ? message['content'] : undefined;
-  return !Array.isArray(content) || !content.every((block) => isObject(block) && typeof block['type'] === 'string');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  const message = isJsonObject(data) ? data['message'] : undefined;
+  const content = isJsonObject(message) ? message['content'] : undefined;
+  return !Array.isArray(content) || !content.every((block) => isJsonObject(block) && typeof block['type'] === 'string');
 }
 
 /** Validates `session/prompt` params. @returns the params or a `WireError`; never throws. */

@@ -20,6 +20,7 @@ import { otlpExporterSettings } from '../../telemetry/otlp-exporters.js';
 import { openDestinationOutbox, summarizeOutbox, type OutboxPlace, type OutboxSummary } from '../../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../../telemetry/report-once.js';
 import { hooksStatus, hooksStatusText, type HooksStatus } from '../../hooks/hooks-status.js';
+import { errorMessage } from '../../wire/error-text.js';
 
 export type { CheckCommand };
 
@@ -91,7 +92,7 @@ function probeOtlpHttp(url: string, headers: Readonly<Record<string, string>>, t
       });
     } catch (error) {
       // request() throws synchronously for a URL scheme node:http cannot speak (e.g. https is another module).
-      resolve(error instanceof Error ? error.message : String(error));
+      resolve(errorMessage(error));
       return;
     }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
@@ -166,7 +167,7 @@ async function prometheusResult(telemetry: Telemetry, timeoutMs: number): Promis
     const name = `${METRIC_SUBAGENT_CHECKS.replace(/[^a-zA-Z0-9_:]/g, '_')}_total`;
     return body.includes(name) ? { destination, ok: true } : { destination, ok: false, error: `the scrape did not show ${name}` };
   } catch (error) {
-    return { destination, ok: false, error: `scraping ${url} failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { destination, ok: false, error: `scraping ${url} failed: ${errorMessage(error)}` };
   }
 }
 

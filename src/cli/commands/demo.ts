@@ -32,6 +32,7 @@ import { checkOutputDirectory } from '../output-paths.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { isOutputMismatch } from '../../replay/replay.js';
 import { observeConversation } from '../../proxy/proxy-observation.js';
+import { errorMessage } from '../../wire/error-text.js';
 
 export type { DemoCommand };
 
@@ -278,7 +279,7 @@ async function writeSessions(dir: string, sessions: Iterable<RecordedSession>, n
         continue;
       } catch (error) {
         zstdMissing = true;
-        note(`cannot compress session logs (${error instanceof Error ? error.message : String(error)}); writing plain .jsonl instead`);
+        note(`cannot compress session logs (${errorMessage(error)}); writing plain .jsonl instead`);
       }
     }
     await writeDurableLogFile(plainPath, header, session.events, { pack: true, zstd: false });

@@ -20,6 +20,7 @@ import { makeReplayDirectory, replayTranscripts, resolveSources, type ReplayDire
 import { isLoopback, listen, ListenError, viewHandler, type PageAssets, type ViewState } from '../../view/server.js';
 import type { ReplayProgress } from '../../replay/replay.js';
 import { formatProblem } from '../summary.js';
+import { errorMessage } from '../../wire/error-text.js';
 
 export type { ViewCommand };
 
@@ -39,7 +40,7 @@ async function loadAssets(): Promise<PageAssets> {
     const [script, style] = await Promise.all([readFile(new URL('page.js', ASSET_DIR)), readFile(new URL('page.css', ASSET_DIR))]);
     return { script, style };
   } catch (error) {
-    throw new ExitError(`the page's files are missing from ${fileURLToPath(ASSET_DIR)} (${error instanceof Error ? error.message : String(error)}); run 'npm run build'`, 70);
+    throw new ExitError(`the page's files are missing from ${fileURLToPath(ASSET_DIR)} (${errorMessage(error)}); run 'npm run build'`, 70);
   }
 }
 
@@ -125,7 +126,7 @@ export async function runView(cmd: ViewCommand, io: ViewIo): Promise<number> {
     io.stderr.write(`subagent-otel view: ${index.runCount} runs ready\n`);
   };
   const loaded = load().catch((error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     state.summary = { ...state.summary, state: 'failed', error: message };
     io.stderr.write(`subagent-otel view: loading failed: ${message}\n`);
   });

@@ -21,6 +21,7 @@ import { describeError } from '../report-once.js';
 import { ATTR_GEN_AI_OPERATION_NAME, GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT } from '../semconv.js';
 import type { DestinationOutbox } from './destination.js';
 import { isPermanentRefusal, RefusedExportError } from './refusal.js';
+import { asError } from '../../wire/error-text.js';
 
 /** What the wrappers tell their pipeline. */
 export interface OutboxListener {
@@ -92,7 +93,7 @@ class OutboxWrapper<T extends object> {
     try {
       inner(items, settle);
     } catch (error) {
-      settle({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      settle({ code: ExportResultCode.FAILED, error: asError(error) });
     }
   }
 

@@ -26,6 +26,7 @@ import type { RunRecord, RunStart, RunWorkspace } from '../../observe/run-record
 import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
 import type { WireError } from '../../wire/wire-error.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
+import { isJsonObject, parseJsonObject } from '../../wire/json-values.js';
 
 /** Defective lines reported per file before the rest of it is skipped (`too-many-problems`), as for session logs. */
 export const MAX_CLAUDE_PROBLEMS_PER_FILE = MAX_PROBLEMS_PER_FILE;
@@ -63,11 +64,11 @@ export const claudeCodeFormat: TranscriptFormat = {
 export function classifyClaudeCode(head: TranscriptHead): TranscriptFileInfo | undefined {
   const name = basename(head.path);
   const first = head.firstLine;
-  if (name === 'history.jsonl' && isObject(first) && typeof first['display'] === 'string') return other(CLAUDE_CODE_OTHER_FILES.history);
+  if (name === 'history.jsonl' && isJsonObject(first) && typeof first['display'] === 'string') return other(CLAUDE_CODE_OTHER_FILES.history);
   if (name === 'sessions-index.json' && /"(?:firstPrompt|messageCount|sessionId|entries)"\s*:/.test(head.prefix)) return other(CLAUDE_CODE_OTHER_FILES.sessionIndex);
   const meta = /^agent-(.+)\.meta\.json$/.exec(name);
   if (meta !== null) {
-    const value = isObject(first) ? first : parseObject(head.prefix);
+    const value = isJsonObject(first) ? first : parseJsonObject(head.prefix);
     if (value === undefined || !['agentType', 'toolUseId', 'description', 'spawnDepth'].some((k) => k in value)) return undefined;
     return { format: CLAUDE_CODE, kind: 'sidecar', what: CLAUDE_CODE_OTHER_FILES.sidecar, facts: { role: 'meta', agentId: meta[1] } };
   }
@@ -75,7 +76,7 @@ export function classifyClaudeCode(head: TranscriptHead): TranscriptFileInfo | u
   const line = lineFacts(head);
   if (line === undefined) {
     // A workflow's journal is not a transcript line; it is known by its name and place.
-    if (name === 'journal.jsonl' && head.path.split(sep).includes('workflows') && isObject(first)) return other(CLAUDE_CODE_OTHER_FILES.journal);
+    if (name === 'journal.jsonl' && head.path.split(sep).includes('workflows') && isJsonObject(first)) return other(CLAUDE_CODE_OTHER_FILES.journal);
     return undefined;
   }
   const fileAgent = /^agent-(.+)\.jsonl$/.exec(name)?.[1];
@@ -115,8 +116,8 @@ function lineFacts(head: TranscriptHead): LineFacts | undefined {
       continue;
     }
     const message = r['message'];
-    const content = isObject(message) ? message['content'] : undefined;
-    const text = typeof content === 'string' ? content : Array.isArray(content) && content.length === 1 && isObject(content[0]) ? content[0]['text'] : undefined;
+    const content = isJsonObject(message) ? message['content'] : undefined;
+    const text = typeof content === 'string' ? content : Array.isArray(content) && content.length === 1 && isJsonObject(content[0]) ? content[0]['text'] : undefined;
     return {
       sessionId,
       agentId: typeof r['agentId'] === 'string' ? r['agentId'] : undefined,
@@ -365,16 +366,3 @@ function other(what: string): TranscriptFileInfo {
   return { format: CLAUDE_CODE, kind: 'other', what, facts: {} };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value = JSON.parse(text) as unknown;
-    return isObject(value) ? value : undefined;
-  } catch {
-    // SyntaxError: a cut or malformed document is no sidecar.
-    return undefined;
-  }
-}

@@ -15,6 +15,7 @@
  */
 import * as z from 'zod';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from '../../wire/wire-error.js';
+import { isJsonObject, parseJsonObject } from '../../wire/json-values.js';
 
 /** Cumulative or per-response token counts as Codex records them (`TokenUsage`): `input_tokens` includes `cached_input_tokens`, `output_tokens` includes `reasoning_output_tokens`. */
 export interface CodexTokenUsage {
@@ -293,13 +294,13 @@ function sessionMeta(raw: z.infer<typeof SessionMetaSchema>): CodexSessionMeta {
  */
 export function parseCodexSource(value: unknown): CodexSource {
   if (typeof value === 'string') return { kind: 'client', name: value };
-  if (!isRecord(value)) return { kind: 'unknown' };
+  if (!isJsonObject(value)) return { kind: 'unknown' };
   if (typeof value['custom'] === 'string') return { kind: 'client', name: value['custom'] };
   const sub = value['subagent'];
   if (typeof sub === 'string') return { kind: 'internal-subagent', name: sub };
-  if (!isRecord(sub)) return { kind: 'unknown' };
+  if (!isJsonObject(sub)) return { kind: 'unknown' };
   const spawn = sub['thread_spawn'];
-  if (isRecord(spawn) && typeof spawn['parent_thread_id'] === 'string') {
+  if (isJsonObject(spawn) && typeof spawn['parent_thread_id'] === 'string') {
     const text = (key: string): string | undefined => (typeof spawn[key] === 'string' && spawn[key] !== '' ? spawn[key] : undefined);
     const agentPath = text('agent_path');
     const agentNickname = text('agent_nickname');
@@ -349,14 +350,14 @@ function responseItem(payload: unknown): Parsed<CodexResponseItem> {
       return { ok: true, value: { type, callId: c.value.call_id, name: c.value.name, input } };
     }
     case 'local_shell_call': {
-      const record = isRecord(payload) ? payload : {};
+      const record = isJsonObject(payload) ? payload : {};
       const callId = typeof record['call_id'] === 'string' ? record['call_id'] : undefined;
       return { ok: true, value: { type, ...(callId !== undefined ? { callId } : {}), action: record['action'] } };
     }
     case 'web_search_call':
-      return { ok: true, value: { type, action: isRecord(payload) ? payload['action'] : undefined } };
+      return { ok: true, value: { type, action: isJsonObject(payload) ? payload['action'] : undefined } };
     case 'tool_search_call': {
-      const record = isRecord(payload) ? payload : {};
+      const record = isJsonObject(payload) ? payload : {};
       const callId = typeof record['call_id'] === 'string' ? record['call_id'] : undefined;
       return { ok: true, value: { type, ...(callId !== undefined ? { callId } : {}), arguments: record['arguments'] } };
     }
@@ -382,8 +383,8 @@ function responseItem(payload: unknown): Parsed<CodexResponseItem> {
  */
 export function toolOutput(value: unknown): CodexToolOutput {
   if (typeof value === 'string') return { text: value };
-  if (Array.isArray(value)) return { text: value.flatMap((part) => (isRecord(part) && typeof part['text'] === 'string' ? [part['text']] : [])).join('\n') };
-  if (isRecord(value)) {
+  if (Array.isArray(value)) return { text: value.flatMap((part) => (isJsonObject(part) && typeof part['text'] === 'string' ? [part['text']] : [])).join('\n') };
+  if (isJsonObject(value)) {
     const inner = value['content'] !== undefined ? toolOutput(value['content']) : { text: '' };
     return { text: inner.text, ...(typeof value['success'] === 'boolean' ? { success: value['success'] } : {}) };
   }
@@ -478,7 +479,7 @@ function eventMsg(payload: unknown): Parsed<CodexEvent> {
 /** The variant name of a serde enum value: the string itself, or an object's only key. */
 function variantName(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (isRecord(value)) return Object.keys(value)[0];
+  if (isJsonObject(value)) return Object.keys(value)[0];
   return undefined;
 }
 
@@ -489,7 +490,7 @@ function variantName(value: unknown): string | undefined {
  */
 export function parseCodexAgentStatus(value: unknown): CodexAgentStatus {
   if (typeof value === 'string') return value === 'completed' ? { kind: 'completed', message: undefined } : { kind: 'other', state: value };
-  if (isRecord(value)) {
+  if (isJsonObject(value)) {
     if ('completed' in value) {
       const message = value['completed'];
       return { kind: 'completed', message: typeof message === 'string' ? message : undefined };
@@ -523,7 +524,7 @@ export function parseCodexCollabOutput(text: string, target?: string): CodexColl
   const statuses = new Map<string, CodexAgentStatus>();
   const spawned = typeof value['agent_id'] === 'string' ? value['agent_id'] : typeof value['task_name'] === 'string' ? value['task_name'] : undefined;
   const status = value['status'];
-  if (isRecord(status)) for (const [reference, raw] of Object.entries(status)) statuses.set(reference, parseCodexAgentStatus(raw));
+  if (isJsonObject(status)) for (const [reference, raw] of Object.entries(status)) statuses.set(reference, parseCodexAgentStatus(raw));
   if (value['previous_status'] !== undefined && target !== undefined) statuses.set(target, parseCodexAgentStatus(value['previous_status']));
   return { ...(spawned !== undefined ? { spawned } : {}), statuses };
 }
@@ -588,17 +589,3 @@ export function codexArgument(text: string, key: string): string | undefined {
   return typeof field === 'string' ? field : undefined;
 }
 
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    // Not JSON: the caller treats it as no structured value.
-    return undefined;
-  }
-  return isRecord(value) ? value : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}

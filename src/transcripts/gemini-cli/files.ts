@@ -31,6 +31,7 @@ import type { WireError } from '../../wire/wire-error.js';
 import { GEMINI_CLI, GeminiConversation, geminiCliRuns, type GeminiRecording } from './runs.js';
 import { isQuietFile, readRecords, type RecordDefect } from '../record-loop.js';
 import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
+import { errorMessage } from '../../wire/error-text.js';
 
 /** Largest legacy single-JSON document read (256 MiB): it is parsed whole, so a larger one is refused with a problem. */
 export const GEMINI_CLI_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
@@ -284,7 +285,7 @@ async function readDocument(file: TranscriptFile, conversation: GeminiConversati
       chunks.push(chunk);
     }
   } catch (error) {
-    problem(context, read, 0, 'unreadable', 'file', `cannot read the file: ${error instanceof Error ? error.message : String(error)}`);
+    problem(context, read, 0, 'unreadable', 'file', `cannot read the file: ${errorMessage(error)}`);
     read.isSkipped = true;
     return;
   }
@@ -300,7 +301,7 @@ async function readDocument(file: TranscriptFile, conversation: GeminiConversati
     value = JSON.parse(text.text) as unknown;
   } catch (error) {
     // SyntaxError: a document cut short (a crash mid-write) or not JSON at all; nothing of it can be trusted.
-    problem(context, read, 0, 'not-json', 'file', `the document is not valid JSON (${error instanceof Error ? error.message : String(error)}); skipped`);
+    problem(context, read, 0, 'not-json', 'file', `the document is not valid JSON (${errorMessage(error)}); skipped`);
     read.isSkipped = true;
     return;
   }

@@ -27,6 +27,7 @@
  */
 import * as z from 'zod';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from '../../wire/wire-error.js';
+import { isJsonObject } from '../../wire/json-values.js';
 
 /** A token count as written: any JSON number (clamped by the reader). */
 const count = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), { message: 'expected a number' });
@@ -205,8 +206,8 @@ export function parseGeminiCliValue(value: unknown): GeminiCliParseResult {
     return ok({ kind: 'message', message }, issues);
   }
   const set = object['$set'];
-  if (set !== null && typeof set === 'object' && !Array.isArray(set)) {
-    const fields = set as Record<string, unknown>;
+  if (isJsonObject(set)) {
+    const fields = set;
     const issues: WireError[] = [];
     const checkpoint = fields['messages'];
     if (Array.isArray(checkpoint)) return ok({ kind: 'set', fields, messages: parseMessages(checkpoint, '$set.messages', issues) }, issues);

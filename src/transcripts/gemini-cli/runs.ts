@@ -25,6 +25,7 @@ import { clampTokenCount, type ContentBlock, type TokenUsage } from '../../wire/
 import type { GeminiCliMessage, GeminiCliMetadata, GeminiCliRecord, GeminiCliTokens, GeminiCliToolCall } from './records.js';
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
 import { TranscriptRunBuilder, UNKNOWN_STOP, type TranscriptStop } from '../transcript-run.js';
+import { isJsonObject } from '../../wire/json-values.js';
 
 /** The format's name: `source`, root `agentName`, run id and trace key prefix. */
 export const GEMINI_CLI = 'gemini-cli' as const;
@@ -204,7 +205,7 @@ interface Part {
 function partsOf(content: unknown): Part[] {
   const one = (value: unknown): Part[] => {
     if (typeof value === 'string') return [{ text: value }];
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return [value as Part];
+    if (isJsonObject(value)) return [value as Part];
     return [];
   };
   return Array.isArray(content) ? content.flatMap(one) : one(content);
