@@ -340,24 +340,32 @@ function failed(error: unknown): ExportResult {
   return { code: ExportResultCode.FAILED, error: asError(error) };
 }
 
-/**
- * A span exporter that stands for one still loading: exports wait for it,
- * and fail (as a failed export, never a throw) when it could not be loaded.
- */
-export class LazySpanExporter implements SpanExporter {
-  readonly #ready: Promise<SpanExporter>;
+/** What `LazyExporter` needs of the exporter it stands for: span and metric exporters alike. */
+interface BatchExporter<Batch> {
+  export(batch: Batch, resultCallback: (result: ExportResult) => void): void;
+  forceFlush?(): Promise<void>;
+  shutdown(): Promise<void>;
+}
 
-  constructor(load: Promise<SpanExporter>) {
+/**
+ * An exporter that stands for one still loading: exports wait for it, and
+ * fail (as a failed export, never a throw) when it could not be loaded;
+ * flush and shutdown then do nothing. Never throws.
+ */
+class LazyExporter<Batch> implements BatchExporter<Batch> {
+  readonly #ready: Promise<BatchExporter<Batch>>;
+
+  constructor(load: Promise<BatchExporter<Batch>>) {
     this.#ready = load;
     // The failure is reported through the exports that meet it; keep the promise from being "unhandled".
     load.catch(() => undefined);
   }
 
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+  export(batch: Batch, resultCallback: (result: ExportResult) => void): void {
     this.#ready.then(
       (inner) => {
         try {
-          inner.export(spans, resultCallback);
+          inner.export(batch, resultCallback);
         } catch (error) {
           resultCallback(failed(error));
         }
@@ -377,35 +385,8 @@ export class LazySpanExporter implements SpanExporter {
   }
 }
 
-/** The metric counterpart of `LazySpanExporter`. */
-export class LazyMetricExporter implements PushMetricExporter {
-  readonly #ready: Promise<PushMetricExporter>;
+/** A `LazyExporter` of spans: stands for the `SpanExporter` its `load` gives. */
+export class LazySpanExporter extends LazyExporter<ReadableSpan[]> implements SpanExporter {}
 
-  constructor(load: Promise<PushMetricExporter>) {
-    this.#ready = load;
-    load.catch(() => undefined);
-  }
-
-  export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
-    this.#ready.then(
-      (inner) => {
-        try {
-          inner.export(metrics, resultCallback);
-        } catch (error) {
-          resultCallback(failed(error));
-        }
-      },
-      (error: unknown) => resultCallback(failed(error)),
-    );
-  }
-
-  async forceFlush(): Promise<void> {
-    const inner = await this.#ready.catch(() => undefined);
-    await inner?.forceFlush();
-  }
-
-  async shutdown(): Promise<void> {
-    const inner = await this.#ready.catch(() => undefined);
-    await inner?.shutdown();
-  }
-}
+/** A `LazyExporter` of metric batches: stands for the `PushMetricExporter` its `load` gives. */
+export class LazyMetricExporter extends LazyExporter<ResourceMetrics> implements PushMetricExporter {}
