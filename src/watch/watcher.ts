@@ -147,101 +147,146 @@ const MAX_REMEMBERED_PROBLEMS = 10_000;
  *   cannot be written is reported in the summary (and retried every pass).
  */
 export async function watchTranscripts(options: WatchOptions): Promise<WatchSummary> {
-  const now = options.now ?? Date.now;
-  const formats = options.formats ?? TRANSCRIPT_FORMATS;
-  const classify = (head: Parameters<typeof classifyTranscript>[0]) => classifyTranscript(head, formats);
-  const since = options.checkpoint?.since ?? options.since ?? (options.history ? 0 : now());
-  const reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
-  const dirs = options.dirs.map((dir) => resolve(dir));
-  const states = new Map<string, FileState>();
-  /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
-  const lastRead = new Map<string, SessionRead>(Object.entries(options.checkpoint?.read ?? {}));
-  /** Whether `lastRead` changed since the checkpoint was last written. */
-  let readChanged = false;
-  /** When the checkpoint was last written (the watch's clock). */
-  let lastSaved = now();
-  let sessions: TranscriptSession[] = [];
-  /** When the directories were last listed (the watch's clock). */
-  let lastListing: number | undefined;
-  const seenProblems = new Set<string>();
-  let problemCount = 0;
-  let runs = 0;
-  let passes = 0;
-  let checkpointError: string | undefined;
-  let unsaved = false;
-  /** Runs reported since the last safe flush: what the checkpoint held of each before, to undo an unsafe pass. */
-  const unsafe = new Map<string, ReportedRun | undefined>();
-  /** Sessions read since the last safe flush, read again after an unsafe one. */
-  const readSince = new Set<string>();
-  let spansSincePause = 0;
-  let repeated = 0;
+  return new TranscriptWatch(options).run();
+}
 
-  // Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier.
-  const priced = withCost({
-    onRunStart: (start) => options.listener.onRunStart(start),
-    onRunEnd: (record) => {
-      options.listener.onRunEnd(record);
-      options.onRun?.(record);
-    },
-  });
-  let reportedThisPass = 0;
+/** One watch: its file states, sessions, report gate and checkpoint state, and the passes over them. */
+class TranscriptWatch {
+  readonly #options: WatchOptions;
+  readonly #now: () => number;
+  readonly #formats: readonly TranscriptFormat[];
+  readonly #since: number;
+  readonly #reported: Map<string, ReportedRun>;
+  readonly #dirs: string[];
+  readonly #states = new Map<string, FileState>();
+  /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
+  readonly #lastRead: Map<string, SessionRead>;
+  /** Whether `lastRead` changed since the checkpoint was last written. */
+  #readChanged = false;
+  /** When the checkpoint was last written (the watch's clock). */
+  #lastSaved: number;
+  #sessions: TranscriptSession[] = [];
+  /** When the directories were last listed (the watch's clock). */
+  #lastListing: number | undefined;
+  readonly #seenProblems = new Set<string>();
+  #problemCount = 0;
+  #runs = 0;
+  #passes = 0;
+  #checkpointError: string | undefined;
+  #unsaved = false;
+  /** Runs reported since the last safe flush: what the checkpoint held of each before, to undo an unsafe pass. */
+  readonly #unsafe = new Map<string, ReportedRun | undefined>();
+  /** Sessions read since the last safe flush, read again after an unsafe one. */
+  readonly #readSince = new Set<string>();
+  #spansSincePause = 0;
+  #repeated = 0;
+  /** Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier. */
+  readonly #priced: RunListener;
+  #reportedThisPass = 0;
   /** Holds each run's start until its end says whether it is reported: history and runs reported before are dropped whole. */
-  const pending = new Map<string, RunStart>();
-  const gate: RunListener = {
+  readonly #pending = new Map<string, RunStart>();
+  /** The earliest time a notified file settles after the pass in progress (the loop wakes then). */
+  #nextWake: number | undefined;
+
+  constructor(options: WatchOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#formats = options.formats ?? TRANSCRIPT_FORMATS;
+    this.#since = options.checkpoint?.since ?? options.since ?? (options.history ? 0 : this.#now());
+    this.#reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
+    this.#dirs = options.dirs.map((dir) => resolve(dir));
+    this.#lastRead = new Map<string, SessionRead>(Object.entries(options.checkpoint?.read ?? {}));
+    this.#lastSaved = this.#now();
+    this.#priced = withCost({
+      onRunStart: (start) => options.listener.onRunStart(start),
+      onRunEnd: (record) => {
+        options.listener.onRunEnd(record);
+        options.onRun?.(record);
+      },
+    });
+  }
+
+  /** The passes, until the signal aborts, then the last reads into the checkpoint. Never rejects. */
+  async run(): Promise<WatchSummary> {
+    const options = this.#options;
+    for (;;) {
+      await this.#onePass();
+      if (options.signal.aborted) break;
+      const wait = this.#nextWake !== undefined ? Math.min(options.intervalMs, this.#nextWake - this.#now()) : options.intervalMs;
+      await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
+      if (options.signal.aborted) break;
+    }
+    // Reads since the last write (no run reported: nothing to flush) are kept for the next start.
+    if (this.#readChanged && !this.#unsaved) await this.#saveCheckpoint();
+    const checkpointError = this.#checkpointError;
+    return { passes: this.#passes, runs: this.#runs, reportedTotal: this.#reported.size, problems: this.#problemCount, repeated: this.#repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };
+  }
+
+  /** The report gate: the listener the formats read into. */
+  readonly #gate: RunListener = {
     onRunStart: (start) => {
-      pending.set(start.runId, start);
+      this.#pending.set(start.runId, start);
     },
-    onRunEnd: (record) => {
-      const start = pending.get(record.runId);
-      pending.delete(record.runId);
-      const previous = reported.get(record.runId);
-      if (previous !== undefined && record.endTime <= previous.end) return;
-      if (!unsafe.has(record.runId)) unsafe.set(record.runId, previous);
-      reported.set(record.runId, reportedRunOf(record));
-      unsaved = true;
-      if (record.endTime < since) return; // history: remembered, never reported
-      // A run reported before whose files grew since: only what came after is new (decision 0098).
-      const run = previous === undefined ? record : laterPart(record, previous);
-      if (run === undefined) return;
-      priced.onRunStart(previous === undefined ? (start ?? record) : run);
-      priced.onRunEnd(run);
-      runs += 1;
-      reportedThisPass += 1;
-      spansSincePause += 1 + run.steps.length + run.toolCalls.length;
-    },
+    onRunEnd: (record) => this.#onRunEnd(record),
   };
 
-  const problem = (p: TranscriptProblem, quiet: boolean): void => {
+  /** A run's end: reported once (or its later part), remembered either way; history is remembered, never reported. */
+  #onRunEnd(record: RunRecord): void {
+    const start = this.#pending.get(record.runId);
+    this.#pending.delete(record.runId);
+    const previous = this.#reported.get(record.runId);
+    if (previous !== undefined && record.endTime <= previous.end) return;
+    if (!this.#unsafe.has(record.runId)) this.#unsafe.set(record.runId, previous);
+    this.#reported.set(record.runId, reportedRunOf(record));
+    this.#unsaved = true;
+    if (record.endTime < this.#since) return; // history: remembered, never reported
+    // A run reported before whose files grew since: only what came after is new (decision 0098).
+    const run = previous === undefined ? record : laterPart(record, previous);
+    if (run === undefined) return;
+    this.#priced.onRunStart(previous === undefined ? (start ?? record) : run);
+    this.#priced.onRunEnd(run);
+    this.#runs += 1;
+    this.#reportedThisPass += 1;
+    this.#spansSincePause += 1 + run.steps.length + run.toolCalls.length;
+  }
+
+  /** Says `p` once (a quiet file's torn or unrecognized tail included; a file still being written's not). */
+  #problem(p: TranscriptProblem, quiet: boolean): void {
     // A torn last line of a file still being written is the agent mid-write, not damage.
     if (!quiet && (p.code === 'torn-tail' || p.code === 'unrecognized' || p.code === 'empty-file')) return;
     const key = `${p.file}\u0000${p.line}\u0000${p.code}`;
-    if (seenProblems.has(key)) return;
-    if (seenProblems.size >= MAX_REMEMBERED_PROBLEMS) seenProblems.clear();
-    seenProblems.add(key);
-    problemCount += 1;
-    options.onProblem?.(p);
-  };
-  /** The earliest time a notified file settles after the pass in progress (the loop wakes then). */
-  let nextWake: number | undefined;
+    if (this.#seenProblems.has(key)) return;
+    if (this.#seenProblems.size >= MAX_REMEMBERED_PROBLEMS) this.#seenProblems.clear();
+    this.#seenProblems.add(key);
+    this.#problemCount += 1;
+    this.#options.onProblem?.(p);
+  }
+
   /** When the last of `files` named by an end hook settles, if any was (decision 0123). */
-  const settleOf = (files: readonly TranscriptFile[]): number | undefined => {
-    if (options.notices === undefined) return undefined;
+  #settleOf(files: readonly TranscriptFile[]): number | undefined {
+    const notices = this.#options.notices;
+    if (notices === undefined) return undefined;
     let latest: number | undefined;
     for (const file of files) {
-      const ended = options.notices.endedAt(file.path);
+      const ended = notices.endedAt(file.path);
       const point = ended !== undefined ? settlePoint(ended, file.mtimeMs) : undefined;
       if (point !== undefined && (latest === undefined || point > latest)) latest = point;
     }
     return latest;
-  };
-  const isQuiet = (path: string, at: number): boolean => (states.get(path)?.mtimeMs ?? 0) < at - options.idleMs;
+  }
+
+  #isQuiet(path: string, at: number): boolean {
+    return (this.#states.get(path)?.mtimeMs ?? 0) < at - this.#options.idleMs;
+  }
 
   /** Lists the directories and updates the file states (and the sessions, when files came or went). */
-  const listFiles = async (at: number): Promise<void> => {
-    const expanded = await expandPaths(dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
+  async #listFiles(at: number): Promise<void> {
+    const options = this.#options;
+    const states = this.#states;
+    const expanded = await expandPaths(this.#dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
     options.changes?.follow(expanded.dirs);
     // A directory the agents have not written to yet is no problem for a watch.
-    for (const p of expanded.problems) if (p.code !== 'no-files') problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
+    for (const p of expanded.problems) if (p.code !== 'no-files') this.#problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
     let membershipChanged = false;
     const listed = new Set<string>();
     for (const file of expanded.files) {
@@ -252,9 +297,9 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (!changed) continue;
       let info = before?.info ?? null;
       if (before === undefined || replaced || info === null) {
-        const sniffed = await sniffFile(file.path, { classifyTranscript: classify });
+        const sniffed = await sniffFile(file.path, { classifyTranscript: (head) => classifyTranscript(head, this.#formats) });
         const next = sniffed.ok && sniffed.transcript !== undefined && sniffed.transcript.kind !== 'other' ? sniffed.transcript : null;
-        if (!sniffed.ok) problem({ file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message }, file.mtimeMs < at - options.idleMs);
+        if (!sniffed.ok) this.#problem({ file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message }, file.mtimeMs < at - options.idleMs);
         if ((next === null) !== (info === null) || next?.format !== info?.format) membershipChanged = true;
         info = next;
       }
@@ -265,130 +310,143 @@ export async function watchTranscripts(options: WatchOptions): Promise<WatchSumm
       if (states.get(path)?.info !== null) membershipChanged = true;
       states.delete(path); // deleted: its runs already reported stay reported; nothing more can be read of it
     }
-    if (membershipChanged) {
-      sessions = group(states, formats);
-      // Sessions whose files are gone are not read again: forget them.
-      const current = new Set(sessions.map(readKey));
-      for (const key of lastRead.keys()) {
-        if (current.has(key)) continue;
-        lastRead.delete(key);
-        readChanged = true;
-      }
-    }
-  };
+    if (membershipChanged) this.#regroup();
+  }
 
-  const onePass = async (): Promise<void> => {
-    passes += 1;
-    reportedThisPass = 0;
+  /** Groups the files into sessions again, and forgets the reads of sessions whose files are gone (they are not read again). */
+  #regroup(): void {
+    this.#sessions = group(this.#states, this.#formats);
+    const current = new Set(this.#sessions.map(readKey));
+    for (const key of this.#lastRead.keys()) {
+      if (current.has(key)) continue;
+      this.#lastRead.delete(key);
+      this.#readChanged = true;
+    }
+  }
+
+  async #onePass(): Promise<void> {
+    const options = this.#options;
+    this.#passes += 1;
+    this.#reportedThisPass = 0;
     let sessionsRead = 0;
-    const at = now();
+    const at = this.#now();
     // Taken on every pass, so a change notified during this listing makes the next pass list again.
     const notified = options.changes?.takeChanged() ?? true;
     // A hook may name a file created since the last listing.
     const hooked = options.notices?.takeFresh() ?? false;
     options.notices?.prune(at - options.idleMs);
-    nextWake = undefined;
-    const listed = notified || hooked || options.changes?.watching !== true || lastListing === undefined || at - lastListing >= FULL_LISTING_MS;
+    this.#nextWake = undefined;
+    const listed = notified || hooked || options.changes?.watching !== true || this.#lastListing === undefined || at - this.#lastListing >= FULL_LISTING_MS;
     if (listed) {
-      lastListing = at;
-      await listFiles(at);
+      this.#lastListing = at;
+      await this.#listFiles(at);
     }
-
-    for (const grouped of sessions) {
+    for (const grouped of this.#sessions) {
       if (options.signal.aborted) break;
-      // The grouping is redone only when files come or go; sizes and times are always the latest seen.
-      const session = refreshed(grouped, states);
-      if (session === undefined) continue;
-      const signature = session.files.map((f) => `${f.path}:${f.size}:${f.mtimeMs}`).join('|');
-      const newest = Math.max(...session.files.map((f) => f.mtimeMs));
-      const key = readKey(session);
-      const last = lastRead.get(key);
-      const quietSince = newest + options.idleMs;
-      // A file an end hook named settles: its run closes then (decision 0123).
-      const settled = settleOf(session.files);
-      if (settled !== undefined && settled > at) nextWake = Math.min(nextWake ?? settled, settled);
-      // Read when a file changed, or once more when the session has just gone quiet (runs without a recorded end close then).
-      const due =
-        last === undefined ||
-        last.signature !== signature ||
-        (last.at < quietSince && quietSince <= at) ||
-        (settled !== undefined && last.at < settled && settled <= at);
-      if (!due) continue;
-      lastRead.set(key, { signature, at });
-      readChanged = true;
-      readSince.add(key);
-      sessionsRead += 1;
-      const format = formats.find((f) => f.name === session.format);
-      if (format === undefined) continue;
-      try {
-        await format.read(session, {
-          listener: gate,
-          onProblem: (p) => problem(p, isQuiet(p.file, at)),
-          onBytes: () => undefined,
-          pause: () => {
-            if (options.backpressure === undefined || spansSincePause < BACKPRESSURE_SPANS) return undefined;
-            spansSincePause = 0;
-            return options.backpressure();
-          },
-          ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-          live: {
-            now: at,
-            idleMs: options.idleMs,
-            isReported: (runId, endTime) => (reported.get(runId)?.end ?? -Infinity) >= endTime,
-            ...(options.notices !== undefined ? { endedAt: (path: string) => options.notices?.endedAt(path) } : {}),
-          },
-        });
-      } catch (error) {
-        // A format must not reject (its contract); if one does, the session is read again on its next change.
-        problem({ file: session.files[0]?.path ?? session.key, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${session.format} reader failed: ${String(error)}` }, true);
-      }
-      pending.clear(); // a start whose end never came (a reader that broke its contract) is not held forever
+      if (await this.#readIfDue(grouped, at)) sessionsRead += 1;
     }
+    await this.#recordPass(at);
+    options.onPass?.({ pass: this.#passes, files: [...this.#states.values()].filter((s) => s.info !== null).length, listed, sessionsRead, runsReported: this.#reportedThisPass });
+  }
 
+  /** Reads `grouped` when a file changed, or once more when it has just gone quiet or settled. @returns whether it was due. */
+  async #readIfDue(grouped: TranscriptSession, at: number): Promise<boolean> {
+    const options = this.#options;
+    // The grouping is redone only when files come or go; sizes and times are always the latest seen.
+    const session = refreshed(grouped, this.#states);
+    if (session === undefined) return false;
+    const signature = session.files.map((f) => `${f.path}:${f.size}:${f.mtimeMs}`).join('|');
+    const newest = Math.max(...session.files.map((f) => f.mtimeMs));
+    const key = readKey(session);
+    const last = this.#lastRead.get(key);
+    const quietSince = newest + options.idleMs;
+    // A file an end hook named settles: its run closes then (decision 0123).
+    const settled = this.#settleOf(session.files);
+    if (settled !== undefined && settled > at) this.#nextWake = Math.min(this.#nextWake ?? settled, settled);
+    // Read when a file changed, or once more when the session has just gone quiet (runs without a recorded end close then).
+    const due =
+      last === undefined ||
+      last.signature !== signature ||
+      (last.at < quietSince && quietSince <= at) ||
+      (settled !== undefined && last.at < settled && settled <= at);
+    if (!due) return false;
+    this.#lastRead.set(key, { signature, at });
+    this.#readChanged = true;
+    this.#readSince.add(key);
+    const format = this.#formats.find((f) => f.name === session.format);
+    if (format === undefined) return true;
+    await this.#read(format, session, at);
+    return true;
+  }
+
+  /** `format` reads `session` into the gate. Never rejects. */
+  async #read(format: TranscriptFormat, session: TranscriptSession, at: number): Promise<void> {
+    const options = this.#options;
+    try {
+      await format.read(session, {
+        listener: this.#gate,
+        onProblem: (p) => this.#problem(p, this.#isQuiet(p.file, at)),
+        onBytes: () => undefined,
+        pause: () => {
+          if (options.backpressure === undefined || this.#spansSincePause < BACKPRESSURE_SPANS) return undefined;
+          this.#spansSincePause = 0;
+          return options.backpressure();
+        },
+        ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+        live: {
+          now: at,
+          idleMs: options.idleMs,
+          isReported: (runId, endTime) => (this.#reported.get(runId)?.end ?? -Infinity) >= endTime,
+          ...(options.notices !== undefined ? { endedAt: (path: string) => options.notices?.endedAt(path) } : {}),
+        },
+      });
+    } catch (error) {
+      // A format must not reject (its contract); if one does, the session is read again on its next change.
+      this.#problem({ file: session.files[0]?.path ?? session.key, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${session.format} reader failed: ${String(error)}` }, true);
+    }
+    this.#pending.clear(); // a start whose end never came (a reader that broke its contract) is not held forever
+  }
+
+  /**
+   * After a pass: flushes what it reported, then writes the checkpoint; a
+   * pass whose telemetry was lost is undone (its runs reported again).
+   */
+  async #recordPass(at: number): Promise<void> {
+    const options = this.#options;
     // Reads alone (no run reported) are written at most every READ_SAVE_MS, and when the watch stops: a restart
     // then reads only what changed since (decision 0120's update).
-    const readsDue = readChanged && (options.signal.aborted || at - lastSaved >= READ_SAVE_MS);
-    if (unsaved || readsDue) {
-      if (unsaved && !(await options.flush())) {
-        // Some of this pass's telemetry was lost: undo its runs and read their sessions again next pass (same ids).
-        for (const [runId, before] of unsafe) {
-          if (before === undefined) reported.delete(runId);
-          else reported.set(runId, before);
-        }
-        repeated += unsafe.size;
-        for (const key of readSince) lastRead.delete(key);
+    const readsDue = this.#readChanged && (options.signal.aborted || at - this.#lastSaved >= READ_SAVE_MS);
+    if (!this.#unsaved && !readsDue) return;
+    if (this.#unsaved && !(await options.flush())) {
+      // Some of this pass's telemetry was lost: undo its runs and read their sessions again next pass (same ids).
+      for (const [runId, before] of this.#unsafe) {
+        if (before === undefined) this.#reported.delete(runId);
+        else this.#reported.set(runId, before);
       }
-      unsafe.clear();
-      readSince.clear();
-      try {
-        await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported), read: Object.fromEntries(lastRead) });
-        unsaved = false;
-        readChanged = false;
-        lastSaved = at;
-        checkpointError = undefined;
-      } catch (error) {
-        checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
-      }
+      this.#repeated += this.#unsafe.size;
+      for (const key of this.#readSince) this.#lastRead.delete(key);
     }
-    options.onPass?.({ pass: passes, files: [...states.values()].filter((s) => s.info !== null).length, listed, sessionsRead, runsReported: reportedThisPass });
-  };
+    this.#unsafe.clear();
+    this.#readSince.clear();
+    if (await this.#saveCheckpoint()) {
+      this.#unsaved = false;
+      this.#readChanged = false;
+      this.#lastSaved = at;
+      this.#checkpointError = undefined;
+    }
+  }
 
-  for (;;) {
-    await onePass();
-    if (options.signal.aborted) break;
-    const wait = nextWake !== undefined ? Math.min(options.intervalMs, nextWake - now()) : options.intervalMs;
-    await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
-    if (options.signal.aborted) break;
-  }
-  // Reads since the last write (no run reported: nothing to flush) are kept for the next start.
-  if (readChanged && !unsaved) {
+  /** Writes the checkpoint. @returns whether it was written; else `checkpointError` says why. Never rejects. */
+  async #saveCheckpoint(): Promise<boolean> {
+    const options = this.#options;
     try {
-      await saveCheckpoint(options.checkpointPath, { version: 2, dirs, since, reported: Object.fromEntries(reported), read: Object.fromEntries(lastRead) });
+      await saveCheckpoint(options.checkpointPath, { version: 2, dirs: this.#dirs, since: this.#since, reported: Object.fromEntries(this.#reported), read: Object.fromEntries(this.#lastRead) });
+      return true;
     } catch (error) {
-      checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
+      this.#checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
+      return false;
     }
   }
-  return { passes, runs, reportedTotal: reported.size, problems: problemCount, repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };
 }
 
 /** The sessions of the known transcript files, each format grouping its own. */
