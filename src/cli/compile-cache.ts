@@ -16,7 +16,6 @@ import { enableCompileCache, flushCompileCache } from 'node:module';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { SETTINGS } from '../telemetry/config.js';
-import { errorMessage } from '../wire/error-text.js';
 
 /**
  * The compile cache directory from `SUBAGENT_OTEL_CODE_CACHE`, or `false`
@@ -87,7 +86,8 @@ export function enableCompileCacheFor(env: NodeJS.ProcessEnv): void {
     note = `compile cache: ${result.directory ?? dir}${result.message !== undefined ? ` (${result.message})` : ''}`;
   } catch (err) {
     // A read-only home, a full disk: the command runs the same, compiled from source.
-    note = `compile cache: not used: ${errorMessage(err)}`;
+    // The error's text inline, not wire/error-text: the CLI's start path loads nothing of wire/ (test/cli/start-path.test.ts).
+    note = `compile cache: not used: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
 
