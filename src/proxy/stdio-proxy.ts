@@ -172,35 +172,9 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     stdin.on('end', onStdinEnd);
 
     // Child -> parent, both output streams, with backpressure.
-    if (forwarding !== undefined) forwarding.start(childStdout);
-    else {
-      childStdout.pipe(stdout, { end: false });
-      childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
-    }
-    childStdout.on('end', () => {
-      ended('agent->client');
-      if (options.onStdoutEnd === undefined) return;
-      const onStdoutEnd = options.onStdoutEnd;
-      // An empty write completes after every earlier one: then all of the child's output was handed on.
-      stdout.write('', () => {
-        try {
-          onStdoutEnd();
-        } catch (err) {
-          options.onObserverError?.(err);
-        }
-      });
-    });
-    childStdout.on('error', () => {
-      // EIO/ECONNRESET on our read end: the output ends here, as a closed pipe would.
-    });
-    childStdout.once('close', () => {
+    forwardChildOutput({ childStdout, childStderr: child.stderr, stdout, stderr, forwarding, observe, ended, options }, () => {
       isStdoutDone = true;
       maybeFinish();
-    });
-    child.stderr?.pipe(stderr, { end: false });
-    stdout.on('error', () => {
-      // EPIPE: the parent stopped reading. Close our read end so the child gets SIGPIPE, as it would without us.
-      childStdout.destroy();
     });
 
     // 'close' also waits for stderr; stdout (ours when it is a real pipe) is awaited above.
@@ -208,6 +182,57 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
       exitStatus = { code, signal };
       maybeFinish();
     });
+  });
+}
+
+/** The two ends of the child's output and what `runStdioProxy` forwards them with. */
+interface ChildOutput {
+  readonly childStdout: Readable;
+  readonly childStderr: Readable | null;
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+  /** The direct forwarding of real pipes; `undefined`: Node's socket pairs, piped. */
+  readonly forwarding: ReturnType<typeof directForwarding> | undefined;
+  readonly observe: (direction: Direction, chunk: Buffer) => void;
+  readonly ended: (direction: Direction) => void;
+  readonly options: Pick<StdioProxyOptions, 'onStdoutEnd' | 'onObserverError'>;
+}
+
+/**
+ * Child -> parent: the child's stdout onto `stdout` (each chunk observed
+ * after it was written) and its stderr onto `stderr`, with backpressure;
+ * `onStdoutEnd` once all of the child's output was handed on; a parent that
+ * stops reading closes our read end. Calls `onClosed` when the child's stdout
+ * closed. Never throws.
+ */
+function forwardChildOutput(io: ChildOutput, onClosed: () => void): void {
+  const { childStdout, stdout, observe, options } = io;
+  if (io.forwarding !== undefined) io.forwarding.start(childStdout);
+  else {
+    childStdout.pipe(stdout, { end: false });
+    childStdout.on('data', (chunk: Buffer) => observe('agent->client', chunk));
+  }
+  childStdout.on('end', () => {
+    io.ended('agent->client');
+    if (options.onStdoutEnd === undefined) return;
+    const onStdoutEnd = options.onStdoutEnd;
+    // An empty write completes after every earlier one: then all of the child's output was handed on.
+    stdout.write('', () => {
+      try {
+        onStdoutEnd();
+      } catch (err) {
+        options.onObserverError?.(err);
+      }
+    });
+  });
+  childStdout.on('error', () => {
+    // EIO/ECONNRESET on our read end: the output ends here, as a closed pipe would.
+  });
+  childStdout.once('close', onClosed);
+  io.childStderr?.pipe(io.stderr, { end: false });
+  stdout.on('error', () => {
+    // EPIPE: the parent stopped reading. Close our read end so the child gets SIGPIPE, as it would without us.
+    childStdout.destroy();
   });
 }
 
