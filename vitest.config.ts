@@ -25,7 +25,10 @@ export default defineConfig({
     // Proxies started by the tests keep their compile cache in a directory of this run, not the user's ~/.cache.
     // The outbox is off unless a test turns it on with a folder of its own (test/outbox/, test/stack/outbox*): no test
     // delivers another test's leftovers, and none writes into the user's state directory (decision 0100).
-    env: { SUBAGENT_OTEL_CODE_CACHE: mkdtempSync(join(tmpdir(), 'subagent-otel-test-code-cache-')), SUBAGENT_OTEL_OUTBOX: 'off' },
+    env: {
+      SUBAGENT_OTEL_CODE_CACHE: mkdtempSync(join(tmpdir(), 'subagent-otel-test-code-cache-')),
+      SUBAGENT_OTEL_OUTBOX: 'off',
+    },
     projects: [
       {
         extends: true,

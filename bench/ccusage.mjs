@@ -34,18 +34,31 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const configDir = join(work, 'claude');
 const history = join(configDir, 'projects');
 progress('ccusage', `writing a Claude Code history of at least ${(MIN_BYTES / 2 ** 20).toFixed(0)} MiB`);
-const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
+const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, {
+  minBytes: MIN_BYTES,
+});
 const megabytes = written.bytes / 1e6;
 
 /** Installs `ccusage@version` into its own folder; @returns the path of its `ccusage` command. */
 function install(version) {
   const prefix = join(work, `ccusage-${version}`);
   progress('ccusage', `npm install ccusage@${version}`);
-  execFileSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', `ccusage@${version}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-save', `ccusage@${version}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return join(prefix, 'node_modules', '.bin', 'ccusage');
 }
 const commands = {
-  'subagent-otel replay': () => [process.execPath, CLI, 'replay', '--out', join(work, `out-${performance.now()}`), '--json', '--no-progress', history],
+  'subagent-otel replay': () => [
+    process.execPath,
+    CLI,
+    'replay',
+    '--out',
+    join(work, `out-${performance.now()}`),
+    '--json',
+    '--no-progress',
+    history,
+  ],
 };
 for (const [name, version] of Object.entries(PEERS)) {
   const bin = install(version);
@@ -58,7 +71,14 @@ function timed(argv) {
   const stdout = execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', report, ...argv], {
     stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 256 * 1024 * 1024,
-    env: { PATH: process.env.PATH ?? '', HOME: work, CLAUDE_CONFIG_DIR: configDir, SUBAGENT_OTEL_OUTBOX: 'off', SUBAGENT_OTEL_CODE_CACHE: 'off', TZ: 'UTC' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: work,
+      CLAUDE_CONFIG_DIR: configDir,
+      SUBAGENT_OTEL_OUTBOX: 'off',
+      SUBAGENT_OTEL_CODE_CACHE: 'off',
+      TZ: 'UTC',
+    },
   });
   const [seconds, kib] = readFileSync(report, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   return { seconds, peakMiB: kib / 1024, stdout: stdout.toString('utf8') };
@@ -101,13 +121,15 @@ for (let round = 0; round < rounds; round += 1) {
     const result = timed(commands[name]());
     if (name === 'subagent-otel replay') {
       const summary = JSON.parse(result.stdout);
-      if (summary.problems !== 0 || (runs !== undefined && summary.runs !== runs)) throw new Error(`replay gave ${summary.runs} runs and ${summary.problems} problems`);
+      if (summary.problems !== 0 || (runs !== undefined && summary.runs !== runs))
+        throw new Error(`replay gave ${summary.runs} runs and ${summary.problems} problems`);
       runs = summary.runs;
     } else {
       // ccusage 18 prints `{ sessions: [...] }`, 20 `{ session: [...] }`: either must list the history's sessions.
       const printed = JSON.parse(result.stdout);
       const sessions = printed.sessions ?? printed.session ?? printed;
-      if (!Array.isArray(sessions) || sessions.length === 0) throw new Error(`${name} printed no sessions: ${result.stdout.slice(0, 200)}`);
+      if (!Array.isArray(sessions) || sessions.length === 0)
+        throw new Error(`${name} printed no sessions: ${result.stdout.slice(0, 200)}`);
     }
     samples[name].seconds.push(result.seconds);
     samples[name].peak.push(result.peakMiB);
@@ -118,7 +140,8 @@ for (let round = 0; round < rounds; round += 1) {
 }
 
 const replay = samples['subagent-otel replay'];
-const peak = (name) => `${name} peak RSS median ${[...samples[name].peak].sort((a, b) => a - b)[Math.floor(samples[name].peak.length / 2)].toFixed(0)} MiB`;
+const peak = (name) =>
+  `${name} peak RSS median ${[...samples[name].peak].sort((a, b) => a - b)[Math.floor(samples[name].peak.length / 2)].toFixed(0)} MiB`;
 const size = `${(written.bytes / 2 ** 20).toFixed(0)} MiB Claude Code history (${written.files} files, ${runs} runs)`;
 emitResult({
   benchmark: 'ccusage',

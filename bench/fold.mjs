@@ -48,7 +48,8 @@ function walk(events) {
 function consume(output) {
   if (output === undefined) return 0;
   let n = output.length;
-  for (const block of output) if (typeof block.text === 'string' && block.text.length > 0) n += block.text.charCodeAt(block.text.length - 1);
+  for (const block of output)
+    if (typeof block.text === 'string' && block.text.length > 0) n += block.text.charCodeAt(block.text.length - 1);
   return n;
 }
 
@@ -72,7 +73,8 @@ const chunkGeneration = [];
 for (const event of runEvents({ events: EVENTS, steps: 200 })) chunkGeneration.push(JSON.parse(JSON.stringify(event)));
 const embeddedGeneration = Array.from(embedStreams(chunkGeneration));
 const logical = logicalEventCount(chunkGeneration);
-if (logicalEventCount(embeddedGeneration) !== logical) throw new Error('the two generations do not carry the same events');
+if (logicalEventCount(embeddedGeneration) !== logical)
+  throw new Error('the two generations do not carry the same events');
 const selected = finalAssistantOutput(chunkGeneration);
 if (selected === undefined || !isDeepStrictEqual(selected, finalAssistantOutput(embeddedGeneration))) {
   throw new Error('the two generations select different outputs');
@@ -80,7 +82,10 @@ if (selected === undefined || !isDeepStrictEqual(selected, finalAssistantOutput(
 
 // The worst case of the rule: no message has content (a run cancelled or cut off before any step
 // assembled one), so every text delta is accumulated and the stream fallback is selected.
-const emptied = (events) => events.map((e) => (e.type === 'assistant/message' ? { ...e, data: { ...e.data, message: { ...e.data.message, content: [] } } } : e));
+const emptied = (events) =>
+  events.map((e) =>
+    e.type === 'assistant/message' ? { ...e, data: { ...e.data, message: { ...e.data.message, content: [] } } } : e,
+  );
 const streamOnlyChunk = emptied(chunkGeneration);
 const streamOnlyEmbedded = emptied(embeddedGeneration);
 if (finalAssistantOutput(streamOnlyChunk)?.[0]?.text !== finalAssistantOutput(streamOnlyEmbedded)?.[0]?.text) {
@@ -89,14 +94,30 @@ if (finalAssistantOutput(streamOnlyChunk)?.[0]?.text !== finalAssistantOutput(st
 
 const generations = [
   { key: 'chunk', title: 'chunk generation (one event per chunk)', events: chunkGeneration, hasTarget: true },
-  { key: 'embedded', title: 'embedded generation (chunks inside assistant/message.stream)', events: embeddedGeneration, hasTarget: true },
-  { key: 'chunk-stream-only', title: 'chunk generation, every message empty (worst case: all text accumulated)', events: streamOnlyChunk, hasTarget: false },
-  { key: 'embedded-stream-only', title: 'embedded generation, every message empty (worst case: all text accumulated)', events: streamOnlyEmbedded, hasTarget: false },
+  {
+    key: 'embedded',
+    title: 'embedded generation (chunks inside assistant/message.stream)',
+    events: embeddedGeneration,
+    hasTarget: true,
+  },
+  {
+    key: 'chunk-stream-only',
+    title: 'chunk generation, every message empty (worst case: all text accumulated)',
+    events: streamOnlyChunk,
+    hasTarget: false,
+  },
+  {
+    key: 'embedded-stream-only',
+    title: 'embedded generation, every message empty (worst case: all text accumulated)',
+    events: streamOnlyEmbedded,
+    hasTarget: false,
+  },
 ];
 const STREAM_ONLY_NOTE =
   'informational, no target: every one of ~1M text deltas is appended to one string (V8 rope nodes that survive to the old generation) and flattened once; ' +
   'the walk-only floor allocates nothing, so this ratio measures string accumulation, which the rule requires when no message has content';
-const EMBEDDED_NOTE = 'the fold stops walking embedded streams once a non-empty message is selected (streamed text can no longer win), so it can beat a floor that walks every chunk';
+const EMBEDDED_NOTE =
+  'the fold stops walking embedded streams once a non-empty message is selected (streamed text can no longer win), so it can beat a floor that walks every chunk';
 const samples = Object.fromEntries(generations.map((g) => [g.key, { fold: [], floor: [] }]));
 
 // Warm up both code paths so the first round is not the JIT's.
@@ -110,13 +131,18 @@ for (let round = 0; round < rounds; round += 1) {
     const foldFirst = round % 2 === 1;
     const timeFold = () => timePerPass(finalAssistantOutput, g.events, 300);
     const timeFloor = () => timePerPass(walk, g.events, 100);
-    const [foldMs, floorMs] = foldFirst ? [timeFold(), timeFloor()] : (() => {
-      const f = timeFloor();
-      return [timeFold(), f];
-    })();
+    const [foldMs, floorMs] = foldFirst
+      ? [timeFold(), timeFloor()]
+      : (() => {
+          const f = timeFloor();
+          return [timeFold(), f];
+        })();
     samples[g.key].fold.push(logical / (foldMs / 1000));
     samples[g.key].floor.push(logical / (floorMs / 1000));
-    progress('fold', `round ${round + 1}/${rounds} ${g.key}: fold ${(foldMs).toFixed(1)} ms, walk ${(floorMs).toFixed(2)} ms per pass`);
+    progress(
+      'fold',
+      `round ${round + 1}/${rounds} ${g.key}: fold ${foldMs.toFixed(1)} ms, walk ${floorMs.toFixed(2)} ms per pass`,
+    );
   }
 }
 

@@ -25,7 +25,13 @@ const PER_ROUND = 10;
 const SETTLE_MS = 300;
 
 const root = mkdtempSync(join(tmpdir(), 'bench-hooks-'));
-const env = { PATH: process.env.PATH, HOME: join(root, 'home'), CLAUDE_CONFIG_DIR: join(root, 'claude'), XDG_STATE_HOME: join(root, 'state'), XDG_CONFIG_HOME: join(root, 'config') };
+const env = {
+  PATH: process.env.PATH,
+  HOME: join(root, 'home'),
+  CLAUDE_CONFIG_DIR: join(root, 'claude'),
+  XDG_STATE_HOME: join(root, 'state'),
+  XDG_CONFIG_HOME: join(root, 'config'),
+};
 const out = join(root, 'out');
 const traces = join(out, 'traces.jsonl');
 
@@ -35,7 +41,9 @@ function shell(command, input) {
     const started = performance.now();
     const child = spawn('sh', ['-c', command], { env, stdio: ['pipe', 'ignore', 'ignore'] });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`)),
+    );
     child.stdin.end(input);
   });
 }
@@ -46,7 +54,12 @@ function whenInTraces(text, budgetMs = 60_000) {
     const deadline = performance.now() + budgetMs;
     const look = () => {
       if (existsSync(traces) && readFileSync(traces, 'utf8').includes(text)) return resolve(performance.now());
-      if (performance.now() > deadline) return reject(new Error(`'${text}' did not reach ${traces}; log: ${readFileSync(join(root, 'state', 'subagent-otel', 'daemon', 'watch.log'), 'utf8')}`));
+      if (performance.now() > deadline)
+        return reject(
+          new Error(
+            `'${text}' did not reach ${traces}; log: ${readFileSync(join(root, 'state', 'subagent-otel', 'daemon', 'watch.log'), 'utf8')}`,
+          ),
+        );
       setTimeout(look, 2);
     };
     look();
@@ -69,29 +82,85 @@ try {
   const chains = new Map();
   const line = (file, fields) => {
     const uuid = randomUUID();
-    appendFileSync(file, `${JSON.stringify({ parentUuid: chains.get(file) ?? null, ...fields, uuid, timestamp: new Date().toISOString(), userType: 'external', cwd, sessionId, version: '2.1.318' })}\n`);
+    appendFileSync(
+      file,
+      `${JSON.stringify({ parentUuid: chains.get(file) ?? null, ...fields, uuid, timestamp: new Date().toISOString(), userType: 'external', cwd, sessionId, version: '2.1.318' })}\n`,
+    );
     chains.set(file, uuid);
   };
-  const message = (content, stopReason) => ({ id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content, stop_reason: stopReason, usage });
+  const message = (content, stopReason) => ({
+    id: `msg_${randomUUID()}`,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-opus-5-5',
+    content,
+    stop_reason: stopReason,
+    usage,
+  });
   const usage = { input_tokens: 900, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens: 11 };
-  line(main, { type: 'user', isSidechain: false, message: { role: 'user', content: [{ type: 'text', text: 'Delegate many times.' }] } });
+  line(main, {
+    type: 'user',
+    isSidechain: false,
+    message: { role: 'user', content: [{ type: 'text', text: 'Delegate many times.' }] },
+  });
 
   /** One delegation: the tool call, the subagent's file, its hook; resolves with [hook wall, hook start to span]. */
   const delegate = async (n) => {
     const toolUseId = `toolu_${randomUUID().replaceAll('-', '')}`;
     const text = `Answer number ${n} ${randomUUID()}.`;
-    line(main, { type: 'assistant', isSidechain: false, message: message([{ type: 'tool_use', id: toolUseId, name: 'Agent', input: { description: 'Delegated work', prompt: `task ${n}`, subagent_type: 'general-purpose' } }], 'tool_use') });
+    line(main, {
+      type: 'assistant',
+      isSidechain: false,
+      message: message(
+        [
+          {
+            type: 'tool_use',
+            id: toolUseId,
+            name: 'Agent',
+            input: { description: 'Delegated work', prompt: `task ${n}`, subagent_type: 'general-purpose' },
+          },
+        ],
+        'tool_use',
+      ),
+    });
     const agentId = randomUUID().replaceAll('-', '').slice(0, 17);
     const file = join(subagents, `agent-${agentId}.jsonl`);
-    writeFileSync(join(subagents, `agent-${agentId}.meta.json`), JSON.stringify({ agentType: 'general-purpose', toolUseId }));
+    writeFileSync(
+      join(subagents, `agent-${agentId}.meta.json`),
+      JSON.stringify({ agentType: 'general-purpose', toolUseId }),
+    );
     line(file, { type: 'user', isSidechain: true, agentId, message: { role: 'user', content: `task ${n}` } });
-    line(file, { type: 'assistant', isSidechain: true, agentId, message: message([{ type: 'text', text }], 'end_turn') });
-    const payload = JSON.stringify({ session_id: sessionId, transcript_path: main, cwd, permission_mode: 'default', hook_event_name: 'SubagentStop', stop_hook_active: false, agent_id: agentId, agent_type: 'general-purpose', agent_transcript_path: file, last_assistant_message: text });
+    line(file, {
+      type: 'assistant',
+      isSidechain: true,
+      agentId,
+      message: message([{ type: 'text', text }], 'end_turn'),
+    });
+    const payload = JSON.stringify({
+      session_id: sessionId,
+      transcript_path: main,
+      cwd,
+      permission_mode: 'default',
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      agent_id: agentId,
+      agent_type: 'general-purpose',
+      agent_transcript_path: file,
+      last_assistant_message: text,
+    });
     const started = performance.now();
     const seen = whenInTraces(text);
     const wall = await shell(hook, payload);
     const latency = (await seen) - started;
-    line(main, { type: 'user', isSidechain: false, message: { role: 'user', content: [{ tool_use_id: toolUseId, type: 'tool_result', content: [{ type: 'text', text }] }] }, toolUseResult: { status: 'completed', agentId, content: [{ type: 'text', text }] } });
+    line(main, {
+      type: 'user',
+      isSidechain: false,
+      message: {
+        role: 'user',
+        content: [{ tool_use_id: toolUseId, type: 'tool_result', content: [{ type: 'text', text }] }],
+      },
+      toolUseResult: { status: 'completed', agentId, content: [{ type: 'text', text }] },
+    });
     return [wall, latency];
   };
 
@@ -108,7 +177,10 @@ try {
       floors.push(await shell(`${JSON.stringify(process.execPath)} -e 0`, ''));
     }
     const sorted = [...latencies].sort((a, b) => a - b);
-    progress('hooks', `round ${round + 1}/${rounds}: hook to span p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${percentile(sorted, 95).toFixed(0)} ms; hook wall ${walls.at(-1).toFixed(0)} ms (node -e 0 ${floors.at(-1).toFixed(0)} ms)`);
+    progress(
+      'hooks',
+      `round ${round + 1}/${rounds}: hook to span p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${percentile(sorted, 95).toFixed(0)} ms; hook wall ${walls.at(-1).toFixed(0)} ms (node -e 0 ${floors.at(-1).toFixed(0)} ms)`,
+    );
   }
   const sorted = [...latencies].sort((a, b) => a - b);
   emitResult({

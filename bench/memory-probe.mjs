@@ -32,7 +32,12 @@ import { notificationLine, runEvents } from './lib/workload.mjs';
 
 const [mode, sizeText, flag] = process.argv.slice(2);
 const size = Number(sizeText);
-if ((mode !== 'single' && mode !== 'short') || !Number.isInteger(size) || size < 1 || (flag !== undefined && flag !== '--parse-only')) {
+if (
+  (mode !== 'single' && mode !== 'short') ||
+  !Number.isInteger(size) ||
+  size < 1 ||
+  (flag !== undefined && flag !== '--parse-only')
+) {
   process.stderr.write('usage: memory-probe.mjs single <events> | short <runs> [--parse-only]\n');
   process.exit(2);
 }
@@ -70,7 +75,10 @@ const { startProxyObservation } = isParseOnly ? {} : await importDist('proxy/pro
 const env = { SUBAGENT_OTEL_OUT: join(work, 'out') };
 const observation = isParseOnly
   ? parseOnlyObservation()
-  : startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, 'out') }, { env, stderr: process.stderr });
+  : startProxyObservation(
+      { name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, 'out') },
+      { env, stderr: process.stderr },
+    );
 await turnLoop();
 const peakKb = () => process.resourceUsage().maxRSS;
 /** Heap in use after a full collection (only with `--expose-gc`): what is really retained. */
@@ -109,7 +117,15 @@ async function promptTurn(sessionId, options) {
   const id = ++prompts;
   // Requests travel the other way: flush what the agent said first, so the tracker sees them in order.
   await flush('agent->client');
-  await send('client->agent', JSON.stringify({ jsonrpc: '2.0', id, method: 'session/prompt', params: { sessionId, contentBlocks: [{ type: 'text', text: 'go on' }] } }));
+  await send(
+    'client->agent',
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'session/prompt',
+      params: { sessionId, contentBlocks: [{ type: 'text', text: 'go on' }] },
+    }),
+  );
   await flush('client->agent');
   for (const event of runEvents(options)) {
     events += 1;
@@ -118,12 +134,21 @@ async function promptTurn(sessionId, options) {
   await send('agent->client', JSON.stringify({ jsonrpc: '2.0', id, result: { messageId: `m${id}` } }));
 }
 
-await send('client->agent', JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' } }));
+await send(
+  'client->agent',
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' },
+  }),
+);
 await flush('client->agent');
 if (mode === 'single') {
   await promptTurn('session-0', { events: size, steps: 200, seed: 3 });
 } else {
-  for (let run = 0; run < size; run += 1) await promptTurn(`session-${run}`, { events: 20, steps: 1, seed: run, turn: 0 });
+  for (let run = 0; run < size; run += 1)
+    await promptTurn(`session-${run}`, { events: 20, steps: 1, seed: run, turn: 0 });
 }
 await flush('agent->client');
 const busyHeap = liveHeap();

@@ -46,11 +46,19 @@ const results = Object.fromEntries(cases.map((c) => [c.key, []]));
 for (let round = 0; round < rounds; round += 1) {
   const line = [];
   for (const c of round % 2 === 0 ? cases : [...cases].reverse()) {
-    const r = await runScript(probe, [c.mode, String(c.size), ...(c.parseOnly ? ['--parse-only'] : [])], ['--expose-gc']);
-    if (c.expectRuns > 0 && r.runs === 0) throw new Error(`memory ${c.mode} ${c.size}: telemetry exported no run at all`);
-    if (r.runs !== c.expectRuns) progress('memory', `${c.mode} ${c.size}: telemetry exported ${r.runs} of ${c.expectRuns} runs`);
+    const r = await runScript(
+      probe,
+      [c.mode, String(c.size), ...(c.parseOnly ? ['--parse-only'] : [])],
+      ['--expose-gc'],
+    );
+    if (c.expectRuns > 0 && r.runs === 0)
+      throw new Error(`memory ${c.mode} ${c.size}: telemetry exported no run at all`);
+    if (r.runs !== c.expectRuns)
+      progress('memory', `${c.mode} ${c.size}: telemetry exported ${r.runs} of ${c.expectRuns} runs`);
     results[c.key].push(r);
-    line.push(`${c.mode} ${c.size}${c.parseOnly ? ' parse-only' : ''}: +${mib(r.peakRss - r.idleRss).toFixed(1)} MiB (retained ${mib(r.retainedHeap).toFixed(1)})`);
+    line.push(
+      `${c.mode} ${c.size}${c.parseOnly ? ' parse-only' : ''}: +${mib(r.peakRss - r.idleRss).toFixed(1)} MiB (retained ${mib(r.retainedHeap).toFixed(1)})`,
+    );
   }
   progress('memory', `round ${round + 1}/${rounds}: ${line.join(', ')}`);
 }
@@ -61,13 +69,22 @@ const retained = (key) => results[key].map((r) => mib(r.retainedHeap));
 const n = (x) => x.toLocaleString('en-US');
 const RSS_TARGET = { kind: 'max-value', limit: 64, text: 'RSS growth < 64 MiB' };
 const SHORT_RSS_TARGET = { kind: 'max-value', limit: 48, text: 'RSS growth < 48 MiB' };
-const FLAT_TARGET = { kind: 'max-ratio', limit: 1.25, text: 'retained state at 10x the size within 25% of the smaller' };
+const FLAT_TARGET = {
+  kind: 'max-ratio',
+  limit: 1.25,
+  text: 'retained state at 10x the size within 25% of the smaller',
+};
 // Retained state is small; below 1 MiB a ratio says nothing, so both sides count at least 1 MiB.
 const flatRatio = (big, small) => Math.max(big, 1) / Math.max(small, 1);
 
 emitResult({
   benchmark: 'memory',
-  workload: Object.fromEntries(cases.map((c) => [c.key, { mode: c.mode, size: c.size, events: results[c.key][0].events, bytes: results[c.key][0].bytes }])),
+  workload: Object.fromEntries(
+    cases.map((c) => [
+      c.key,
+      { mode: c.mode, size: c.size, events: results[c.key][0].events, bytes: results[c.key][0].bytes },
+    ]),
+  ),
   figures: [
     figure({
       id: 'memory.single-run.rss-growth',
@@ -79,7 +96,10 @@ emitResult({
       ratioOf: (g, i) => (g + i) / i,
       target: RSS_TARGET,
       notes: 'ratio is peak RSS / idle RSS',
-      extra: { smallerRun: { events: SINGLE_SMALL, rssGrowthMiB: growth('singleSmall') }, parseOnlyRssGrowthMiB: growth('singleParse') },
+      extra: {
+        smallerRun: { events: SINGLE_SMALL, rssGrowthMiB: growth('singleSmall') },
+        parseOnlyRssGrowthMiB: growth('singleParse'),
+      },
     }),
     figure({
       id: 'memory.single-run.rss-growth-vs-parse',
@@ -110,7 +130,10 @@ emitResult({
       ratioOf: (g, i) => (g + i) / i,
       target: SHORT_RSS_TARGET,
       notes: 'ratio is peak RSS / idle RSS',
-      extra: { fewerRuns: { runs: SHORT_SMALL, rssGrowthMiB: growth('shortSmall') }, parseOnlyRssGrowthMiB: growth('shortParse') },
+      extra: {
+        fewerRuns: { runs: SHORT_SMALL, rssGrowthMiB: growth('shortSmall') },
+        parseOnlyRssGrowthMiB: growth('shortParse'),
+      },
     }),
     figure({
       id: 'memory.short-runs.rss-growth-vs-parse',

@@ -32,7 +32,14 @@ const record = (i) => ({
   output: [{ type: 'text', text: `answer ${i}: the outbox keeps what the collector did not take` }],
   outputSource: 'message',
   emptyMessages: 0,
-  usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+  usage: {
+    inputTokens: 100,
+    outputTokens: 20,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    reported: true,
+  },
   steps: [],
   toolCalls: [],
 });

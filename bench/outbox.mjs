@@ -39,9 +39,13 @@ for (let round = 0; round < rounds; round += 1) {
   try {
     const port = await freePort();
     const fill = await runScript(probe, ['fill', String(RUNS), String(port), dir]);
-    if (fill.report.outboxed.runs !== RUNS) throw new Error(`fill: ${fill.report.outboxed.runs} of ${RUNS} runs reached the outbox (dropped ${JSON.stringify(fill.report.dropped)})`);
+    if (fill.report.outboxed.runs !== RUNS)
+      throw new Error(
+        `fill: ${fill.report.outboxed.runs} of ${RUNS} runs reached the outbox (dropped ${JSON.stringify(fill.report.dropped)})`,
+      );
     const drain = await runScript(probe, ['drain', String(RUNS), String(port), dir]);
-    if (drain.report.fromOutbox.runs !== RUNS) throw new Error(`drain: ${drain.report.fromOutbox.runs} of ${RUNS} runs delivered from the outbox`);
+    if (drain.report.fromOutbox.runs !== RUNS)
+      throw new Error(`drain: ${drain.report.fromOutbox.runs} of ${RUNS} runs delivered from the outbox`);
     const direct = await runScript(probe, ['direct', String(RUNS), String(await freePort()), join(dir, 'unused')]);
     rows.push({ fill, drain, direct });
     progress(

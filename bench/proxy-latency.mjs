@@ -80,7 +80,8 @@ async function roundTrips(variant) {
         pinged();
         continue;
       }
-      if (!Number.isInteger(id) || id < 0 || id >= total || response.result?.seq !== id) throw new Error(`${variant}: unexpected response ${JSON.stringify(response).slice(0, 120)}`);
+      if (!Number.isInteger(id) || id < 0 || id >= total || response.result?.seq !== id)
+        throw new Error(`${variant}: unexpected response ${JSON.stringify(response).slice(0, 120)}`);
       rtt[id] = now - sentAt[id];
       answered += 1;
       if (answered === total) resolveAll();
@@ -101,7 +102,9 @@ async function roundTrips(variant) {
       const now = performance.now();
       while (next < total && t0 + next * period <= now) {
         sentAt[next] = performance.now();
-        child.stdin.write(`{"jsonrpc":"2.0","id":${next},"method":"bench/echo","params":{"seq":${next},"pad":"${PAD}"}}\n`);
+        child.stdin.write(
+          `{"jsonrpc":"2.0","id":${next},"method":"bench/echo","params":{"seq":${next},"pad":"${PAD}"}}\n`,
+        );
         next += 1;
       }
       if (next < total) setTimeout(tick, Math.max(0, t0 + next * period - performance.now()));
@@ -155,7 +158,12 @@ emitResult({
         ratioOf: (addedMs, directMs) => (addedMs + directMs) / directMs,
         ...(q === 'p99' ? { target: { kind: 'max-value', limit: 1, text: 'added p99 < 1 ms at 1,000 frames/s' } } : {}),
         notes: NOTE,
-        extra: { proxyRoundTrip: by.proxy, bridgeRoundTrip: by.bridge, relayRoundTrip: by.relay, maxRoundTrip: { direct: max.direct, relay: max.relay, bridge: max.bridge, proxy: max.proxy } },
+        extra: {
+          proxyRoundTrip: by.proxy,
+          bridgeRoundTrip: by.bridge,
+          relayRoundTrip: by.relay,
+          maxRoundTrip: { direct: max.direct, relay: max.relay, bridge: max.bridge, proxy: max.proxy },
+        },
       });
     }),
     figure({
@@ -176,7 +184,8 @@ emitResult({
       floorName: 'the Node relay round trip p99',
       floors: p99.relay,
       ratioOf: (addedMs, relayMs) => (addedMs + relayMs) / relayMs,
-      notes: 'the part of the added p99 that is the proxy\'s own work (observation, bridge) rather than a Node process in the path',
+      notes:
+        "the part of the added p99 that is the proxy's own work (observation, bridge) rather than a Node process in the path",
     }),
     figure({
       id: 'proxy.latency.bridge-added-p99',

@@ -48,7 +48,10 @@ writeFileSync(streamFile, data);
 const digest = createHash('sha256').update(data).digest('hex');
 let lines = 0;
 for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) lines += 1;
-progress('proxy-throughput', `${lines.toLocaleString('en-US')} lines, ${turns} turns, ${(data.length / 1e6).toFixed(1)} MB`);
+progress(
+  'proxy-throughput',
+  `${lines.toLocaleString('en-US')} lines, ${turns} turns, ${(data.length / 1e6).toFixed(1)} MB`,
+);
 
 const chunks = [];
 for (let offset = 0; offset < data.length; offset += 64 * 1024) chunks.push(data.subarray(offset, offset + 64 * 1024));
@@ -104,7 +107,8 @@ async function timeVariant(variant, { verifyDigest = false } = {}) {
   const exit = await ended;
   if (exit.code !== 0) throw new Error(`${variant} exited with ${exit.code ?? exit.signal}: ${stderr.slice(0, 500)}`);
   if (received !== data.length) throw new Error(`${variant}: received ${received} bytes, sent ${data.length}`);
-  if (hash !== undefined && hash.digest('hex') !== digest) throw new Error(`${variant}: the bytes that arrived differ from the bytes sent`);
+  if (hash !== undefined && hash.digest('hex') !== digest)
+    throw new Error(`${variant}: the bytes that arrived differ from the bytes sent`);
   if (variant === 'proxy') {
     const traces = readFileSync(join(outDir, 'traces.jsonl'), 'utf8');
     const spans = traces.split('"name":"invoke_agent').length - 1;
@@ -175,7 +179,7 @@ emitResult({
             ratioOf: (proxy, floor) => floor / proxy,
             notes:
               'less sensitive to other load than wall-clock MB/s: the throughput ratio the proxy would reach with a core to itself (clock-tick resolution, 10 ms); ' +
-              'results.json also has the bridge alone and the system (kernel) share of both, which is forwarding\'s pipe copies',
+              "results.json also has the bridge alone and the system (kernel) share of both, which is forwarding's pipe copies",
             extra: {
               bridgeCpuMsPerMb: cpuPerMb.bridge.slice(1),
               proxySystemCpuMsPerMb: systemCpuPerMb.proxy.slice(1),

@@ -47,25 +47,48 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-replay-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const logFile = join(work, 'session.jsonl.zstd');
 
-progress('replay', `writing a zstd durable log of ${EVENTS.toLocaleString('en-US')} events (zstd tool, one frame per ${BATCH} events)`);
+progress(
+  'replay',
+  `writing a zstd durable log of ${EVENTS.toLocaleString('en-US')} events (zstd tool, one frame per ${BATCH} events)`,
+);
 /** All events of the session, turn after turn, with contiguous seq. */
 function* sessionEvents() {
   let seq = 0;
   let time = 1_764_400_000_000;
   for (let turn = 0; turn < TURNS; turn += 1) {
-    for (const event of runEvents({ seed: 100 + turn, events: Math.floor(EVENTS / TURNS), steps: 40, turn, seqStart: seq, timeStart: time, largeEvery: 8, largeBytes: 32 * 1024 })) {
+    for (const event of runEvents({
+      seed: 100 + turn,
+      events: Math.floor(EVENTS / TURNS),
+      steps: 40,
+      turn,
+      seqStart: seq,
+      timeStart: time,
+      largeEvery: 8,
+      largeBytes: 32 * 1024,
+    })) {
       seq = event.seq + 1;
       time = event.time;
       yield event;
     }
   }
 }
-const frames = [await compressZstdFrame(`${JSON.stringify({ type: 'session', version: 3, id: 'bench-session', cwd: '/work', createdAt: 1_764_400_000_000, delegationDepth: 0 })}\n`)];
-let textBytes = frames[0].length === 0 ? 0 : Buffer.byteLength(`${JSON.stringify({ type: 'session', version: 3, id: 'bench-session', cwd: '/work', createdAt: 1_764_400_000_000, delegationDepth: 0 })}\n`);
+const frames = [
+  await compressZstdFrame(
+    `${JSON.stringify({ type: 'session', version: 3, id: 'bench-session', cwd: '/work', createdAt: 1_764_400_000_000, delegationDepth: 0 })}\n`,
+  ),
+];
+let textBytes =
+  frames[0].length === 0
+    ? 0
+    : Buffer.byteLength(
+        `${JSON.stringify({ type: 'session', version: 3, id: 'bench-session', cwd: '/work', createdAt: 1_764_400_000_000, delegationDepth: 0 })}\n`,
+      );
 let batch = [];
 let eventCount = 0;
 const writeBatch = async () => {
-  const text = packChunkRuns(batch).map((row) => `${JSON.stringify(row)}\n`).join('');
+  const text = packChunkRuns(batch)
+    .map((row) => `${JSON.stringify(row)}\n`)
+    .join('');
   textBytes += Buffer.byteLength(text);
   frames.push(await compressZstdFrame(text));
   batch = [];
@@ -79,12 +102,21 @@ if (batch.length > 0) await writeBatch();
 writeFileSync(logFile, Buffer.concat(frames));
 const fileBytes = statSync(logFile).size;
 const megabytes = textBytes / 1e6;
-progress('replay', `${(fileBytes / 1e6).toFixed(1)} MB compressed, ${megabytes.toFixed(1)} MB of log text, ${eventCount.toLocaleString('en-US')} events`);
+progress(
+  'replay',
+  `${(fileBytes / 1e6).toFixed(1)} MB compressed, ${megabytes.toFixed(1)} MB of log text, ${eventCount.toLocaleString('en-US')} events`,
+);
 
 /** Replay through the log tracker. @returns MB/s of log text; throws unless every event and run came through. */
 async function timeReplay() {
   let runs = 0;
-  const listener = { onRunStart() {}, onRunEnd() { runs += 1; }, onMalformed() {} };
+  const listener = {
+    onRunStart() {},
+    onRunEnd() {
+      runs += 1;
+    },
+    onMalformed() {},
+  };
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   const tracker = new LogTracker(listener);
@@ -93,7 +125,9 @@ async function timeReplay() {
   const seconds = (performance.now() - start) / 1000;
   recordCpu('replay', cpuStart);
   if (result.records !== eventCount || result.problems !== 0 || runs !== TURNS) {
-    throw new Error(`replay read ${result.records} records with ${result.problems} problems and ${runs} runs; expected ${eventCount}, 0, ${TURNS}`);
+    throw new Error(
+      `replay read ${result.records} records with ${result.problems} problems and ${runs} runs; expected ${eventCount}, 0, ${TURNS}`,
+    );
   }
   return megabytes / seconds;
 }
@@ -106,7 +140,12 @@ async function timeFloor() {
   let isComplete = true;
   const count = (items) => {
     for (const item of items) {
-      if (item.kind === 'line') lines += JSON.parse(Buffer.from(item.bytes.buffer, item.bytes.byteOffset, item.bytes.byteLength).toString('utf8')) === null ? 0 : 1;
+      if (item.kind === 'line')
+        lines +=
+          JSON.parse(Buffer.from(item.bytes.buffer, item.bytes.byteOffset, item.bytes.byteLength).toString('utf8')) ===
+          null
+            ? 0
+            : 1;
       else isComplete = false;
     }
   };
@@ -123,7 +162,10 @@ async function timeFloor() {
 function timeCli() {
   const out = join(work, `out-${performance.now()}`);
   const start = performance.now();
-  execFileSync(process.execPath, [CLI, 'replay', '--out', out, '--json', '--no-progress', logFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } });
+  execFileSync(process.execPath, [CLI, 'replay', '--out', out, '--json', '--no-progress', logFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+  });
   const seconds = (performance.now() - start) / 1000;
   const spans = readFileSync(join(out, 'traces.jsonl'), 'utf8').split('"name":"invoke_agent').length - 1;
   rmSync(out, { recursive: true, force: true });
@@ -183,7 +225,7 @@ emitResult({
       floors: cpuSamples.floor,
       notes:
         'MB of decompressed log text per CPU second (process.cpuUsage: user + system, every thread); informational: the target is on throughput (the row above). ' +
-        'Both decode zstd with libzstd on Node\'s thread pool (decision 0062)',
+        "Both decode zstd with libzstd on Node's thread pool (decision 0062)",
     }),
     ...(hasCli
       ? [

@@ -21,30 +21,62 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ROOT, progress, runScript } from './lib/common.mjs';
 
-const BENCHMARKS = ['fold', 'spawn', 'proxy-throughput', 'proxy-latency', 'memory', 'replay', 'transcripts', 'outbox', 'watch-idle', 'hooks', 'ccusage'];
+const BENCHMARKS = [
+  'fold',
+  'spawn',
+  'proxy-throughput',
+  'proxy-latency',
+  'memory',
+  'replay',
+  'transcripts',
+  'outbox',
+  'watch-idle',
+  'hooks',
+  'ccusage',
+];
 
 const { values } = parseArgs({
-  options: { only: { type: 'string' }, rounds: { type: 'string' }, scale: { type: 'string' }, 'no-write': { type: 'boolean' } },
+  options: {
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    scale: { type: 'string' },
+    'no-write': { type: 'boolean' },
+  },
   strict: true,
 });
 const selected = values.only !== undefined ? values.only.split(',').map((name) => name.trim()) : BENCHMARKS;
-for (const name of selected) if (!BENCHMARKS.includes(name)) throw new Error(`unknown benchmark '${name}' (known: ${BENCHMARKS.join(', ')})`);
-const passArgs = [...(values.rounds !== undefined ? ['--rounds', values.rounds] : []), ...(values.scale !== undefined ? ['--scale', values.scale] : [])];
+for (const name of selected)
+  if (!BENCHMARKS.includes(name)) throw new Error(`unknown benchmark '${name}' (known: ${BENCHMARKS.join(', ')})`);
+const passArgs = [
+  ...(values.rounds !== undefined ? ['--rounds', values.rounds] : []),
+  ...(values.scale !== undefined ? ['--scale', values.scale] : []),
+];
 
 if (selected.includes('replay')) {
   try {
     execFileSync('zstd', ['--version'], { stdio: 'ignore' });
   } catch {
     // Missing (ENOENT) or broken: the replay benchmark writes its log with the zstd tool, so say how to get it.
-    process.stderr.write("bench: the replay benchmark needs the 'zstd' tool (Debian: apt-get install zstd); or run without it: npm run bench -- --only fold,proxy-throughput,proxy-latency,memory\n");
+    process.stderr.write(
+      "bench: the replay benchmark needs the 'zstd' tool (Debian: apt-get install zstd); or run without it: npm run bench -- --only fold,proxy-throughput,proxy-latency,memory\n",
+    );
     process.exit(1);
   }
 }
 
 function gitCommit() {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() !== '';
     return dirty ? `${commit}+changes` : commit;
   } catch {
     // Not a git checkout (an unpacked tarball): the results simply carry no commit.
@@ -79,10 +111,14 @@ const previous = (() => {
     return undefined;
   }
 })();
-const latencyFigure = results.find((b) => b.benchmark === 'proxy-latency')?.figures?.find((f) => f.id === 'proxy.latency.added-p99');
+const latencyFigure = results
+  .find((b) => b.benchmark === 'proxy-latency')
+  ?.figures?.find((f) => f.id === 'proxy.latency.added-p99');
 const latencyHistory = [
   ...(previous?.history?.addedP99 ?? []),
-  ...(latencyFigure !== undefined && values.scale === undefined ? [{ date: new Date(started).toISOString(), commit: gitCommit(), addedP99Ms: latencyFigure.value.median }] : []),
+  ...(latencyFigure !== undefined && values.scale === undefined
+    ? [{ date: new Date(started).toISOString(), commit: gitCommit(), addedP99Ms: latencyFigure.value.median }]
+    : []),
 ].slice(-3);
 
 const report = {
@@ -94,7 +130,10 @@ const report = {
     platform: `${process.platform} ${process.arch}`,
     cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
     memoryGiB: Math.round(totalmem() / 2 ** 30),
-    loadAverage: { before: loadBefore.map((x) => Math.round(x * 100) / 100), after: loadavg().map((x) => Math.round(x * 100) / 100) },
+    loadAverage: {
+      before: loadBefore.map((x) => Math.round(x * 100) / 100),
+      after: loadavg().map((x) => Math.round(x * 100) / 100),
+    },
     seconds: Math.round((Date.now() - started) / 1000),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     method:
@@ -108,7 +147,12 @@ const report = {
 
 const fmt = (x, unit) => {
   if (x === undefined || x === null || Number.isNaN(x)) return '-';
-  if (unit === 'events/s') return x >= 1e9 ? `${(x / 1e9).toFixed(1)} G` : x >= 1e6 ? `${(x / 1e6).toFixed(1)} M` : `${(x / 1e3).toFixed(0)} k`;
+  if (unit === 'events/s')
+    return x >= 1e9
+      ? `${(x / 1e9).toFixed(1)} G`
+      : x >= 1e6
+        ? `${(x / 1e6).toFixed(1)} M`
+        : `${(x / 1e3).toFixed(0)} k`;
   const abs = Math.abs(x);
   return abs >= 100 ? x.toFixed(0) : abs >= 10 ? x.toFixed(1) : abs >= 1 ? x.toFixed(2) : x.toFixed(3);
 };

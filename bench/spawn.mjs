@@ -46,8 +46,18 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-spawn-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 
 const frame = (value) => `${JSON.stringify(value)}\n`;
-const INITIALIZE = frame({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' } });
-const PROMPT = frame({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId: 'bench-session', contentBlocks: [{ type: 'text', text: 'go' }] } });
+const INITIALIZE = frame({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' },
+});
+const PROMPT = frame({
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'session/prompt',
+  params: { sessionId: 'bench-session', contentBlocks: [{ type: 'text', text: 'go' }] },
+});
 const SHUTDOWN = frame({ jsonrpc: '2.0', id: 3, method: 'shutdown' });
 
 /**
@@ -70,7 +80,13 @@ function sessionEnv(rssPrefix, outDir) {
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('OTEL_') && !key.startsWith('SUBAGENT_OTEL_') && !LEFT_OUT.has(key)) env[key] = value;
   }
-  return { ...env, FAKE_SCENARIO: 'empty-message', BENCH_PEAK_RSS_PREFIX: rssPrefix, SUBAGENT_OTEL_OUT: outDir, SUBAGENT_OTEL_CODE_CACHE: CODE_CACHE };
+  return {
+    ...env,
+    FAKE_SCENARIO: 'empty-message',
+    BENCH_PEAK_RSS_PREFIX: rssPrefix,
+    SUBAGENT_OTEL_OUT: outDir,
+    SUBAGENT_OTEL_CODE_CACHE: CODE_CACHE,
+  };
 }
 
 /** What the preload recorded for a process: peak RSS in bytes and CPU time in ms. */
@@ -130,21 +146,27 @@ async function session(variant) {
     const traces = readFileSync(join(outDir, 'traces.jsonl'), 'utf8');
     const spans = traces.split('"name":"invoke_agent').length - 1;
     if (spans !== 1) throw new Error(`proxy exported ${spans} invoke_agent spans for one prompt turn`);
-    if (readdirSync(dir).filter((f) => f.startsWith('rss.')).length !== 2) throw new Error('proxy: the agent behind it did not record its peak RSS');
+    if (readdirSync(dir).filter((f) => f.startsWith('rss.')).length !== 2)
+      throw new Error('proxy: the agent behind it did not record its peak RSS');
   }
   rmSync(dir, { recursive: true, force: true });
   return { wallMs, firstByteMs, rss, cpuMs, stdout };
 }
 
 /** Stdout with the generated parts (ids, times) blanked, to compare sessions. */
-const shape = (stdout) => stdout.replace(/"time":\d+/g, '"time":0').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+const shape = (stdout) =>
+  stdout
+    .replace(/"time":\d+/g, '"time":0')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
 
 progress('spawn', 'warm-up (checks the session through the proxy against the direct one)');
 const warmDirect = await session('direct');
 const warmProxy = await session('proxy');
-if (shape(warmProxy.stdout) !== shape(warmDirect.stdout)) throw new Error('the session through the proxy wrote different bytes than the direct one');
+if (shape(warmProxy.stdout) !== shape(warmDirect.stdout))
+  throw new Error('the session through the proxy wrote different bytes than the direct one');
 // Node keeps one directory per Node version and build, with a file per module compiled.
-if (readdirSync(CODE_CACHE).flatMap((d) => readdirSync(join(CODE_CACHE, d))).length === 0) throw new Error(`the warm-up session did not write the proxy's compile cache in ${CODE_CACHE}`);
+if (readdirSync(CODE_CACHE).flatMap((d) => readdirSync(join(CODE_CACHE, d))).length === 0)
+  throw new Error(`the warm-up session did not write the proxy's compile cache in ${CODE_CACHE}`);
 await session('node');
 await session('esm');
 
@@ -182,8 +204,13 @@ emitResult({
       floors: direct.map((d) => d.wallMs),
       ratioOf: (added, d) => (added + d) / d,
       target: { kind: 'at-most-value', limit: 40, text: 'at most 40 ms added per spawn' },
-      notes: 'ratio is proxied session / direct session; Node itself takes part of the added time to start (the node-only figure)',
-      extra: { proxyWallMs: proxy.map((p) => p.wallMs), nodeOnlyWallMs: samples.node.map((n) => n.wallMs), emptyEsmWallMs: samples.esm.map((e) => e.wallMs) },
+      notes:
+        'ratio is proxied session / direct session; Node itself takes part of the added time to start (the node-only figure)',
+      extra: {
+        proxyWallMs: proxy.map((p) => p.wallMs),
+        nodeOnlyWallMs: samples.node.map((n) => n.wallMs),
+        emptyEsmWallMs: samples.esm.map((e) => e.wallMs),
+      },
     }),
     figure({
       id: 'spawn.wall-added-beyond-node-start',
@@ -193,9 +220,17 @@ emitResult({
       floorName: "Node's own start: an empty ES module entry, spawn to exit",
       floors: samples.esm.map((e) => e.wallMs),
       ratioOf: (beyond, start) => (beyond + start) / start,
-      target: { kind: 'at-most-value', limit: 18, text: "at most 18 ms beyond Node's own start (the issue's 40 ms less the 22 ms it gives Node)" },
-      notes: "ratio is wall time added / Node's own start; the bin is an ES module, so Node's own start includes its module loader; against node -e 0 (no module loader) see extra.beyondNodeEvalMs",
-      extra: { beyondNodeEvalMs: added.map((a, i) => a - samples.node[i].wallMs), nodeEvalWallMs: samples.node.map((n) => n.wallMs) },
+      target: {
+        kind: 'at-most-value',
+        limit: 18,
+        text: "at most 18 ms beyond Node's own start (the issue's 40 ms less the 22 ms it gives Node)",
+      },
+      notes:
+        "ratio is wall time added / Node's own start; the bin is an ES module, so Node's own start includes its module loader; against node -e 0 (no module loader) see extra.beyondNodeEvalMs",
+      extra: {
+        beyondNodeEvalMs: added.map((a, i) => a - samples.node[i].wallMs),
+        nodeEvalWallMs: samples.node.map((n) => n.wallMs),
+      },
     }),
     figure({
       id: 'spawn.proxy-peak-rss',
@@ -215,7 +250,8 @@ emitResult({
       floorName: 'first byte of the direct session, after spawn',
       floors: direct.map((d) => d.firstByteMs),
       ratioOf: (later, d) => (later + d) / d,
-      notes: "the proxy spawns the agent before it loads anything of the observation (decision 0039); the agent's first bytes wait while the observation loads (from Node's compile cache, decision 0061)",
+      notes:
+        "the proxy spawns the agent before it loads anything of the observation (decision 0039); the agent's first bytes wait while the observation loads (from Node's compile cache, decision 0061)",
     }),
     figure({
       id: 'spawn.proxy-cpu',

@@ -36,10 +36,18 @@ const { replayPaths } = await importDist('replay/replay.js');
 const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-transcripts-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 const history = join(work, 'claude');
-progress('transcripts', `writing a Claude Code history of at least ${(MIN_BYTES / 1e6).toFixed(0)} MB from the real sessions`);
-const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
+progress(
+  'transcripts',
+  `writing a Claude Code history of at least ${(MIN_BYTES / 1e6).toFixed(0)} MB from the real sessions`,
+);
+const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, {
+  minBytes: MIN_BYTES,
+});
 const megabytes = written.bytes / 1e6;
-progress('transcripts', `${megabytes.toFixed(0)} MB in ${written.files.toLocaleString('en-US')} files (${written.copies} copies of the sessions)`);
+progress(
+  'transcripts',
+  `${megabytes.toFixed(0)} MB in ${written.files.toLocaleString('en-US')} files (${written.copies} copies of the sessions)`,
+);
 
 /** Every file under `dir`. */
 function filesUnder(dir) {
@@ -54,12 +62,22 @@ let expectedRuns;
 /** @returns MB/s of the replay in this process; throws unless it read everything without a problem. */
 async function timeReplay() {
   let runs = 0;
-  const listener = { onRunStart() {}, onRunEnd() { runs += 1; }, onMalformed() {} };
+  const listener = {
+    onRunStart() {},
+    onRunEnd() {
+      runs += 1;
+    },
+    onMalformed() {},
+  };
   const start = performance.now();
   const summary = await replayPaths([history], listener, {});
   const seconds = (performance.now() - start) / 1000;
-  if (summary.problems !== 0 || summary.runs !== runs) throw new Error(`replay gave ${summary.problems} problems, ${summary.runs} runs in the summary and ${runs} at the listener`);
-  if (expectedRuns !== undefined && runs !== expectedRuns) throw new Error(`replay gave ${runs} runs, an earlier round ${expectedRuns}`);
+  if (summary.problems !== 0 || summary.runs !== runs)
+    throw new Error(
+      `replay gave ${summary.problems} problems, ${summary.runs} runs in the summary and ${runs} at the listener`,
+    );
+  if (expectedRuns !== undefined && runs !== expectedRuns)
+    throw new Error(`replay gave ${runs} runs, an earlier round ${expectedRuns}`);
   expectedRuns = runs;
   return megabytes / seconds;
 }
@@ -87,18 +105,36 @@ function timeCli() {
   const out = join(work, `out-${performance.now()}`);
   const prefix = join(work, 'rss');
   const start = performance.now();
-  const stdout = execFileSync(process.execPath, ['--import', join(ROOT, 'bench', 'peers', 'peak-rss.mjs'), CLI, 'replay', '--out', out, '--json', '--no-progress', history], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 * 1024 * 1024,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BENCH_PEAK_RSS_PREFIX: prefix },
-  });
+  const stdout = execFileSync(
+    process.execPath,
+    [
+      '--import',
+      join(ROOT, 'bench', 'peers', 'peak-rss.mjs'),
+      CLI,
+      'replay',
+      '--out',
+      out,
+      '--json',
+      '--no-progress',
+      history,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', BENCH_PEAK_RSS_PREFIX: prefix },
+    },
+  );
   const seconds = (performance.now() - start) / 1000;
   const summary = JSON.parse(stdout.toString('utf8'));
-  if (summary.runs !== expectedRuns || summary.problems !== 0) throw new Error(`the command gave ${summary.runs} runs and ${summary.problems} problems; expected ${expectedRuns}, 0`);
+  if (summary.runs !== expectedRuns || summary.problems !== 0)
+    throw new Error(
+      `the command gave ${summary.runs} runs and ${summary.problems} problems; expected ${expectedRuns}, 0`,
+    );
   const peakRss = peakRssFiles(prefix);
   const spans = readFileSync(join(out, 'traces.jsonl'), 'utf8').split('"name":"invoke_agent').length - 1;
   rmSync(out, { recursive: true, force: true });
-  if (spans !== expectedRuns) throw new Error(`the command exported ${spans} invoke_agent spans for ${expectedRuns} runs`);
+  if (spans !== expectedRuns)
+    throw new Error(`the command exported ${spans} invoke_agent spans for ${expectedRuns} runs`);
   return { mbps: megabytes / seconds, peakRss };
 }
 

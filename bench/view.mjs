@@ -43,7 +43,10 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 // The sources: the real sessions without the large main session (and without README/LICENSE).
 const source = join(work, 'source');
 mkdirSync(source);
-cpSync(REAL, source, { recursive: true, filter: (src) => !src.includes(BIG_SESSION) && !/(README\.md|LICENSE)$/.test(src) });
+cpSync(REAL, source, {
+  recursive: true,
+  filter: (src) => !src.includes(BIG_SESSION) && !/(README\.md|LICENSE)$/.test(src),
+});
 // claude-history renames the ids it finds in file names: a session file named otherwise (short.jsonl) is
 // renamed after its session id first, so that every copy is a session of its own, not the same runs again.
 for (const name of readdirSync(source)) {
@@ -51,7 +54,9 @@ for (const name of readdirSync(source)) {
   const id = /"sessionId":"([0-9a-f-]{36})"/.exec(readFileSync(join(source, name), 'utf8'))?.[1];
   if (id !== undefined) renameSync(join(source, name), join(source, `${id}.jsonl`));
 }
-const perCopy = JSON.parse(execFileSync(process.execPath, [CLI, 'replay', '--json', '--out', join(work, 'probe'), source], { encoding: 'utf8' })).runs;
+const perCopy = JSON.parse(
+  execFileSync(process.execPath, [CLI, 'replay', '--json', '--out', join(work, 'probe'), source], { encoding: 'utf8' }),
+).runs;
 const copies = Math.ceil(WANTED_RUNS / perCopy);
 const history = join(work, 'claude');
 progress('view', `writing ${copies} copies of the sessions (${perCopy} runs each)`);
@@ -60,10 +65,18 @@ progress('view', `${(written.bytes / 1e6).toFixed(0)} MB in ${written.files} fil
 
 const otlp = join(work, 'otlp');
 let started = performance.now();
-const replayed = JSON.parse(execFileSync(process.execPath, [CLI, 'replay', '--json', '--out', otlp, history], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+const replayed = JSON.parse(
+  execFileSync(process.execPath, [CLI, 'replay', '--json', '--out', otlp, history], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  }),
+);
 const replaySeconds = (performance.now() - started) / 1000;
 const tracesBytes = statSync(join(otlp, 'traces.jsonl')).size;
-progress('view', `replayed ${replayed.runs} runs in ${replaySeconds.toFixed(1)} s; traces.jsonl ${(tracesBytes / 1e6).toFixed(0)} MB`);
+progress(
+  'view',
+  `replayed ${replayed.runs} runs in ${replaySeconds.toFixed(1)} s; traces.jsonl ${(tracesBytes / 1e6).toFixed(0)} MB`,
+);
 
 /** GET `path` with gzip accepted. @returns status, wire bytes and the decoded body. */
 function get(url, path) {
@@ -109,7 +122,8 @@ async function measure(name, target) {
   }
   const readyMs = performance.now() - started;
   let wire = 0;
-  for (const path of ['/', '/assets/page.js', '/assets/page.css', '/api/summary']) wire += (await get(url, path)).wireBytes;
+  for (const path of ['/', '/assets/page.js', '/assets/page.css', '/api/summary'])
+    wire += (await get(url, path)).wireBytes;
   const first = await get(url, '/api/runs?sort=time&dir=desc&offset=0&limit=100');
   wire += first.wireBytes;
   const firstTableMs = performance.now() - started;
@@ -151,6 +165,13 @@ const fromTranscripts = await measure('transcripts', history);
 emitResult({
   benchmark: 'view',
   scale,
-  history: { bytes: written.bytes, files: written.files, copies, runs: replayed.runs, replaySeconds: Number(replaySeconds.toFixed(1)), tracesBytes },
+  history: {
+    bytes: written.bytes,
+    files: written.files,
+    copies,
+    runs: replayed.runs,
+    replaySeconds: Number(replaySeconds.toFixed(1)),
+    tracesBytes,
+  },
   results: [fromOtlp, fromTranscripts],
 });

@@ -66,7 +66,16 @@ async function quiet(pid, what) {
 }
 
 function start(argv) {
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], cwd: ROOT, env: { ...process.env, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+  const child = spawn(process.execPath, argv, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    },
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text) => {
@@ -96,11 +105,25 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-otel-bench-watch-'));
 const rows = [];
 try {
   const history = join(work, 'history');
-  const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, { minBytes: MIN_BYTES });
-  progress('watch-idle', `history: ${(written.bytes / 2 ** 20).toFixed(0)} MiB, ${written.files} files, ${written.sessions} sessions`);
+  const written = writeClaudeHistory(join(ROOT, '..', 'shared', 'transcripts', 'claude-code', 'real'), history, {
+    minBytes: MIN_BYTES,
+  });
+  progress(
+    'watch-idle',
+    `history: ${(written.bytes / 2 ** 20).toFixed(0)} MiB, ${written.files} files, ${written.sessions} sessions`,
+  );
   for (let round = 0; round < rounds; round += 1) {
     const checkpoint = join(work, `checkpoint-${round}.json`);
-    const argv = (extra) => [CLI, 'watch', ...extra, '--checkpoint', checkpoint, '--out', join(work, 'out'), join(history, 'projects')];
+    const argv = (extra) => [
+      CLI,
+      'watch',
+      ...extra,
+      '--checkpoint',
+      checkpoint,
+      '--out',
+      join(work, 'out'),
+      join(history, 'projects'),
+    ];
     // The first start reads every session once and writes the checkpoint: not measured.
     const first = start(argv([]));
     await quiet(first.child.pid, 'the first start');
@@ -141,9 +164,18 @@ try {
     });
   emitResult({
     benchmark: 'watch-idle',
-    workload: { bytes: written.bytes, files: written.files, sessions: written.sessions, quietWindowMs: QUIET_WINDOW_MS },
+    workload: {
+      bytes: written.bytes,
+      files: written.files,
+      sessions: written.sessions,
+      quietWindowMs: QUIET_WINDOW_MS,
+    },
     figures: [
-      idleCpuFigure('watch.idle-cpu', `watch CPU while nothing changes, ${size}`, (r) => r.notifiedIdle, { kind: 'max-value', limit: 1, text: 'under 1 % of a core (issue 40)' }),
+      idleCpuFigure('watch.idle-cpu', `watch CPU while nothing changes, ${size}`, (r) => r.notifiedIdle, {
+        kind: 'max-value',
+        limit: 1,
+        text: 'under 1 % of a core (issue 40)',
+      }),
       idleCpuFigure('watch.idle-cpu-poll', `watch --poll CPU while nothing changes, ${size}`, (r) => r.polledIdle),
       figure({
         id: 'watch.idle-rss',

@@ -70,7 +70,9 @@ export function bundleProblems(metafile, root, external = EXTERNAL) {
     for (const [, specifier] of readFileSync(join(root, input), 'utf8').matchAll(RUNTIME_REQUIRE)) {
       const target = packageOf(specifier);
       if (target === undefined || isBuiltin(specifier) || external.includes(target)) continue;
-      problems.add(`${input} requires ${specifier} at run time, which is bundled or missing: add ${target} to EXTERNAL in scripts/bundle-externals.mjs (and to dependencies)`);
+      problems.add(
+        `${input} requires ${specifier} at run time, which is bundled or missing: add ${target} to EXTERNAL in scripts/bundle-externals.mjs (and to dependencies)`,
+      );
     }
   }
   for (const name of bundledExternals) problems.add(`code of ${name} is in a chunk, but ${name} is external`);

@@ -44,7 +44,14 @@ const COMMANDS = [
   { name: 'check', args: () => ['check'], input: '', spans: 1, counter: 'subagent_checks_total', count: 1 },
   {
     name: 'proxy',
-    args: (packageDir) => ['proxy', '--agent-name', 'ci-packed', '--', process.execPath, join(packageDir, 'dist', 'fixtures', 'sdk-runtime.js')],
+    args: (packageDir) => [
+      'proxy',
+      '--agent-name',
+      'ci-packed',
+      '--',
+      process.execPath,
+      join(packageDir, 'dist', 'fixtures', 'sdk-runtime.js'),
+    ],
     input: prompt(1, 'completed') + prompt(2, 'empty-message'),
     // Two runs: each its invoke_agent span and one chat span.
     spans: 4,
@@ -56,7 +63,10 @@ const COMMANDS = [
 /** Runs the installed bin by its own `#!` line, this Node first on PATH; resolves with its exit code and output. */
 function run(bin, args, input, env) {
   return new Promise((resolve) => {
-    const child = spawn(bin, args, { env: { ...process.env, ...env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, {
+      env: { ...process.env, ...env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -98,7 +108,11 @@ try {
       };
       // A command that failed, or reported dropped data itself, has sent all it will: look once, do not wait.
       const gaveUp = r.code !== 0 || /dropped/.test(r.output);
-      const arrived = gaveUp ? (await complete()) === true : await waitFor(`${label}: ${command.spans} span(s) and ${command.counter} ${command.count}`, complete).catch(() => false);
+      const arrived = gaveUp
+        ? (await complete()) === true
+        : await waitFor(`${label}: ${command.spans} span(s) and ${command.counter} ${command.count}`, complete).catch(
+            () => false,
+          );
       const exact = arrived && arrival.spans === command.spans && arrival.counter === command.count;
       const line = `${label}: exit ${r.code}; the collector accepted ${arrival.spans} span(s) over ${receiver.transport} (${command.spans} sent); ${command.counter}{job="${service}"} = ${arrival.counter}`;
       process.stdout.write(`${r.code === 0 && exact ? 'ok     ' : 'FAILED '} ${line}\n`);
@@ -113,7 +127,11 @@ try {
 }
 
 if (failures.length > 0) {
-  process.stderr.write(`packed-export-check: the packed command's exports did not all arrive:\n${failures.join('\n')}\n`);
+  process.stderr.write(
+    `packed-export-check: the packed command's exports did not all arrive:\n${failures.join('\n')}\n`,
+  );
   process.exit(1);
 }
-process.stdout.write(`packed-export-check: every export of the packed command arrived (${PROTOCOLS.length * COMMANDS.length} cases)\n`);
+process.stdout.write(
+  `packed-export-check: every export of the packed command arrived (${PROTOCOLS.length * COMMANDS.length} cases)\n`,
+);

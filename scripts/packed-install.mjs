@@ -28,7 +28,11 @@ export const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
  * @returns the tarball's absolute path. Throws with npm's output when packing fails.
  */
 export function packPackage(destination) {
-  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: PACKAGE_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const [info] = JSON.parse(out);
   if (info === undefined || typeof info.filename !== 'string') throw new Error(`npm pack printed no tarball: ${out}`);
   return resolve(destination, info.filename);
@@ -42,12 +46,29 @@ export function packPackage(destination) {
  *   and `packageDir`. Throws with npm's output when the install fails.
  */
 export function installPackedCommand(tarball, prefix) {
-  execFileSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball], {
-    cwd: prefix,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return { bin: join(prefix, 'bin', 'subagent-otel'), packageDir: join(prefix, 'lib', 'node_modules', 'subagent-otel') };
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '--global',
+      '--prefix',
+      prefix,
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      tarball,
+    ],
+    {
+      cwd: prefix,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  return {
+    bin: join(prefix, 'bin', 'subagent-otel'),
+    packageDir: join(prefix, 'lib', 'node_modules', 'subagent-otel'),
+  };
 }
 
 /** No telemetry configuration of the caller's own, and no caller's trace context. */

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { ENGINES, engineDir, ensureEngines } from './stack/engines.mjs';
 import { stackStatus, startStack, stopStack } from './stack/stack.mjs';
 
-const USAGE = 'usage: npm run stack -- build | up [--tiers 1|2] [--free-ports] [--dir <dir>] | status [--dir <dir>] | down [--dir <dir>]';
+const USAGE =
+  'usage: npm run stack -- build | up [--tiers 1|2] [--free-ports] [--dir <dir>] | status [--dir <dir>] | down [--dir <dir>]';
 
 function parse(argv) {
   const [command, ...rest] = argv;
@@ -41,7 +42,10 @@ function parse(argv) {
 }
 
 function defaultDir() {
-  const base = process.env.XDG_STATE_HOME && process.env.XDG_STATE_HOME !== '' ? process.env.XDG_STATE_HOME : join(homedir(), '.local', 'state');
+  const base =
+    process.env.XDG_STATE_HOME && process.env.XDG_STATE_HOME !== ''
+      ? process.env.XDG_STATE_HOME
+      : join(homedir(), '.local', 'state');
   return join(base, 'subagent-otel', 'stack');
 }
 
@@ -51,7 +55,10 @@ async function main() {
   const log = (line) => console.error(line);
   if (opts.command === 'build') {
     const r = await ensureEngines({ log });
-    for (const e of ENGINES) console.log(`${e.name} ${e.version}: ${r[e.name] === 'reused' ? 'up to date' : `built in ${r[e.name]} s`} (${engineDir(e)})`);
+    for (const e of ENGINES)
+      console.log(
+        `${e.name} ${e.version}: ${r[e.name] === 'reused' ? 'up to date' : `built in ${r[e.name]} s`} (${engineDir(e)})`,
+      );
     return;
   }
   if (opts.command === 'down') {
@@ -71,7 +78,13 @@ async function main() {
     return;
   }
   await ensureEngines({ log });
-  const stack = await startStack({ tiers: opts.tiers, ports: opts.freePorts ? 'free' : 'published', dir, detached: true, log });
+  const stack = await startStack({
+    tiers: opts.tiers,
+    ports: opts.freePorts ? 'free' : 'published',
+    dir,
+    detached: true,
+    log,
+  });
   console.log(`stack up (${opts.tiers === 1 ? 'single tier' : 'agent + 2 gateways'}), run directory ${dir}
   observer:     OTEL_EXPORTER_OTLP_ENDPOINT=${stack.urls.otlpHttp} OTEL_EXPORTER_OTLP_PROTOCOL=http/json
   Jaeger API:   ${stack.urls.jaeger}/api/traces?service=subagent-otel

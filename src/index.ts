@@ -12,8 +12,21 @@
 
 // The one rule and the result contract.
 export { AssistantOutputFold, finalAssistantOutput } from './output/assistant-output.js';
-export { readResult, splitEpochs, subagentResult, subagentRunEndInfo, foregroundToolResult, reportedOutputMatches } from './output/result.js';
-export { sdkStopReason, inProcessStopReason, epochStopReason, stopReasonOfEvents, stopReasonFromAcp } from './output/stop-reason.js';
+export {
+  readResult,
+  splitEpochs,
+  subagentResult,
+  subagentRunEndInfo,
+  foregroundToolResult,
+  reportedOutputMatches,
+} from './output/result.js';
+export {
+  sdkStopReason,
+  inProcessStopReason,
+  epochStopReason,
+  stopReasonOfEvents,
+  stopReasonFromAcp,
+} from './output/stop-reason.js';
 
 // Validating what a caller hands in.
 export { parseFrame } from './wire/jsonrpc.js';

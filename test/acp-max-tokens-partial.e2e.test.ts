@@ -100,15 +100,22 @@ describe('subagent-max-tokens-partial', () => {
       childLog: logLines.map(normalizeLogLine),
       spans: normalizeSpans(spans, outcome.record.runId),
     };
-    await expect(`${JSON.stringify(snapshot, null, 2)}\n`).toMatchFileSnapshot('./snapshots/subagent-max-tokens-partial.json');
+    await expect(`${JSON.stringify(snapshot, null, 2)}\n`).toMatchFileSnapshot(
+      './snapshots/subagent-max-tokens-partial.json',
+    );
   });
 
-  it('gives the parent upstream\'s errored tool result: one block, the headline, then the partial text', async () => {
+  it("gives the parent upstream's errored tool result: one block, the headline, then the partial text", async () => {
     const { outcome } = await delegate();
     expect(outcome.result).toEqual({ output: [{ type: 'text', text: PARTIAL_TEXT }], stopReason: 'max-tokens' });
     expect(outcome.toolResult).toEqual({
       isError: true,
-      content: [{ type: 'text', text: `Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\n${PARTIAL_TEXT}` }],
+      content: [
+        {
+          type: 'text',
+          text: `Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\n${PARTIAL_TEXT}`,
+        },
+      ],
     });
   });
 
@@ -122,7 +129,9 @@ describe('subagent-max-tokens-partial', () => {
       expect(parsed.known).toBe(true);
       return parsed.event;
     });
-    const last = events.filter((e) => e.type === 'assistant/message').at(-1) as { data: { message: { content: unknown[] }; usage: unknown } };
+    const last = events.filter((e) => e.type === 'assistant/message').at(-1) as {
+      data: { message: { content: unknown[] }; usage: unknown };
+    };
     expect(last.data.message.content).toEqual([]);
     expect(last.data.usage).toEqual({ inputTokens: 1310, outputTokens: 256 });
 

@@ -59,12 +59,22 @@ describe('the public API', () => {
     expect(stars).toEqual(["export * as semconv from './telemetry/semconv.js';", "export type * from './types.js';"]);
     const types = readFileSync(join(ROOT, 'src', 'types.ts'), 'utf8');
     expect(types.split('\n').filter((line) => /^export\s+(type\s+)?\*/.test(line))).toEqual([]);
-    expect(types.split('\n').filter((line) => /^export\s/.test(line)).every((line) => line.startsWith('export type {'))).toBe(true);
+    expect(
+      types
+        .split('\n')
+        .filter((line) => /^export\s/.test(line))
+        .every((line) => line.startsWith('export type {')),
+    ).toBe(true);
   });
 
   it('has no zod type in any public declaration, and every public type comes from types.ts', () => {
     const index = join(ROOT, 'dist', 'index.d.ts');
-    const program = ts.createProgram([index], { strict: true, skipLibCheck: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
+    const program = ts.createProgram([index], {
+      strict: true,
+      skipLibCheck: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    });
     const checker = program.getTypeChecker();
     const file = program.getSourceFile(index);
     const moduleSymbol = file === undefined ? undefined : checker.getSymbolAtLocation(file);

@@ -32,7 +32,8 @@ function links(text: string): Array<{ target: string; line: number }> {
   text.split('\n').forEach((line, index) => {
     if (line.trimStart().startsWith('```')) fenced = !fenced;
     if (fenced) return;
-    for (const match of line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) found.push({ target: match[1] ?? '', line: index + 1 });
+    for (const match of line.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
+      found.push({ target: match[1] ?? '', line: index + 1 });
   });
   return found;
 }
@@ -60,12 +61,22 @@ function anchors(text: string): Set<string> {
 
 /** `docs/...` paths named anywhere in a text (links, backticks, prose), without trailing punctuation. */
 function docsPaths(text: string): string[] {
-  return [...text.matchAll(/(?<![\w./-])(?:\.\.\/)*docs\/[A-Za-z0-9_./-]*[A-Za-z0-9_/]/g)].map((m) => m[0].replace(/^(\.\.\/)+/, ''));
+  return [...text.matchAll(/(?<![\w./-])(?:\.\.\/)*docs\/[A-Za-z0-9_./-]*[A-Za-z0-9_/]/g)].map((m) =>
+    m[0].replace(/^(\.\.\/)+/, ''),
+  );
 }
 
 describe('Markdown links and paths', () => {
   it('finds the documents', () => {
-    expect(markdown.map(rel)).toEqual(expect.arrayContaining(['README.md', 'docs/ARCHITECTURE.md', 'docs/PROTOCOLS.md', 'src/fixtures/README.md', 'collector-config/README.md']));
+    expect(markdown.map(rel)).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/ARCHITECTURE.md',
+        'docs/PROTOCOLS.md',
+        'src/fixtures/README.md',
+        'collector-config/README.md',
+      ]),
+    );
   });
 
   it.each(markdown.map((file) => [rel(file), file]))('every relative link in %s exists', (_name, file) => {
@@ -75,13 +86,19 @@ describe('Markdown links and paths', () => {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
       const [path = '', anchor] = target.split('#');
       if (path === '') {
-        if (anchor !== undefined && !anchors(text).has(anchor)) broken.push(`line ${line}: #${anchor} names no heading`);
+        if (anchor !== undefined && !anchors(text).has(anchor))
+          broken.push(`line ${line}: #${anchor} names no heading`);
         continue;
       }
       const resolved = resolve(dirname(file), decodeURIComponent(path));
-      if (!`${resolved}${sep}`.startsWith(`${ROOT}${sep}`)) broken.push(`line ${line}: ${target} points outside the repository`);
+      if (!`${resolved}${sep}`.startsWith(`${ROOT}${sep}`))
+        broken.push(`line ${line}: ${target} points outside the repository`);
       else if (!existsSync(resolved)) broken.push(`line ${line}: ${target} does not exist`);
-      else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(readFileSync(resolved, 'utf8')).has(anchor)) {
+      else if (
+        anchor !== undefined &&
+        resolved.endsWith('.md') &&
+        !anchors(readFileSync(resolved, 'utf8')).has(anchor)
+      ) {
         broken.push(`line ${line}: ${target}: #${anchor} names no heading there`);
       }
     }
@@ -94,7 +111,11 @@ describe('Markdown links and paths', () => {
   });
 
   it('every docs/... path a source comment names exists', () => {
-    const missing = sources.flatMap((file) => docsPaths(readFileSync(file, 'utf8')).filter((p) => !existsSync(join(ROOT, p))).map((p) => `${rel(file)}: ${p}`));
+    const missing = sources.flatMap((file) =>
+      docsPaths(readFileSync(file, 'utf8'))
+        .filter((p) => !existsSync(join(ROOT, p)))
+        .map((p) => `${rel(file)}: ${p}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -102,7 +123,9 @@ describe('Markdown links and paths', () => {
     const outside = [...markdown, ...sources].flatMap((file) => {
       const text = readFileSync(file, 'utf8');
       // A Markdown document names no machine path; sources may hold example URIs, so only the notes' names count there.
-      const pattern = file.endsWith('.md') ? /\.\.\/shared\/|(?<![\w:/])\/work\/|\b(?:WIRE|DESIGN)\.md\b/g : /\.\.\/shared\/|\b(?:WIRE|DESIGN)\.md\b/g;
+      const pattern = file.endsWith('.md')
+        ? /\.\.\/shared\/|(?<![\w:/])\/work\/|\b(?:WIRE|DESIGN)\.md\b/g
+        : /\.\.\/shared\/|\b(?:WIRE|DESIGN)\.md\b/g;
       const hits = [...text.matchAll(pattern)].map((m) => m[0]);
       return hits.map((hit) => `${rel(file)}: ${hit}`);
     });
@@ -120,6 +143,9 @@ describe('the checker itself', () => {
       'docs/decisions/0001-span-status-mapping.md',
       'docs/RELIABILITY.md',
     ]);
-    expect([...anchors('## Run the stack\n### `check`: where it goes\n')]).toEqual(['run-the-stack', 'check-where-it-goes']);
+    expect([...anchors('## Run the stack\n### `check`: where it goes\n')]).toEqual([
+      'run-the-stack',
+      'check-where-it-goes',
+    ]);
   });
 });

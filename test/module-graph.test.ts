@@ -34,12 +34,15 @@ function sources(dir: string): string[] {
 function importsOf(file: string, dynamic = false): string[] {
   const text = readFileSync(file, 'utf8');
   const targets: string[] = [];
-  if (dynamic) for (const match of text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)) targets.push(resolve(dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')));
+  if (dynamic)
+    for (const match of text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g))
+      targets.push(resolve(dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')));
   for (const match of text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.{1,2}\/[^']+)'/gms)) {
     const spec = match[1] ?? '';
     targets.push(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
   }
-  for (const match of text.matchAll(/^\s*import\s+'(\.{1,2}\/[^']+)'/gm)) targets.push(resolve(dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')));
+  for (const match of text.matchAll(/^\s*import\s+'(\.{1,2}\/[^']+)'/gm))
+    targets.push(resolve(dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')));
   return targets;
 }
 
@@ -52,7 +55,8 @@ function cycles(graph: Map<string, string[]>): string[][] {
     state.set(node, 'open');
     stack.push(node);
     for (const next of graph.get(node) ?? []) {
-      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next].map((p) => relative(SRC, p)));
+      if (state.get(next) === 'open')
+        found.push([...stack.slice(stack.indexOf(next)), next].map((p) => relative(SRC, p)));
       else if (state.get(next) === undefined) visit(next);
     }
     stack.pop();
@@ -73,32 +77,38 @@ const EXCEPTIONS: readonly { readonly from: string; readonly to: string; readonl
   {
     from: 'proxy/proxy-observation.ts',
     to: 'cli/options.ts',
-    reason: "the proxy's observation takes the type of its command's parsed options (the telemetry flags) from the command line; the flags' type belongs below both (telemetry/)",
+    reason:
+      "the proxy's observation takes the type of its command's parsed options (the telemetry flags) from the command line; the flags' type belongs below both (telemetry/)",
   },
   {
     from: 'proxy/proxy-observation.ts',
     to: 'cli/telemetry-options.ts',
-    reason: "the proxy builds its telemetry from the command line's flags with the same mapping every command uses; that mapping belongs below both (telemetry/)",
+    reason:
+      "the proxy builds its telemetry from the command line's flags with the same mapping every command uses; that mapping belongs below both (telemetry/)",
   },
   {
     from: 'proxy/run-proxy.ts',
     to: 'cli/compile-cache.ts',
-    reason: "the proxy writes the compile cache the command's entry turned on before its heap flag changes V8's cache key (decision 0061); the cache switch is the entry's, below which the proxy does not reach",
+    reason:
+      "the proxy writes the compile cache the command's entry turned on before its heap flag changes V8's cache key (decision 0061); the cache switch is the entry's, below which the proxy does not reach",
   },
   {
     from: 'view/sources.ts',
     to: 'cli/telemetry-options.ts',
-    reason: "view's in-process replay takes exportBackpressure from the command line's telemetry options; it belongs below both (telemetry/)",
+    reason:
+      "view's in-process replay takes exportBackpressure from the command line's telemetry options; it belongs below both (telemetry/)",
   },
   {
     from: 'view/sources.ts',
     to: 'cli/errors.ts',
-    reason: 'view reports a path that does not exist as the command line\'s UsageError; the error type belongs below both',
+    reason:
+      "view reports a path that does not exist as the command line's UsageError; the error type belongs below both",
   },
   {
     from: 'fixtures/acp-agent.ts',
     to: 'telemetry/config.ts',
-    reason: 'the scripted ACP agent reads OTEL_EXPORTER_OTLP_HEADERS with the project\'s parseOtlpHeaders (380a2fc), although a fixture shares no code with what it tests (its own header and src/fixtures/README.md say so)',
+    reason:
+      "the scripted ACP agent reads OTEL_EXPORTER_OTLP_HEADERS with the project's parseOtlpHeaders (380a2fc), although a fixture shares no code with what it tests (its own header and src/fixtures/README.md say so)",
   },
 ];
 
@@ -119,10 +129,12 @@ function layersOf(markdown: string): string[][] {
   if (section === undefined) throw new Error('no section "## Layers and data flow"');
   const items = [...section.matchAll(/^(\d+)\. (.*)$/gm)];
   items.forEach((item, index) => {
-    if (Number(item[1]) !== index + 1) throw new Error(`layer item ${String(item[1])} where ${String(index + 1)} was due`);
+    if (Number(item[1]) !== index + 1)
+      throw new Error(`layer item ${String(item[1])} where ${String(index + 1)} was due`);
   });
   const layers = items.map((item) => [...(item[2] ?? '').matchAll(/`([^`]+)`/g)].map((name) => name[1] ?? ''));
-  if (layers.length === 0 || layers.some((names) => names.length === 0)) throw new Error('no layer list, or an item that names no folder');
+  if (layers.length === 0 || layers.some((names) => names.length === 0))
+    throw new Error('no layer list, or an item that names no folder');
   return layers;
 }
 
@@ -146,7 +158,9 @@ describe('the module graph of src/', () => {
   const graph = new Map(sources(SRC).map((file) => [file, importsOf(file)]));
 
   it('resolves every relative import to a module of src/', () => {
-    const missing = [...graph.entries()].flatMap(([file, targets]) => targets.filter((t) => !graph.has(t)).map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`));
+    const missing = [...graph.entries()].flatMap(([file, targets]) =>
+      targets.filter((t) => !graph.has(t)).map((t) => `${relative(SRC, file)} -> ${relative(SRC, t)}`),
+    );
     expect(missing).toEqual([]);
     expect([...graph.values()].flat().length).toBeGreaterThan(100);
   });
@@ -158,7 +172,14 @@ describe('the module graph of src/', () => {
   it('finds a cycle when there is one (the walker itself)', () => {
     const a = join(SRC, 'a.ts');
     const b = join(SRC, 'b.ts');
-    expect(cycles(new Map([[a, [b]], [b, [a]]]))).toEqual([['a.ts', 'b.ts', 'a.ts']]);
+    expect(
+      cycles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts', 'a.ts']]);
   });
 
   describe('keeps the layer order of docs/ARCHITECTURE.md', () => {
@@ -182,7 +203,10 @@ describe('the module graph of src/', () => {
     it('names only exceptions that still happen, each with a reason', () => {
       const violations = new Set(layerViolations(withLazy, layers));
       for (const exception of EXCEPTIONS) {
-        expect(violations.has(`${exception.from} -> ${exception.to}`), `${exception.from} -> ${exception.to} no longer breaks the order: remove the exception`).toBe(true);
+        expect(
+          violations.has(`${exception.from} -> ${exception.to}`),
+          `${exception.from} -> ${exception.to} no longer breaks the order: remove the exception`,
+        ).toBe(true);
         expect(exception.reason.length).toBeGreaterThan(20);
       }
     });
@@ -203,8 +227,16 @@ describe('the module graph of src/', () => {
         [pricing, [telemetry, join(SRC, 'pricing', 'e.ts')]],
       ]);
       const doc = (list: string): string => `# A\n\n## Layers and data flow\n\n${list}\n\n## Next\n\n1. \`ignored/\`\n`;
-      expect(layerViolations(graph, layersOf(doc('1. `wire/`\n2. `output/`\n3. `pricing/` · `telemetry/`')))).toEqual(['wire/a.ts -> output/b.ts', 'pricing/c.ts -> telemetry/d.ts']);
-      expect(layerViolations(graph, layersOf(doc('1. `output/`\n   - what it owns, `not/` a layer\n2. `wire/`\n3. `telemetry/`\n4. `pricing/`')))).toEqual(['output/b.ts -> wire/a.ts']);
+      expect(layerViolations(graph, layersOf(doc('1. `wire/`\n2. `output/`\n3. `pricing/` · `telemetry/`')))).toEqual([
+        'wire/a.ts -> output/b.ts',
+        'pricing/c.ts -> telemetry/d.ts',
+      ]);
+      expect(
+        layerViolations(
+          graph,
+          layersOf(doc('1. `output/`\n   - what it owns, `not/` a layer\n2. `wire/`\n3. `telemetry/`\n4. `pricing/`')),
+        ),
+      ).toEqual(['output/b.ts -> wire/a.ts']);
       expect(() => layersOf(doc('1. `wire/`\n3. `output/`'))).toThrow(/item 3/);
       expect(() => layersOf('## Layers\n\n1. `wire/`\n')).toThrow(/no section/);
     });

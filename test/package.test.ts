@@ -28,10 +28,24 @@ describe('the npm package', () => {
   });
 
   it('packs the CLI, the fixtures the demo spawns, the view page and the collector config', () => {
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     const [pack] = JSON.parse(out) as Array<{ files: Array<{ path: string }> }>;
     const files = new Set(pack?.files.map((f) => f.path));
-    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/subagent-otel.js', 'dist/fixtures/sdk-runtime.js', 'dist/fixtures/acp-agent.js', 'dist/view/page/page.js', 'dist/view/page/page.css', 'collector-config/otelcol.yaml', 'README.md', 'package.json']) {
+    for (const f of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/subagent-otel.js',
+      'dist/fixtures/sdk-runtime.js',
+      'dist/fixtures/acp-agent.js',
+      'dist/view/page/page.js',
+      'dist/view/page/page.css',
+      'collector-config/otelcol.yaml',
+      'README.md',
+      'package.json',
+    ]) {
       expect(files.has(f), f).toBe(true);
     }
     expect([...files].some((f) => f.startsWith('test/') || f.startsWith('src/'))).toBe(false);

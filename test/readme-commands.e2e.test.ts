@@ -76,7 +76,9 @@ export function mismatch(expected: readonly string[], actual: readonly string[])
   };
   if (match(0, 0)) return undefined;
   const firstMissing = want.find((l) => l !== '...' && !got.includes(l));
-  return firstMissing !== undefined ? `this README line was not printed: ${JSON.stringify(firstMissing)}` : 'the lines were printed, but not in this order';
+  return firstMissing !== undefined
+    ? `this README line was not printed: ${JSON.stringify(firstMissing)}`
+    : 'the lines were printed, but not in this order';
 }
 
 interface Ran {
@@ -87,12 +89,18 @@ interface Ran {
 
 function run(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', command], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
   });
 }
 
@@ -100,7 +108,13 @@ function run(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Ran>
 function userEnv(bin: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('OTEL_') && !key.startsWith('SUBAGENT_OTEL_') && !key.startsWith('npm_') && !key.startsWith('VITEST')) env[key] = value;
+    if (
+      !key.startsWith('OTEL_') &&
+      !key.startsWith('SUBAGENT_OTEL_') &&
+      !key.startsWith('npm_') &&
+      !key.startsWith('VITEST')
+    )
+      env[key] = value;
   }
   return { ...env, PATH: `${bin}:${process.env.PATH ?? ''}`, LC_ALL: 'C' };
 }
@@ -125,10 +139,17 @@ describe('installing and following the README', () => {
   let tarball = '';
 
   beforeAll(() => {
-    const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', root], { cwd: ROOT, encoding: 'utf8' });
+    const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', root], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     const [info] = JSON.parse(packed) as Array<{ filename: string }>;
     tarball = join(root, info?.filename ?? '');
-    execFileSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+    execFileSync(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball],
+      { cwd: root, encoding: 'utf8', stdio: 'pipe' },
+    );
   }, 240_000);
 
   it('puts subagent-otel on the PATH from the packed tarball, as a copy', async () => {
@@ -140,7 +161,11 @@ describe('installing and following the README', () => {
 
   it('puts subagent-otel on the PATH from the clone (npm install -g .), linked to the clone', async () => {
     const folderPrefix = join(root, 'folder-prefix');
-    execFileSync('npm', ['install', '--global', '--prefix', folderPrefix, '--no-audit', '--no-fund', '--ignore-scripts', '.'], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(
+      'npm',
+      ['install', '--global', '--prefix', folderPrefix, '--no-audit', '--no-fund', '--ignore-scripts', '.'],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
     const r = await run('subagent-otel --version', root, userEnv(join(folderPrefix, 'bin')));
     expect(r).toEqual({ code: 0, stdout: `subagent-otel ${pkg.version}\n`, stderr: '' });
     expect(realpathSync(join(folderPrefix, 'bin', 'subagent-otel')).startsWith(`${realpathSync(ROOT)}/`)).toBe(true);
@@ -150,38 +175,48 @@ describe('installing and following the README', () => {
     ['## Subagents from the files your coding agents already write', ['console']],
     ['## Quickstart', ['console', 'console']],
     ['### After the fact: replay', ['sh', 'console', 'console', 'sh']],
-  ])('runs every shell block of %s as written and prints what the README shows', async (heading, langs) => {
-    const shown = blocks(section(readme, heading)).filter((b) => b.lang === 'sh' || b.lang === 'console');
-    expect(shown.map((b) => b.lang)).toEqual(langs);
-    const cwd = realpathSync(mkdtempSync(join(root, 'user-')));
-    let env = userEnv(bin);
-    if (heading.startsWith('## Subagents')) {
-      // Run from a copy of the clone's generated sessions, at the path the README names.
-      cpSync(join(ROOT, 'test', 'transcripts', 'claude-code', 'generated'), join(cwd, 'test', 'transcripts', 'claude-code', 'generated'), { recursive: true });
-      env = { ...env, HOME: cwd };
-    } else if (heading !== '## Quickstart') {
-      try {
-        execFileSync('zstd', ['--version'], { stdio: 'pipe' });
-      } catch {
-        // spawn ENOENT: the tool is missing; say how to get it instead of failing on a file list.
-        throw new Error('the README replay section needs the zstd tool (demo --sessions compresses with it): apt-get install -y zstd');
+  ])(
+    'runs every shell block of %s as written and prints what the README shows',
+    async (heading, langs) => {
+      const shown = blocks(section(readme, heading)).filter((b) => b.lang === 'sh' || b.lang === 'console');
+      expect(shown.map((b) => b.lang)).toEqual(langs);
+      const cwd = realpathSync(mkdtempSync(join(root, 'user-')));
+      let env = userEnv(bin);
+      if (heading.startsWith('## Subagents')) {
+        // Run from a copy of the clone's generated sessions, at the path the README names.
+        cpSync(
+          join(ROOT, 'test', 'transcripts', 'claude-code', 'generated'),
+          join(cwd, 'test', 'transcripts', 'claude-code', 'generated'),
+          { recursive: true },
+        );
+        env = { ...env, HOME: cwd };
+      } else if (heading !== '## Quickstart') {
+        try {
+          execFileSync('zstd', ['--version'], { stdio: 'pipe' });
+        } catch {
+          // spawn ENOENT: the tool is missing; say how to get it instead of failing on a file list.
+          throw new Error(
+            'the README replay section needs the zstd tool (demo --sessions compresses with it): apt-get install -y zstd',
+          );
+        }
+        // The replay section follows the Quickstart: a user has run the demo once already.
+        expect((await run('subagent-otel demo > /dev/null', cwd, env)).code).toBe(0);
       }
-      // The replay section follows the Quickstart: a user has run the demo once already.
-      expect((await run('subagent-otel demo > /dev/null', cwd, env)).code).toBe(0);
-    }
-    for (const block of shown) {
-      if (block.lang === 'sh') {
-        const r = await run(block.lines.join('\n'), cwd, env);
-        expect(r.code, `${block.lines.join('\n')}\n${r.stderr}`).toBe(0);
-        continue;
+      for (const block of shown) {
+        if (block.lang === 'sh') {
+          const r = await run(block.lines.join('\n'), cwd, env);
+          expect(r.code, `${block.lines.join('\n')}\n${r.stderr}`).toBe(0);
+          continue;
+        }
+        const [prompt, ...expected] = block.lines;
+        expect(prompt?.startsWith('$ '), `a console block starts with '$ <command>': ${String(prompt)}`).toBe(true);
+        const command = (prompt ?? '').slice(2);
+        const r = await run(command, cwd, env);
+        expect(r.code, `${command}\n${r.stderr}`).toBe(0);
+        const printed = r.stdout.replaceAll(cwd, README_HOME).replace(/\n$/, '').split('\n');
+        expect(mismatch(expected, printed), `${command} printed:\n${printed.join('\n')}`).toBeUndefined();
       }
-      const [prompt, ...expected] = block.lines;
-      expect(prompt?.startsWith('$ '), `a console block starts with '$ <command>': ${String(prompt)}`).toBe(true);
-      const command = (prompt ?? '').slice(2);
-      const r = await run(command, cwd, env);
-      expect(r.code, `${command}\n${r.stderr}`).toBe(0);
-      const printed = r.stdout.replaceAll(cwd, README_HOME).replace(/\n$/, '').split('\n');
-      expect(mismatch(expected, printed), `${command} printed:\n${printed.join('\n')}`).toBeUndefined();
-    }
-  }, 240_000);
+    },
+    240_000,
+  );
 });

@@ -21,7 +21,8 @@ function codeBlocks(): Array<{ file: string; code: string }> {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
       else if (name.endsWith('.md')) {
-        for (const m of readFileSync(path, 'utf8').matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm)) out.push({ file: path.slice(ROOT.length + 1), code: m[1] ?? '' });
+        for (const m of readFileSync(path, 'utf8').matchAll(/^```[^\n]*\n([\s\S]*?)^```/gm))
+          out.push({ file: path.slice(ROOT.length + 1), code: m[1] ?? '' });
       }
     }
   };
@@ -53,7 +54,10 @@ describe('README facts', () => {
   });
 
   it('names the package a release publishes under', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      name: string;
+      bin: Record<string, string>;
+    };
     expect(pkg.name).toBe('subagent-otel');
     expect(Object.keys(pkg.bin)).toEqual(['subagent-otel']);
     expect(readme.replace(/\s+/g, ' ')).toContain('a release will be published as **`subagent-otel`**');

@@ -40,7 +40,10 @@ async function run(variant, index) {
   const out = join(dir, 'out');
   const logFile = join(dir, 'proxy.log');
   const agent = [process.execPath, peer('emit-file.mjs'), streamFile];
-  const argv = variant === 'inline' ? [CLI, 'proxy', '--protocol', 'sdk', '--out', out, '--', ...agent] : [workerProxy, out, '--', ...agent];
+  const argv =
+    variant === 'inline'
+      ? [CLI, 'proxy', '--protocol', 'sdk', '--out', out, '--', ...agent]
+      : [workerProxy, out, '--', ...agent];
   const child = spawnNode(argv, proxyEnv(out, logFile));
   const ended = closed(child);
   let received = 0;
@@ -61,12 +64,17 @@ async function run(variant, index) {
   const exit = await ended;
   clearInterval(sampler);
   const exited = performance.now();
-  if (exit.code !== 0 || received !== data.length) throw new Error(`${variant}: exit ${exit.code ?? exit.signal}, ${received} of ${data.length} bytes`);
+  if (exit.code !== 0 || received !== data.length)
+    throw new Error(`${variant}: exit ${exit.code ?? exit.signal}, ${received} of ${data.length} bytes`);
   const spans = readFileSync(join(out, 'traces.jsonl'), 'utf8').split('"name":"invoke_agent').length - 1;
   if (spans !== turns) throw new Error(`${variant}: ${spans} invoke_agent spans for ${turns} turns`);
   rmSync(dir, { recursive: true, force: true });
   const mb = data.length / 1e6;
-  return { forwarded: mb / ((last - go) / 1000), observed: mb / ((exited - go) / 1000), peakRssMiB: peak === undefined ? Number.NaN : mib(peak) };
+  return {
+    forwarded: mb / ((last - go) / 1000),
+    observed: mb / ((exited - go) / 1000),
+    peakRssMiB: peak === undefined ? Number.NaN : mib(peak),
+  };
 }
 
 const results = { inline: [], worker: [] };
@@ -74,13 +82,22 @@ for (let round = 0; round < rounds; round += 1) {
   for (const variant of round % 2 === 0 ? ['inline', 'worker'] : ['worker', 'inline']) {
     const r = await run(variant, round);
     results[variant].push(r);
-    progress('observe-in-worker', `round ${round + 1}/${rounds} ${variant}: forwarded ${r.forwarded.toFixed(1)} MB/s, observed ${r.observed.toFixed(1)} MB/s, peak RSS ${r.peakRssMiB.toFixed(0)} MiB`);
+    progress(
+      'observe-in-worker',
+      `round ${round + 1}/${rounds} ${variant}: forwarded ${r.forwarded.toFixed(1)} MB/s, observed ${r.observed.toFixed(1)} MB/s, peak RSS ${r.peakRssMiB.toFixed(0)} MiB`,
+    );
   }
 }
 const table = Object.fromEntries(
   Object.entries(results).map(([variant, rs]) => [
     variant,
-    { forwardedMBps: summarize(rs.map((r) => r.forwarded)), observedMBps: summarize(rs.map((r) => r.observed)), peakRssMiB: summarize(rs.map((r) => r.peakRssMiB)) },
+    {
+      forwardedMBps: summarize(rs.map((r) => r.forwarded)),
+      observedMBps: summarize(rs.map((r) => r.observed)),
+      peakRssMiB: summarize(rs.map((r) => r.peakRssMiB)),
+    },
   ]),
 );
-process.stdout.write(`${JSON.stringify({ experiment: 'observe-in-worker', bytes: data.length, turns, results: table })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ experiment: 'observe-in-worker', bytes: data.length, turns, results: table })}\n`,
+);

@@ -27,7 +27,10 @@ const work = mkdtempSync(join(tmpdir(), 'subagent-otel-tap-'));
 const floor = () => splitAndParse(chunks);
 
 async function observe(round) {
-  const observation = startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, `out-${round}`) }, { env: { SUBAGENT_OTEL_OUT: join(work, `out-${round}`) }, stderr: process.stderr });
+  const observation = startProxyObservation(
+    { name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: join(work, `out-${round}`) },
+    { env: { SUBAGENT_OTEL_OUT: join(work, `out-${round}`) }, stderr: process.stderr },
+  );
   for (const chunk of chunks) observation.push('agent->client', chunk, 0);
   observation.end('agent->client');
   await observation.finish('done');
@@ -45,6 +48,8 @@ for (let round = 0; round < rounds; round += 1) {
   await observe(round);
   const tapMs = cpuMs() - t;
   const mb = data.length / 1e6;
-  console.log(`round ${round + 1}: floor ${(floorMs / mb).toFixed(2)} CPU ms/MB, observation ${(tapMs / mb).toFixed(2)} CPU ms/MB, ratio ${(floorMs / tapMs).toFixed(2)}`);
+  console.log(
+    `round ${round + 1}: floor ${(floorMs / mb).toFixed(2)} CPU ms/MB, observation ${(tapMs / mb).toFixed(2)} CPU ms/MB, ratio ${(floorMs / tapMs).toFixed(2)}`,
+  );
 }
 rmSync(work, { recursive: true, force: true });

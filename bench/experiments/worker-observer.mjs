@@ -11,7 +11,10 @@ import { appendFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { startProxyObservation } = await import(new URL('../../dist/proxy/proxy-observation.js', import.meta.url).href);
-const observation = startProxyObservation({ name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: workerData.out }, { env: workerData.env, stderr: process.stderr });
+const observation = startProxyObservation(
+  { name: 'proxy', protocol: 'sdk', command: 'agent', args: [], out: workerData.out },
+  { env: workerData.env, stderr: process.stderr },
+);
 // The harness's readiness sign (bench/lib/processes.mjs): the worker's diag logger writes nowhere, so say it here.
 const logFile = workerData.env.SUBAGENT_OTEL_LOG_FILE;
 if (logFile !== undefined) appendFileSync(logFile, 'worker observation ready (bench-ready)\n');

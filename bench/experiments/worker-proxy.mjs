@@ -22,7 +22,9 @@ if (dash === -1 || out === undefined || command === undefined) {
   process.exit(2);
 }
 
-const worker = new Worker(new URL('./worker-observer.mjs', import.meta.url), { workerData: { out, env: { ...process.env } } });
+const worker = new Worker(new URL('./worker-observer.mjs', import.meta.url), {
+  workerData: { out, env: { ...process.env } },
+});
 const exit = await runStdioProxy({
   command,
   args,

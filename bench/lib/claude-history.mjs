@@ -28,7 +28,8 @@ function filesUnder(dir) {
 /** A deterministic id of the same shape as `id` for copy `k`. */
 function renamed(id, k) {
   const hex = createHash('sha256').update(`${k}:${id}`).digest('hex');
-  if (id.includes('-')) return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  if (id.includes('-'))
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
   return `a${hex.slice(0, id.length - 1)}`;
 }
 
@@ -62,10 +63,14 @@ export function writeClaudeHistory(sourceDir, targetDir, options) {
   let shift = 0;
   if (options.latestTime !== undefined) {
     let latest = 0;
-    for (const { text } of texts) for (const m of text.matchAll(TIMESTAMP)) latest = Math.max(latest, Date.parse(m[1] ?? ''));
+    for (const { text } of texts)
+      for (const m of text.matchAll(TIMESTAMP)) latest = Math.max(latest, Date.parse(m[1] ?? ''));
     shift = options.latestTime - latest;
   }
-  const moved = (text) => (shift === 0 ? text : text.replace(TIMESTAMP, (_all, iso) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`));
+  const moved = (text) =>
+    shift === 0
+      ? text
+      : text.replace(TIMESTAMP, (_all, iso) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
   let bytes = 0;
   let files = 0;
   let copies = 0;
@@ -83,5 +88,12 @@ export function writeClaudeHistory(sourceDir, targetDir, options) {
     }
     copies += 1;
   }
-  return { bytes, files, copies, sessions: texts.filter((t) => /(^|\/)[0-9a-f]{8}-[0-9a-f-]{27}\.jsonl$/.test(t.path) && !t.path.includes('/subagents/')).length * copies };
+  return {
+    bytes,
+    files,
+    copies,
+    sessions:
+      texts.filter((t) => /(^|\/)[0-9a-f]{8}-[0-9a-f-]{27}\.jsonl$/.test(t.path) && !t.path.includes('/subagents/'))
+        .length * copies,
+  };
 }

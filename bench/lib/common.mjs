@@ -51,7 +51,8 @@ export function benchOptions(defaults = { rounds: 5 }) {
   });
   const rounds = values.rounds !== undefined ? Number(values.rounds) : defaults.rounds;
   const scale = values.scale !== undefined ? Number(values.scale) : 1;
-  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds takes a whole number >= 1, got ${values.rounds}`);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds takes a whole number >= 1, got ${values.rounds}`);
   if (!(scale > 0)) throw new Error(`--scale takes a positive number, got ${values.scale}`);
   return { rounds, scale };
 }
@@ -139,7 +140,10 @@ export function emitResult(result) {
  */
 export function runScript(script, args = [], nodeArgs = []) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT,
+    });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text) => {
@@ -233,7 +237,8 @@ export function splitAndParse(chunks) {
       start = newline + 1;
       newline = chunk.indexOf(0x0a, start);
     }
-    if (start < chunk.length) carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
+    if (start < chunk.length)
+      carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
   }
   return n;
 }

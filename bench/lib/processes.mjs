@@ -35,9 +35,15 @@ export const READY_EXPORTER = 'bench-ready';
 export function proxyEnv(outDir, logFile) {
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('OTEL_') && !key.startsWith('SUBAGENT_OTEL_') && key !== 'TRACEPARENT' && key !== 'TRACESTATE') env[key] = value;
+    if (!key.startsWith('OTEL_') && !key.startsWith('SUBAGENT_OTEL_') && key !== 'TRACEPARENT' && key !== 'TRACESTATE')
+      env[key] = value;
   }
-  return { ...env, SUBAGENT_OTEL_OUT: outDir, SUBAGENT_OTEL_LOG_FILE: logFile, OTEL_TRACES_EXPORTER: `otlp,${READY_EXPORTER}` };
+  return {
+    ...env,
+    SUBAGENT_OTEL_OUT: outDir,
+    SUBAGENT_OTEL_LOG_FILE: logFile,
+    OTEL_TRACES_EXPORTER: `otlp,${READY_EXPORTER}`,
+  };
 }
 
 /**

@@ -88,7 +88,16 @@ class TextSource {
  * - `turn`: the turn number (default 0); `seqStart`, `timeStart` where the envelope counters begin.
  * - `largeEvery`: every n-th step has a tool result of `largeBytes` characters (default 0: never).
  */
-const RUN_DEFAULTS = { seed: 7, events: 1_000_000, steps: 200, turn: 0, seqStart: 0, timeStart: 1_764_400_000_000, largeEvery: 0, largeBytes: 128 * 1024 };
+const RUN_DEFAULTS = {
+  seed: 7,
+  events: 1_000_000,
+  steps: 200,
+  turn: 0,
+  seqStart: 0,
+  timeStart: 1_764_400_000_000,
+  largeEvery: 0,
+  largeBytes: 128 * 1024,
+};
 
 /**
  * Generates one run (one turn) of the chunk generation: every streamed chunk
@@ -110,7 +119,12 @@ export function* runEvents(options = {}) {
   };
   const perStep = Math.max(8, Math.floor(o.events / o.steps) - 10);
   yield at('turn/start', { turn });
-  yield at('user/message', { id: `u${turn}`, role: 'user', content: [{ type: 'text', text: text.blob(200) }], source: 'sdk' });
+  yield at('user/message', {
+    id: `u${turn}`,
+    role: 'user',
+    content: [{ type: 'text', text: text.blob(200) }],
+    source: 'sdk',
+  });
   yield at('request/context', { provider: 'deepseek', model: 'deepseek-chat' });
   const limit = o.seqStart + o.events;
   let step = 0;
@@ -152,7 +166,13 @@ export function* runEvents(options = {}) {
       const args = JSON.stringify({ path: `src/${text.delta().trim()}.ts`, limit: 200 });
       yield chunk({ type: 'block-start', index, blockType: 'tool-call' });
       for (let i = 0; i < args.length; i += 12) {
-        yield chunk({ type: 'tool-call-delta', index, id: callId, ...(i === 0 ? { name: 'read_file' } : {}), argumentsDelta: args.slice(i, i + 12) });
+        yield chunk({
+          type: 'tool-call-delta',
+          index,
+          id: callId,
+          ...(i === 0 ? { name: 'read_file' } : {}),
+          argumentsDelta: args.slice(i, i + 12),
+        });
       }
       const block = { type: 'tool-call', id: callId, name: 'read_file', arguments: args };
       yield chunk({ type: 'block-end', index, block });
@@ -161,23 +181,54 @@ export function* runEvents(options = {}) {
     const usage = { inputTokens: 1200 + step, outputTokens: 40 + deltas, cacheReadTokens: 800 };
     yield chunk({ type: 'usage', usage });
     yield chunk({ type: 'finish', reason: { kind: hasTool ? 'tool-calls' : 'stop' } });
-    yield at('assistant/message', { turn, step, message: { id: `m${turn}-${step}`, role: 'assistant', content }, usage });
+    yield at('assistant/message', {
+      turn,
+      step,
+      message: { id: `m${turn}-${step}`, role: 'assistant', content },
+      usage,
+    });
     if (hasTool) {
       const large = o.largeEvery > 0 && step % o.largeEvery === o.largeEvery - 1;
-      yield at('tool/call', { turn, step, callId, name: 'read_file', arguments: content[content.length - 1].arguments });
+      yield at('tool/call', {
+        turn,
+        step,
+        callId,
+        name: 'read_file',
+        arguments: content[content.length - 1].arguments,
+      });
       const result = text.blob(large ? o.largeBytes : 300);
-      yield at('tool/result', { turn, step, message: { content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text: result }] }] } });
+      yield at('tool/result', {
+        turn,
+        step,
+        message: { content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text: result }] }] },
+      });
     }
     yield at('step/end', { turn, step });
   }
   // The seed's case: a max-tokens step that assembled only a truncated tool call leaves an empty, usage-only message.
   // Reasoning deltas pad the run to exactly `events` events (7 more close it); reasoning is never output.
   yield at('step/start', { turn, step });
-  while (seq < limit - 6) yield at('assistant/chunk', { turn, step, chunk: { type: 'reasoning-delta', index: 1, text: text.delta() } });
+  while (seq < limit - 6)
+    yield at('assistant/chunk', { turn, step, chunk: { type: 'reasoning-delta', index: 1, text: text.delta() } });
   yield at('assistant/chunk', { turn, step, chunk: { type: 'block-start', index: 0, blockType: 'tool-call' } });
-  yield at('assistant/chunk', { turn, step, chunk: { type: 'tool-call-delta', index: 0, id: `call-${turn}-${step}`, name: 'write_file', argumentsDelta: '{"path":' } });
+  yield at('assistant/chunk', {
+    turn,
+    step,
+    chunk: {
+      type: 'tool-call-delta',
+      index: 0,
+      id: `call-${turn}-${step}`,
+      name: 'write_file',
+      argumentsDelta: '{"path":',
+    },
+  });
   yield at('assistant/chunk', { turn, step, chunk: { type: 'finish', reason: { kind: 'max-tokens' } } });
-  yield at('assistant/message', { turn, step, message: { id: `m${turn}-${step}`, role: 'assistant', content: [] }, usage: { inputTokens: 900, outputTokens: 4096 } });
+  yield at('assistant/message', {
+    turn,
+    step,
+    message: { id: `m${turn}-${step}`, role: 'assistant', content: [] },
+    usage: { inputTokens: 900, outputTokens: 4096 },
+  });
   yield at('step/end', { turn, step });
   yield at('turn/end', { turn, reason: { kind: 'max-tokens' } });
 }
@@ -206,7 +257,17 @@ export function* embedStreams(events) {
       continue;
     }
     if (pending.length > 0) {
-      yield { type: 'assistant/attempt', seq: seq++, time: last.time, data: { turn: last.data.turn, step: last.data.step, stream: pending, failure: { message: 'cancelled', code: 'aborted' } } };
+      yield {
+        type: 'assistant/attempt',
+        seq: seq++,
+        time: last.time,
+        data: {
+          turn: last.data.turn,
+          step: last.data.step,
+          stream: pending,
+          failure: { message: 'cancelled', code: 'aborted' },
+        },
+      };
       pending = [];
     }
     yield { ...event, seq: seq++ };
@@ -243,14 +304,33 @@ export function notificationLine(sessionId, event) {
  * @yields NDJSON text pieces (whole lines, each ending in `\n`) until at least `bytes` characters were produced.
  */
 export function* sdkNotificationStream(options = {}) {
-  const o = { seed: 11, bytes: 64 * 1024 * 1024, largeEvery: 6, largeBytes: 96 * 1024, stepsPerTurn: 30, deltasPerStep: 300, ...options };
+  const o = {
+    seed: 11,
+    bytes: 64 * 1024 * 1024,
+    largeEvery: 6,
+    largeBytes: 96 * 1024,
+    stepsPerTurn: 30,
+    deltasPerStep: 300,
+    ...options,
+  };
   let produced = 0;
   let seq = 0;
   let time = 1_764_400_000_000;
   for (let turn = 0; produced < o.bytes; turn += 1) {
     const sessionId = `session-${turn % 4}`;
-    const lines = [JSON.stringify({ jsonrpc: '2.0', method: 'session.status', params: { sessionId, status: 'running' } })];
-    for (const event of runEvents({ seed: o.seed + turn, events: o.stepsPerTurn * o.deltasPerStep, steps: o.stepsPerTurn, turn, seqStart: seq, timeStart: time, largeEvery: o.largeEvery, largeBytes: o.largeBytes })) {
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', method: 'session.status', params: { sessionId, status: 'running' } }),
+    ];
+    for (const event of runEvents({
+      seed: o.seed + turn,
+      events: o.stepsPerTurn * o.deltasPerStep,
+      steps: o.stepsPerTurn,
+      turn,
+      seqStart: seq,
+      timeStart: time,
+      largeEvery: o.largeEvery,
+      largeBytes: o.largeBytes,
+    })) {
       lines.push(notificationLine(sessionId, event));
       seq = event.seq + 1;
       time = event.time;

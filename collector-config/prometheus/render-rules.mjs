@@ -55,9 +55,17 @@ const DURATION = /^[1-9][0-9]*(ms|s|m|h|d|w|y)$/;
  * @param {Record<string, unknown>} s
  */
 function validate(s) {
-  for (const key of ['truncationWindow', 'truncationWarningFor', 'truncationCriticalFor', 'mismatchWindow', 'malformedWindow']) {
+  for (const key of [
+    'truncationWindow',
+    'truncationWarningFor',
+    'truncationCriticalFor',
+    'mismatchWindow',
+    'malformedWindow',
+  ]) {
     if (typeof s[key] !== 'string' || !DURATION.test(/** @type {string} */ (s[key]))) {
-      throw new TypeError(`${key} must be a single-unit Prometheus duration such as "15m", got ${JSON.stringify(s[key])}`);
+      throw new TypeError(
+        `${key} must be a single-unit Prometheus duration such as "15m", got ${JSON.stringify(s[key])}`,
+      );
     }
   }
   for (const key of ['truncationWarningRatio', 'truncationCriticalRatio']) {

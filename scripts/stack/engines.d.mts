@@ -29,7 +29,10 @@ export declare function binary(binaryName: string, env?: NodeJS.ProcessEnv): str
 export declare function onPath(names: readonly string[], env?: NodeJS.ProcessEnv): string | undefined;
 /** Throws "go not found on PATH: <how to install>" when Go is missing. */
 export declare function goTool(env?: NodeJS.ProcessEnv): { go: string; version: string };
-export declare function buildEngine(engine: Engine, options?: { log?: (line: string) => void; env?: NodeJS.ProcessEnv }): Promise<number>;
+export declare function buildEngine(
+  engine: Engine,
+  options?: { log?: (line: string) => void; env?: NodeJS.ProcessEnv },
+): Promise<number>;
 export declare function ensureEngines(options?: {
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;

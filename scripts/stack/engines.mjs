@@ -11,7 +11,17 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +66,7 @@ export const ENGINES = Object.freeze([
 
 /** How to get the tools the engines need, for error messages. */
 export const INSTALL = Object.freeze({
-  go: 'Go 1.26 or newer is needed to build the stack\'s engines: install it from https://go.dev/dl/ (or your system\'s golang package, if it is 1.26+) and put its bin folder on PATH',
+  go: "Go 1.26 or newer is needed to build the stack's engines: install it from https://go.dev/dl/ (or your system's golang package, if it is 1.26+) and put its bin folder on PATH",
   alertmanager: 'apt-get install -y --no-install-recommends prometheus-alertmanager',
   build: 'npm run stack -- build',
 });
@@ -80,8 +90,13 @@ export function engineDir(engine, env = process.env) {
 export function sourceHash(engine) {
   const dir = join(ROOT, engine.module);
   const h = createHash('sha256');
-  for (const name of readdirSync(dir).filter((n) => n === 'go.mod' || n === 'go.sum' || n.endsWith('.go')).sort()) {
-    h.update(name).update('\0').update(readFileSync(join(dir, name))).update('\0');
+  for (const name of readdirSync(dir)
+    .filter((n) => n === 'go.mod' || n === 'go.sum' || n.endsWith('.go'))
+    .sort()) {
+    h.update(name)
+      .update('\0')
+      .update(readFileSync(join(dir, name)))
+      .update('\0');
   }
   h.update(engine.tags).update('\0').update(engine.ldflags);
   return h.digest('hex').slice(0, 16);
@@ -122,7 +137,9 @@ export function binary(binaryName, env = process.env) {
   const engine = ENGINES.find((e) => e.binaries.includes(binaryName));
   if (engine === undefined) throw new Error(`no engine ships ${binaryName}`);
   if (!isBuilt(engine, env)) {
-    throw new Error(`${binaryName} ${engine.version} is not built in ${engineDir(engine, env)}: run \`${INSTALL.build}\` (needs Go: ${INSTALL.go})`);
+    throw new Error(
+      `${binaryName} ${engine.version} is not built in ${engineDir(engine, env)}: run \`${INSTALL.build}\` (needs Go: ${INSTALL.go})`,
+    );
   }
   return join(engineDir(engine, env), binaryName);
 }
@@ -177,7 +194,9 @@ export async function buildEngine(engine, { log = console.error, env = process.e
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const ticker = setInterval(() => {
-    log(`stack: still building ${engine.name}: ${Math.round((Date.now() - started) / 1000)} s, ${packages} packages so far`);
+    log(
+      `stack: still building ${engine.name}: ${Math.round((Date.now() - started) / 1000)} s, ${packages} packages so far`,
+    );
   }, 30_000);
   const code = await new Promise((resolve) => {
     child.once('error', (err) => {
@@ -189,7 +208,10 @@ export async function buildEngine(engine, { log = console.error, env = process.e
   clearInterval(ticker);
   await new Promise((resolve) => out.end(resolve));
   const seconds = Math.round((Date.now() - started) / 100) / 10;
-  if (code !== 0) throw new Error(`go build of ${engine.name} ${engine.version} failed (exit ${code}) after ${seconds} s; see ${logPath}:\n${tail}`);
+  if (code !== 0)
+    throw new Error(
+      `go build of ${engine.name} ${engine.version} failed (exit ${code}) after ${seconds} s; see ${logPath}:\n${tail}`,
+    );
   writeFileSync(
     stampPath(engine, env),
     `${JSON.stringify({ version: engine.version, sourceHash: sourceHash(engine), go: goVersion, seconds, builtAt: new Date().toISOString() }, null, 2)}\n`,

@@ -22,7 +22,8 @@ export async function waitFor(what, probe, timeoutMs = 300_000) {
     } catch (err) {
       last = err instanceof Error ? err.message : String(err);
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }

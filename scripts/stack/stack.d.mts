@@ -5,7 +5,13 @@
  * @module subagent-otel/scripts/stack/stack
  */
 
-export declare const PUBLISHED: { readonly otlpGrpc: number; readonly otlpHttp: number; readonly jaegerUi: number; readonly prometheus: number; readonly alertmanager: number };
+export declare const PUBLISHED: {
+  readonly otlpGrpc: number;
+  readonly otlpHttp: number;
+  readonly jaegerUi: number;
+  readonly prometheus: number;
+  readonly alertmanager: number;
+};
 
 /** Addresses of one collector process. */
 export interface CollectorUrls {
@@ -58,6 +64,6 @@ export interface StartStackOptions {
 
 export declare function startStack(options: StartStackOptions): Promise<Stack>;
 export declare function stopStack(dir: string, log?: (line: string) => void): Promise<string[]>;
-export declare function stackStatus(dir: string):
-  | { tiers: 1 | 2; urls: StackUrls; processes: Record<string, { pid: number; alive: boolean }> }
-  | undefined;
+export declare function stackStatus(
+  dir: string,
+): { tiers: 1 | 2; urls: StackUrls; processes: Record<string, { pid: number; alive: boolean }> } | undefined;

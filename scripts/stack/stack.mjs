@@ -23,7 +23,13 @@ const CONFIG = join(ROOT, 'collector-config');
 const HOST = '127.0.0.1';
 
 /** The ports docker-compose.yml publishes; `up` uses them unless told to take free ports. */
-export const PUBLISHED = Object.freeze({ otlpGrpc: 4317, otlpHttp: 4318, jaegerUi: 16686, prometheus: 9090, alertmanager: 9093 });
+export const PUBLISHED = Object.freeze({
+  otlpGrpc: 4317,
+  otlpHttp: 4318,
+  jaegerUi: 16686,
+  prometheus: 9090,
+  alertmanager: 9093,
+});
 
 /** Opens `count` sockets on port 0 at once, so the kernel hands out distinct free ports, then closes them. */
 async function freePorts(count) {
@@ -53,7 +59,8 @@ async function waitFor(probe, what, timeoutMs) {
     } catch (err) {
       last = err instanceof Error ? err.message : String(err);
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -140,8 +147,12 @@ function plan({ tiers, ports, env, collectorConfigs }) {
           : {}),
         ...(c.name.startsWith('gateway')
           ? {
-              ...(env.COMPLETED_TRACE_SAMPLING_PERCENTAGE ? { COMPLETED_TRACE_SAMPLING_PERCENTAGE: env.COMPLETED_TRACE_SAMPLING_PERCENTAGE } : {}),
-              ...(env.TAIL_SAMPLING_DECISION_WAIT ? { TAIL_SAMPLING_DECISION_WAIT: env.TAIL_SAMPLING_DECISION_WAIT } : {}),
+              ...(env.COMPLETED_TRACE_SAMPLING_PERCENTAGE
+                ? { COMPLETED_TRACE_SAMPLING_PERCENTAGE: env.COMPLETED_TRACE_SAMPLING_PERCENTAGE }
+                : {}),
+              ...(env.TAIL_SAMPLING_DECISION_WAIT
+                ? { TAIL_SAMPLING_DECISION_WAIT: env.TAIL_SAMPLING_DECISION_WAIT }
+                : {}),
             }
           : {}),
       },
@@ -186,7 +197,10 @@ function writePrometheusFiles(dir, { collectors, ports, tiers, rules }) {
   const exporters = collectors.filter((c) => c.name !== 'agent').map((c) => `${HOST}:${c.ports.exporter}`);
   writeFileSync(join(promDir, 'targets', 'otel-collector.json'), targets(tiers === 1 ? exporters : []));
   writeFileSync(join(promDir, 'targets', 'otel-gateway.json'), targets(tiers === 1 ? [] : exporters));
-  writeFileSync(join(promDir, 'targets', 'otelcol-telemetry.json'), targets(collectors.map((c) => `${HOST}:${c.ports.telemetry}`)));
+  writeFileSync(
+    join(promDir, 'targets', 'otelcol-telemetry.json'),
+    targets(collectors.map((c) => `${HOST}:${c.ports.telemetry}`)),
+  );
   writeFileSync(join(promDir, 'targets', 'alertmanager.json'), targets([`${HOST}:${ports.alertmanager}`]));
 }
 
@@ -228,7 +242,10 @@ export async function startStack(options) {
   if (existsSync(join(dir, STATE))) {
     const old = JSON.parse(readFileSync(join(dir, STATE), 'utf8'));
     const alive = Object.entries(old.pids ?? {}).filter(([, pid]) => isAlive(pid));
-    if (alive.length > 0) throw new Error(`a stack is already up in ${dir} (${alive.map(([n, pid]) => `${n} pid ${pid}`).join(', ')}): run \`npm run stack -- down\` first`);
+    if (alive.length > 0)
+      throw new Error(
+        `a stack is already up in ${dir} (${alive.map(([n, pid]) => `${n} pid ${pid}`).join(', ')}): run \`npm run stack -- down\` first`,
+      );
   }
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const free = await freePorts(5 + 3 * 5 + 5);
@@ -255,7 +272,12 @@ export async function startStack(options) {
     alertmanager: published ? PUBLISHED.alertmanager : take(),
     collectors: [collectorPorts(true), collectorPorts(false), collectorPorts(false)],
   };
-  const { processes, collectors } = plan({ tiers, ports, env: options.env ?? {}, collectorConfigs: options.collectorConfigs ?? [] });
+  const { processes, collectors } = plan({
+    tiers,
+    ports,
+    env: options.env ?? {},
+    collectorConfigs: options.collectorConfigs ?? [],
+  });
   writePrometheusFiles(dir, { collectors, ports, tiers, rules: options.rules });
 
   const pids = {};
@@ -264,7 +286,10 @@ export async function startStack(options) {
   const specs = new Map(processes.map((p) => [p.name, p]));
   const logPath = (name) => join(dir, 'logs', `${name}.log`);
   const saveState = () =>
-    writeFileSync(join(dir, STATE), `${JSON.stringify({ tiers, pids, urls, startedAt: new Date().toISOString() }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, STATE),
+      `${JSON.stringify({ tiers, pids, urls, startedAt: new Date().toISOString() }, null, 2)}\n`,
+    );
 
   const first = collectors[0].ports;
   const urls = {
@@ -276,7 +301,12 @@ export async function startStack(options) {
     collectors: Object.fromEntries(
       collectors.map((c) => [
         c.name,
-        { otlpGrpc: `http://${HOST}:${c.ports.otlpGrpc}`, otlpHttp: `http://${HOST}:${c.ports.otlpHttp}`, metrics: `http://${HOST}:${c.ports.exporter}/metrics`, telemetry: `http://${HOST}:${c.ports.telemetry}/metrics` },
+        {
+          otlpGrpc: `http://${HOST}:${c.ports.otlpGrpc}`,
+          otlpHttp: `http://${HOST}:${c.ports.otlpHttp}`,
+          metrics: `http://${HOST}:${c.ports.exporter}/metrics`,
+          telemetry: `http://${HOST}:${c.ports.telemetry}/metrics`,
+        },
       ]),
     ),
   };
@@ -397,6 +427,8 @@ export function stackStatus(dir) {
   return {
     tiers: state.tiers,
     urls: state.urls,
-    processes: Object.fromEntries(Object.entries(state.pids ?? {}).map(([name, pid]) => [name, { pid, alive: isAlive(pid) }])),
+    processes: Object.fromEntries(
+      Object.entries(state.pids ?? {}).map(([name, pid]) => [name, { pid, alive: isAlive(pid) }]),
+    ),
   };
 }

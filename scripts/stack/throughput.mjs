@@ -41,18 +41,27 @@ function cpuSeconds(pid) {
 async function acceptedSpans(url) {
   const text = await (await fetch(url)).text();
   let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith('otelcol_receiver_accepted_spans')) sum += Number(line.split(' ').at(-1));
+  for (const line of text.split('\n'))
+    if (line.startsWith('otelcol_receiver_accepted_spans')) sum += Number(line.split(' ').at(-1));
   return sum;
 }
 
 function runProxy(otlpHttp, index) {
   const out = mkdtempSync(join(tmpdir(), 'subagent-otel-throughput-'));
-  const input = Array.from({ length: runs }, (_, i) =>
-    `${JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'session/prompt', params: { sessionId: `p${index}-${i}`, contentBlocks: [{ type: 'text', text: 'scenario:subagent' }] } })}\n`,
+  const input = Array.from(
+    { length: runs },
+    (_, i) =>
+      `${JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'session/prompt', params: { sessionId: `p${index}-${i}`, contentBlocks: [{ type: 'text', text: 'scenario:subagent' }] } })}\n`,
   ).join('');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, 'proxy', '--agent-name', 'bench', '--', process.execPath, RUNTIME], {
-      env: { ...process.env, OTEL_SERVICE_NAME: 'stack-throughput', OTEL_EXPORTER_OTLP_ENDPOINT: otlpHttp, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', SUBAGENT_OTEL_OUT: out },
+      env: {
+        ...process.env,
+        OTEL_SERVICE_NAME: 'stack-throughput',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlpHttp,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        SUBAGENT_OTEL_OUT: out,
+      },
       stdio: ['pipe', 'ignore', 'pipe'],
     });
     let stderr = '';

@@ -34,7 +34,13 @@ import { ACP_DEFAULT_AGENT_NAME, ACP_ORIGIN, AcpTracker } from '../observe/acp-t
 import { FrameTap } from '../observe/frame-tap.js';
 import { RunBuilder } from '../observe/run-builder.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
-import { spawnChild, type ChildHandle, type DisposeOptions, type ExitInfo, type SpawnChildOptions } from './child-process.js';
+import {
+  spawnChild,
+  type ChildHandle,
+  type DisposeOptions,
+  type ExitInfo,
+  type SpawnChildOptions,
+} from './child-process.js';
 import { outcomeOf, type SubagentOutcome } from './outcome.js';
 import { errorMessage } from '../wire/error-text.js';
 
@@ -157,7 +163,10 @@ class AcpRun {
     });
     const connection = client({ name: ACP_CLIENT_INFO.name })
       .onRequest(methods.client.session.requestPermission, async ({ params }) => ({
-        outcome: await decidePermission(signal?.aborted === true ? 'cancelled' : (this.#options.permissionPolicy ?? 'deny'), params),
+        outcome: await decidePermission(
+          signal?.aborted === true ? 'cancelled' : (this.#options.permissionPolicy ?? 'deny'),
+          params,
+        ),
       }))
       .connect(tappedStream(child, tap));
     const agent = connection.agent;
@@ -172,10 +181,14 @@ class AcpRun {
       });
       this.#agentName ??= typeof init.agentInfo?.name === 'string' ? init.agentInfo.name : undefined;
       if (init.protocolVersion !== PROTOCOL_VERSION) {
-        throw new Error(`the agent speaks ACP protocol version ${String(init.protocolVersion)}; this client speaks ${PROTOCOL_VERSION}`);
+        throw new Error(
+          `the agent speaks ACP protocol version ${String(init.protocolVersion)}; this client speaks ${PROTOCOL_VERSION}`,
+        );
       }
       progress.phase = 'session/new';
-      const created = parseAcpNewSessionResult(await agent.request(methods.agent.session.new, { cwd: sessionCwd(this.#options.cwd), mcpServers: [] }));
+      const created = parseAcpNewSessionResult(
+        await agent.request(methods.agent.session.new, { cwd: sessionCwd(this.#options.cwd), mcpServers: [] }),
+      );
       if (!created.ok) throw new Error(`malformed session/new response: ${created.error.message}`);
       this.#sessionId = created.value.sessionId;
       if (signal?.aborted === true) throw new Error('cancelled before the prompt was sent');
@@ -216,7 +229,10 @@ class AcpRun {
       await drainThen(turnEnd);
       diagnostic = describeExit(first.info);
     } else if (first.kind === 'failed') {
-      diagnostic = child.exitInfo !== undefined || connection.signal.aborted ? await exitDiagnostic(child) : `${progress.phase} failed: ${first.message}`;
+      diagnostic =
+        child.exitInfo !== undefined || connection.signal.aborted
+          ? await exitDiagnostic(child)
+          : `${progress.phase} failed: ${first.message}`;
     }
     abort.dispose();
 
@@ -262,7 +278,10 @@ class AcpRun {
  * connection: nothing in this client consumes them (the tracker does), and
  * the v1 SDK rejects kinds it does not know, such as draft-v2 `state_update`.
  */
-function tappedStream(child: ChildHandle, tap: FrameTap): { readable: ReadableStream<AnyMessage>; writable: WritableStream<AnyMessage> } {
+function tappedStream(
+  child: ChildHandle,
+  tap: FrameTap,
+): { readable: ReadableStream<AnyMessage>; writable: WritableStream<AnyMessage> } {
   let ended = false;
   const fromAgent = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -311,7 +330,10 @@ function tappedStream(child: ChildHandle, tap: FrameTap): { readable: ReadableSt
 }
 
 /** Answers one permission request by policy. Never rejects. */
-async function decidePermission(policy: PermissionPolicy | 'cancelled', request: RequestPermissionRequest): Promise<RequestPermissionOutcome> {
+async function decidePermission(
+  policy: PermissionPolicy | 'cancelled',
+  request: RequestPermissionRequest,
+): Promise<RequestPermissionOutcome> {
   const pick = (kinds: readonly string[]): RequestPermissionOutcome => {
     for (const kind of kinds) {
       const option = request.options.find((o) => o.kind === kind);
@@ -385,7 +407,8 @@ async function exitDiagnostic(child: ChildHandle): Promise<string> {
 
 /** One sentence about how the agent process ended. */
 function describeExit(info: ExitInfo): string {
-  if (info.error !== undefined) return info.code === null && info.signal === null ? `the agent could not be run: ${info.error}` : info.error;
+  if (info.error !== undefined)
+    return info.code === null && info.signal === null ? `the agent could not be run: ${info.error}` : info.error;
   if (info.signal !== null) return `the agent was ended by ${info.signal} before the prompt turn finished`;
   return `the agent exited with code ${String(info.code)} before the prompt turn finished`;
 }

@@ -57,7 +57,8 @@ export function scrubbedEnv(
   for (const [name, value] of Object.entries(parent)) {
     if (value === undefined || SECRET_NAME.test(name)) continue;
     const upper = name.toUpperCase();
-    if (INHERITED_ENV_NAMES.includes(upper) || INHERITED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix))) env[name] = value;
+    if (INHERITED_ENV_NAMES.includes(upper) || INHERITED_ENV_PREFIXES.some((prefix) => upper.startsWith(prefix)))
+      env[name] = value;
   }
   for (const [name, value] of Object.entries(additions)) {
     if (value === undefined) delete env[name];
@@ -159,7 +160,11 @@ export function spawnChild(options: SpawnChildOptions): ChildHandle {
     child = spawn(target.command, [...target.args], {
       cwd: options.cwd,
       env,
-      stdio: ['pipe', 'pipe', stderrOption === 'inherit' ? 'inherit' : typeof stderrOption === 'function' ? 'pipe' : 'ignore'],
+      stdio: [
+        'pipe',
+        'pipe',
+        stderrOption === 'inherit' ? 'inherit' : typeof stderrOption === 'function' ? 'pipe' : 'ignore',
+      ],
       detached: isGroup,
       windowsHide: true,
     });

@@ -32,11 +32,18 @@ export interface SubagentOutcome {
  * Shapes a record into an outcome. `provider` and `id` identify the run in
  * the `subagent/end` payload. Pure; never throws.
  */
-export function outcomeOf(record: RunRecord, identity: { readonly provider: string; readonly id: string }): SubagentOutcome {
+export function outcomeOf(
+  record: RunRecord,
+  identity: { readonly provider: string; readonly id: string },
+): SubagentOutcome {
   const result = subagentResult(record.output, record.stopReason, record.diagnostic);
   return {
     result,
-    runEnd: subagentRunEndInfo({ runId: record.runId, provider: identity.provider, id: identity.id, local: false }, record.stopReason, record.output),
+    runEnd: subagentRunEndInfo(
+      { runId: record.runId, provider: identity.provider, id: identity.id, local: false },
+      record.stopReason,
+      record.output,
+    ),
     toolResult: foregroundToolResult(result),
     record,
   };

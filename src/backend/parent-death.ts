@@ -24,7 +24,8 @@ export const PARENT_DEATH_SIGNAL = 'SIGKILL';
 let setpriv: string | null | undefined;
 
 function setprivPath(): string | undefined {
-  if (setpriv === undefined) setpriv = process.platform === 'linux' ? (SETPRIV_PATHS.find(isExecutableFile) ?? null) : null;
+  if (setpriv === undefined)
+    setpriv = process.platform === 'linux' ? (SETPRIV_PATHS.find(isExecutableFile) ?? null) : null;
   return setpriv ?? undefined;
 }
 

@@ -75,7 +75,11 @@ class RpcClient {
   ) {}
 
   /** Sends a request; the promise resolves with its response, or `undefined` if `until` settles first. */
-  request(method: string, params: unknown, until: Promise<unknown>): Promise<(JsonRpcFrame & { kind: 'response' }) | undefined> {
+  request(
+    method: string,
+    params: unknown,
+    until: Promise<unknown>,
+  ): Promise<(JsonRpcFrame & { kind: 'response' }) | undefined> {
     const id = this.#nextId++;
     const answered = new Promise<JsonRpcFrame & { kind: 'response' }>((resolve) => this.#pending.set(id, resolve));
     this.#send({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
@@ -187,14 +191,23 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   if (options.signal?.aborted === true) {
     cancelled.value = true;
     startFailure = 'cancelled by the parent before the prompt was sent';
-  } else if (init === undefined) startFailure = child.exitInfo !== undefined ? 'the runtime exited before answering initialize' : 'the runtime did not answer initialize';
+  } else if (init === undefined)
+    startFailure =
+      child.exitInfo !== undefined
+        ? 'the runtime exited before answering initialize'
+        : 'the runtime did not answer initialize';
   else if (init.error !== undefined) startFailure = `initialize failed: ${init.error.message}`;
 
   if (startFailure === undefined) {
-    const blocks: readonly ContentBlock[] = typeof options.prompt === 'string' ? [{ type: 'text', text: options.prompt }] : options.prompt;
+    const blocks: readonly ContentBlock[] =
+      typeof options.prompt === 'string' ? [{ type: 'text', text: options.prompt }] : options.prompt;
     // The answer only acknowledges queueing; the run ends when the tracker closes it (idle), the runtime exits, or the parent aborts.
     void rpc.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
-    const first = await Promise.race([recorded.then(() => 'recorded' as const), aborted.then(() => 'aborted' as const), exited.then(() => 'exited' as const)]);
+    const first = await Promise.race([
+      recorded.then(() => 'recorded' as const),
+      aborted.then(() => 'aborted' as const),
+      exited.then(() => 'exited' as const),
+    ]);
     if (first === 'aborted' && record === undefined) {
       // No wire-level cancel exists: settle locally with the output so far, then dispose the runtime.
       cancelled.value = true;
@@ -215,7 +228,9 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   let run = record;
   if (run === undefined) {
     // No run was ever opened (the runtime never started or never got the prompt): still report one.
-    const why = startFailure ?? (exit.error !== undefined ? `runtime failed: ${exit.error}` : 'the runtime never started the run');
+    const why =
+      startFailure ??
+      (exit.error !== undefined ? `runtime failed: ${exit.error}` : 'the runtime never started the run');
     const empty = emptyRecord(sessionId, options, cancelled.value ? 'aborted' : 'error', why);
     listener.onRunStart(empty);
     listener.onRunEnd(empty);
@@ -224,7 +239,12 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
   return outcomeOf(run, { provider: run.provider ?? options.provider, id: sessionId });
 }
 
-function emptyRecord(sessionId: string, options: SdkSubagentOptions, stopReason: string, diagnostic: string): RunRecord {
+function emptyRecord(
+  sessionId: string,
+  options: SdkSubagentOptions,
+  stopReason: string,
+  diagnostic: string,
+): RunRecord {
   const now = Date.now();
   return {
     runId: `${sessionId}-unstarted`,
@@ -240,7 +260,14 @@ function emptyRecord(sessionId: string, options: SdkSubagentOptions, stopReason:
     output: undefined,
     outputSource: 'none',
     emptyMessages: 0,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false },
+    usage: {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: false,
+    },
     steps: [],
     toolCalls: [],
   };

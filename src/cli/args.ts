@@ -26,7 +26,10 @@ function usageLine(synopsis: string, summary: string): string {
 
 /** The main help: the table's commands, in its order, with their one-line summaries. */
 function mainHelp(): string {
-  const list = [...COMMANDS.map((spec) => usageLine(spec.synopsis, spec.summary)), usageLine('help <command>', 'help for one command')].join('\n');
+  const list = [
+    ...COMMANDS.map((spec) => usageLine(spec.synopsis, spec.summary)),
+    usageLine('help <command>', 'help for one command'),
+  ].join('\n');
   return `subagent-otel: OpenTelemetry for delegated agent runs (subagents)
 
 Usage:
@@ -55,7 +58,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'help') return rest[0] !== undefined ? { name: 'help', topic: rest[0] } : { name: 'help' };
   const spec = commandNamed(first);
   if (spec === undefined) {
-    throw new UsageError(`unknown command '${first}'; commands: ${COMMANDS.map((entry) => entry.name).join(', ')} (see 'subagent-otel --help')`);
+    throw new UsageError(
+      `unknown command '${first}'; commands: ${COMMANDS.map((entry) => entry.name).join(', ')} (see 'subagent-otel --help')`,
+    );
   }
   return spec.parse(rest);
 }
@@ -64,6 +69,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
 export function helpText(topic?: string): string {
   if (topic === undefined) return mainHelp();
   const page = HELP_TOPICS.find((entry) => entry.name === topic);
-  if (page === undefined) throw new UsageError(`no help for '${topic}'; commands: ${HELP_TOPICS.map((entry) => entry.name).join(', ')}`);
+  if (page === undefined)
+    throw new UsageError(`no help for '${topic}'; commands: ${HELP_TOPICS.map((entry) => entry.name).join(', ')}`);
   return page.help;
 }

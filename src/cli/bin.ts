@@ -26,7 +26,11 @@ if (major < FLOOR[0] || (major === FLOOR[0] && minor < FLOOR[1])) {
   if (process.argv[2] === 'hook') {
     // What the agents run at a subagent's end: loads the hook alone, never the CLI (decision 0123).
     const { runHook } = await import('../hooks/run-hook.js');
-    process.exitCode = await runHook(process.argv.slice(3), { stdin: process.stdin, env: process.env, script: process.argv[1] ?? '' });
+    process.exitCode = await runHook(process.argv.slice(3), {
+      stdin: process.stdin,
+      env: process.env,
+      script: process.argv[1] ?? '',
+    });
   } else {
     await import('./main.js');
   }

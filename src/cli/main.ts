@@ -33,7 +33,8 @@ let waitForStdout = true;
 
 async function main(argv: readonly string[]): Promise<number> {
   const cmd = parseCommandLine(argv);
-  if (cmd.name !== 'help' && cmd.name !== 'version' && commandNamed(cmd.name)?.forwardsStdout === true) waitForStdout = false;
+  if (cmd.name !== 'help' && cmd.name !== 'version' && commandNamed(cmd.name)?.forwardsStdout === true)
+    waitForStdout = false;
   else {
     // `replay ... | head`: a reader that goes away breaks the pipe (EPIPE). The command's output is then
     // unwanted, not its work: rows and the summary are dropped, telemetry is still delivered.
@@ -61,7 +62,9 @@ function exitCodeOf(err: unknown): number {
     process.stderr.write(`subagent-otel: ${err.message}\n`);
     return err.code;
   }
-  process.stderr.write(`subagent-otel: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `subagent-otel: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   return 70;
 }
 

@@ -69,14 +69,16 @@ Environment (OpenTelemetry standard): OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTE
 function settingFlag<T>(setting: Setting<T>, value: string | undefined): T | undefined {
   if (value === undefined) return undefined;
   const parsed = value.trim() === '' ? undefined : setting.parse(value);
-  if (parsed === undefined) throw new UsageError(`${setting.flag ?? setting.env} takes ${setting.range}, got '${value}'`);
+  if (parsed === undefined)
+    throw new UsageError(`${setting.flag ?? setting.env} takes ${setting.range}, got '${value}'`);
   return parsed;
 }
 
 /** A host flag's value: a name or address without spaces; anything else is a usage error. */
 export function hostOf(flag: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (value === '' || /\s/.test(value)) throw new UsageError(`${flag} takes a host name or IP address such as 127.0.0.1, got '${value}'`);
+  if (value === '' || /\s/.test(value))
+    throw new UsageError(`${flag} takes a host name or IP address such as 127.0.0.1, got '${value}'`);
   return value;
 }
 
@@ -94,7 +96,8 @@ export function secondsFlag(flag: string, value: string | undefined, min: number
 export function portOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const port = Number(value.trim());
-  if (value.trim() === '' || !Number.isInteger(port) || port < 1 || port > 65_535) throw new UsageError(`--port takes a port from 1 to 65535, got '${value}'`);
+  if (value.trim() === '' || !Number.isInteger(port) || port < 1 || port > 65_535)
+    throw new UsageError(`--port takes a port from 1 to 65535, got '${value}'`);
   return port;
 }
 
@@ -147,6 +150,8 @@ export function parseOptions(
   } catch (err) {
     // parseArgs throws TypeError with code ERR_PARSE_ARGS_* for unknown options and missing values.
     const message = err instanceof Error ? err.message : String(err);
-    throw new UsageError(`${message.replace(/\. To specify a positional argument.*$/s, '')} (see 'subagent-otel help ${command}')`);
+    throw new UsageError(
+      `${message.replace(/\. To specify a positional argument.*$/s, '')} (see 'subagent-otel help ${command}')`,
+    );
   }
 }

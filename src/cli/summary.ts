@@ -65,7 +65,9 @@ const ROW_WIDTHS = { agent: 18, session: 12, stopReason: 12, tokens: 17, cost: 1
  */
 export function formatRunRowHeader(): string {
   const cells = ['agent', 'session', 'stop reason', 'tokens in/out', 'cost', 'output'];
-  const rule = [ROW_WIDTHS.agent, ROW_WIDTHS.session, ROW_WIDTHS.stopReason, ROW_WIDTHS.tokens, ROW_WIDTHS.cost, 6].map((w) => '-'.repeat(w));
+  const rule = [ROW_WIDTHS.agent, ROW_WIDTHS.session, ROW_WIDTHS.stopReason, ROW_WIDTHS.tokens, ROW_WIDTHS.cost, 6].map(
+    (w) => '-'.repeat(w),
+  );
   return [rowLine(cells), rowLine(rule)].join('\n');
 }
 
@@ -138,8 +140,18 @@ export function formatStopReasonSummary(summary: ReplaySummary): string {
       grouped(s.outputTokens),
       ...(costs ? [s.costUsd !== undefined ? dollars(s.costUsd) : '-'] : []),
     ]);
-    const total = summary.stopReasons.reduce((sum, s) => ({ input: sum.input + s.inputTokens, output: sum.output + s.outputTokens }), { input: 0, output: 0 });
-    rows.push(['total', grouped(summary.runs), percent(1), grouped(total.input), grouped(total.output), ...(costs ? [dollars(summary.cost?.amountUsd ?? 0)] : [])]);
+    const total = summary.stopReasons.reduce(
+      (sum, s) => ({ input: sum.input + s.inputTokens, output: sum.output + s.outputTokens }),
+      { input: 0, output: 0 },
+    );
+    rows.push([
+      'total',
+      grouped(summary.runs),
+      percent(1),
+      grouped(total.input),
+      grouped(total.output),
+      ...(costs ? [dollars(summary.cost?.amountUsd ?? 0)] : []),
+    ]);
     lines.push(...alignRows(header, rows, new Set([1, 2, 3, 4, 5])));
   }
   const filesRead = summary.files.length - summary.skipped.files;
@@ -153,12 +165,16 @@ export function formatStopReasonSummary(summary: ReplaySummary): string {
     lines.push(`cost: not priced (the price table does not know them): ${summary.cost.unpricedModels.join(', ')}`);
   }
   const notRuns = new Map<string, number>();
-  for (const file of summary.files) if (file.what !== undefined && file.runs === 0 && !file.isSkipped) notRuns.set(file.what, (notRuns.get(file.what) ?? 0) + 1);
+  for (const file of summary.files)
+    if (file.what !== undefined && file.runs === 0 && !file.isSkipped)
+      notRuns.set(file.what, (notRuns.get(file.what) ?? 0) + 1);
   for (const [what, count] of notRuns) lines.push(`read, no run: ${grouped(count)} × ${what}`);
   const unknown = Object.entries(summary.unknownRecords ?? {});
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 8).map(([key, count]) => `${key} × ${grouped(count)}`);
-    lines.push(`records of types not known to this version, read past: ${shown.join(', ')}${unknown.length > 8 ? `, and ${unknown.length - 8} more types` : ''}`);
+    lines.push(
+      `records of types not known to this version, read past: ${shown.join(', ')}${unknown.length > 8 ? `, and ${unknown.length - 8} more types` : ''}`,
+    );
   }
   return lines.join('\n');
 }
@@ -181,7 +197,12 @@ export function formatProblem(problem: ReplayProblem): string {
  */
 export function formatProgressBar(progress: ReplayProgress, columns: number): string {
   const width = Math.max(20, columns) - 1;
-  const ratio = progress.bytesTotal > 0 ? Math.min(1, progress.bytesDone / progress.bytesTotal) : progress.filesTotal > 0 ? progress.filesDone / progress.filesTotal : 0;
+  const ratio =
+    progress.bytesTotal > 0
+      ? Math.min(1, progress.bytesDone / progress.bytesTotal)
+      : progress.filesTotal > 0
+        ? progress.filesDone / progress.filesTotal
+        : 0;
   const slots = 20;
   const filled = Math.round(ratio * slots);
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(slots - filled)}]`;
@@ -209,7 +230,11 @@ function preview(record: RunRecord, width: number): string {
 }
 
 /** Pads cells to their column's width (right-aligned for `rightAligned` columns); the last column is not padded. */
-function alignRows(header: readonly string[], rows: ReadonlyArray<readonly string[]>, rightAligned: ReadonlySet<number>): string[] {
+function alignRows(
+  header: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  rightAligned: ReadonlySet<number>,
+): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
     cells

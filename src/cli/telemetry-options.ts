@@ -66,10 +66,12 @@ export function telemetryOptions(flags: TelemetryFlags, env: NodeJS.ProcessEnv):
 }
 
 function lineLogger(write: (line: string) => void): DiagLogger {
-  const at = (level: string) => (message: string, ...args: unknown[]) => {
-    const extra = args.length > 0 ? ` ${args.map(errorMessage).join(' ')}` : '';
-    write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
-  };
+  const at =
+    (level: string) =>
+    (message: string, ...args: unknown[]) => {
+      const extra = args.length > 0 ? ` ${args.map(errorMessage).join(' ')}` : '';
+      write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
+    };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('verbose') };
 }
 
@@ -78,7 +80,11 @@ function lineLogger(write: (line: string) => void): DiagLogger {
  * terminal (demo, replay); for the proxy, only to the file named by
  * `SUBAGENT_OTEL_LOG_FILE` (its stderr belongs to the child), else nowhere.
  */
-export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream = process.stderr): void {
+export function installDiagnostics(
+  target: 'stderr' | 'proxy',
+  env: NodeJS.ProcessEnv,
+  stderr: NodeJS.WritableStream = process.stderr,
+): void {
   // The SDK reports every failed export batch through its global error handler; our exporters
   // already count drops and say so once per kind, so the SDK's own reports are said once per message.
   const seen = new Set<string>();
@@ -89,7 +95,10 @@ export function installDiagnostics(target: 'stderr' | 'proxy', env: NodeJS.Proce
     diag.warn(`subagent-otel: OpenTelemetry SDK: ${message} (further reports of this error are not repeated)`);
   });
   if (target === 'stderr') {
-    diag.setLogger(lineLogger((line) => stderr.write(`subagent-otel: ${line.replace(/^\S+ /, '')}`)), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+    diag.setLogger(
+      lineLogger((line) => stderr.write(`subagent-otel: ${line.replace(/^\S+ /, '')}`)),
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
     return;
   }
   const file = readSetting(SETTINGS.logFile, env, reports);
@@ -119,7 +128,10 @@ export const BACKPRESSURE_WAIT_MS = 10_000;
  * return at once, and what they cannot take is dropped and counted as
  * usual. Never rejects.
  */
-export function exportBackpressure(provider: { forceFlush(): Promise<void> }, waitMs = BACKPRESSURE_WAIT_MS): () => Promise<void> {
+export function exportBackpressure(
+  provider: { forceFlush(): Promise<void> },
+  waitMs = BACKPRESSURE_WAIT_MS,
+): () => Promise<void> {
   let isHealthy = true;
   return async () => {
     if (!isHealthy) return;

@@ -14,7 +14,13 @@ import { arr, num, obj, str, type Line, type Obj, type ReadFile } from './record
 import type { Tokens } from './spans.js';
 
 /** Files that are Claude Code's but never a run, by name. */
-const NOT_RUN_NAMES = [/^agent-acompact-/, /^agent-aside_question-/, /^history\.jsonl$/, /^sessions-index\.json$/, /\.meta\.json$/];
+const NOT_RUN_NAMES = [
+  /^agent-acompact-/,
+  /^agent-aside_question-/,
+  /^history\.jsonl$/,
+  /^sessions-index\.json$/,
+  /\.meta\.json$/,
+];
 
 interface ClaudeFile {
   readonly file: ReadFile;
@@ -32,7 +38,9 @@ function records(file: ReadFile): { n: number; o: Obj }[] {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   return arr(content)
-    .flatMap((b) => (obj(b)?.['type'] === 'text' && str(obj(b)?.['text']) !== undefined ? [str(obj(b)?.['text']) as string] : []))
+    .flatMap((b) =>
+      obj(b)?.['type'] === 'text' && str(obj(b)?.['text']) !== undefined ? [str(obj(b)?.['text']) as string] : [],
+    )
     .join('\n');
 }
 
@@ -48,7 +56,9 @@ function firstUserText(recs: readonly { o: Obj }[]): string | undefined {
 /** The tool_result blocks of a user record. */
 function toolResults(o: Obj): Obj[] {
   if (o['type'] !== 'user') return [];
-  return arr(obj(o['message'])?.['content']).flatMap((b) => (obj(b)?.['type'] === 'tool_result' ? [obj(b) as Obj] : []));
+  return arr(obj(o['message'])?.['content']).flatMap((b) =>
+    obj(b)?.['type'] === 'tool_result' ? [obj(b) as Obj] : [],
+  );
 }
 
 /** Tokens of a set of records: assistant lines grouped by `message.id`, per field the largest, `<synthetic>` skipped. */
@@ -72,15 +82,23 @@ function tokensOf(recs: readonly { o: Obj }[], skipIds: ReadonlySet<string>, par
   // The parent's toolUseResult.usage is the final usage of the subagent's last request (docs/TRANSCRIPTS.md):
   // it completes the last response when input, cache-read and cache-write counts are that response's.
   const last = [...groups.values()].at(-1);
-  if (last !== undefined && parentUsage !== undefined
-    && num(parentUsage['input_tokens']) === last.input
-    && num(parentUsage['cache_read_input_tokens']) === last.cacheRead
-    && num(parentUsage['cache_creation_input_tokens']) === last.cacheWrite) {
+  if (
+    last !== undefined &&
+    parentUsage !== undefined &&
+    num(parentUsage['input_tokens']) === last.input &&
+    num(parentUsage['cache_read_input_tokens']) === last.cacheRead &&
+    num(parentUsage['cache_creation_input_tokens']) === last.cacheWrite
+  ) {
     last.output = Math.max(last.output, num(parentUsage['output_tokens']));
   }
   let t = NO_TOKENS;
   for (const g of groups.values()) {
-    t = { input: t.input + g.input + g.cacheRead + g.cacheWrite, output: t.output + g.output, cacheRead: t.cacheRead + g.cacheRead, cacheWrite: t.cacheWrite + g.cacheWrite };
+    t = {
+      input: t.input + g.input + g.cacheRead + g.cacheWrite,
+      output: t.output + g.output,
+      cacheRead: t.cacheRead + g.cacheRead,
+      cacheWrite: t.cacheWrite + g.cacheWrite,
+    };
   }
   return t;
 }
@@ -90,13 +108,23 @@ function endsIn(recs: readonly { n: number; o: Obj }[]): EndRecord | undefined {
   const last = [...recs].reverse().find((r) => r.o['type'] === 'user' || isAssistant(r.o));
   if (last === undefined) return undefined;
   const message = obj(last.o['message']);
-  if (isAssistant(last.o) && (last.o['isApiErrorMessage'] === true || (message?.['model'] === '<synthetic>' && contentText(message['content']).startsWith('API Error')))) {
+  if (
+    isAssistant(last.o) &&
+    (last.o['isApiErrorMessage'] === true ||
+      (message?.['model'] === '<synthetic>' && contentText(message['content']).startsWith('API Error')))
+  ) {
     const text = contentText(message?.['content']);
     const cut = last.o['error'] === 'max_output_tokens' || /exceeded the \d+ output token maximum/.test(text);
-    return { what: `line ${last.n}: an API error record (${str(last.o['error']) ?? text.slice(0, 60)})`, ...(cut ? { implies: 'max-tokens' as const } : {}) };
+    return {
+      what: `line ${last.n}: an API error record (${str(last.o['error']) ?? text.slice(0, 60)})`,
+      ...(cut ? { implies: 'max-tokens' as const } : {}),
+    };
   }
   if (last.o['type'] === 'user' && contentText(message?.['content']).startsWith('[Request interrupted by user')) {
-    return { what: `line ${last.n}: an interrupt record ("${contentText(message?.['content']).slice(0, 60)}")`, implies: 'aborted' };
+    return {
+      what: `line ${last.n}: an interrupt record ("${contentText(message?.['content']).slice(0, 60)}")`,
+      implies: 'aborted',
+    };
   }
   return undefined;
 }
@@ -123,7 +151,9 @@ function received(parent: ClaudeFile, callId: string, agentId: string, isWorkflo
   const found = findResult(parent, callId);
   if (found === undefined) return { unchecked: `the parent's file holds no result for call ${callId}` };
   if (found.block['is_error'] === true) {
-    return { unchecked: `the parent received an error, not a report (line ${found.n}: "${withoutAgentTrailer(contentText(found.block['content'])).slice(0, 60)}")` };
+    return {
+      unchecked: `the parent received an error, not a report (line ${found.n}: "${withoutAgentTrailer(contentText(found.block['content'])).slice(0, 60)}")`,
+    };
   }
   const result = obj(found.o['toolUseResult']);
   if (result?.['status'] === 'async_launched' || result?.['isAsync'] === true) {
@@ -132,28 +162,40 @@ function received(parent: ClaudeFile, callId: string, agentId: string, isWorkflo
     for (const r of parent.records) {
       if (r.o['type'] !== 'user') continue;
       const text = contentText(obj(r.o['message'])?.['content']);
-      if (text.includes('<task-notification>') && text.includes(`<task-id>${agentId}</task-id>`)) notification = { n: r.n, text };
+      if (text.includes('<task-notification>') && text.includes(`<task-id>${agentId}</task-id>`))
+        notification = { n: r.n, text };
     }
-    if (notification === undefined) return { unchecked: `background agent: the parent's file holds no <task-notification> for ${agentId}` };
+    if (notification === undefined)
+      return { unchecked: `background agent: the parent's file holds no <task-notification> for ${agentId}` };
     const m = /<result>([\s\S]*?)<\/result>/.exec(notification.text) ?? /<result>([\s\S]*)$/.exec(notification.text);
-    if (m === null) return { unchecked: `background agent: its <task-notification> (line ${notification.n}) holds no <result>` };
+    if (m === null)
+      return { unchecked: `background agent: its <task-notification> (line ${notification.n}) holds no <result>` };
     return { text: m[1] ?? '', source: `line ${notification.n}: <result> of the <task-notification>` };
   }
   const content = found.block['content'];
-  const blocks = typeof content === 'string' ? [content] : arr(content).flatMap((b) => (obj(b)?.['type'] === 'text' ? [str(obj(b)?.['text']) ?? ''] : []));
+  const blocks =
+    typeof content === 'string'
+      ? [content]
+      : arr(content).flatMap((b) => (obj(b)?.['type'] === 'text' ? [str(obj(b)?.['text']) ?? ''] : []));
   const kept = blocks.map(withoutAgentTrailer).filter((t, i) => !(t === '' && blocks[i] !== ''));
   return { text: kept.join('\n'), source: `line ${found.n}: the tool_result of ${callId}` };
 }
 
 /** The call that started `agentId`, searched in `candidates` (the session file first). */
-function startingCall(agentId: string, candidates: readonly ClaudeFile[], sidecarCall: string | undefined, workflowRun: string | undefined): { parent: ClaudeFile; callId: string } | undefined {
+function startingCall(
+  agentId: string,
+  candidates: readonly ClaudeFile[],
+  sidecarCall: string | undefined,
+  workflowRun: string | undefined,
+): { parent: ClaudeFile; callId: string } | undefined {
   for (const parent of candidates) {
     for (const r of parent.records) {
       if (parent.agentId === undefined && r.o['isSidechain'] === true) continue;
       const result = obj(r.o['toolUseResult']);
       const blocks = toolResults(r.o);
       if (workflowRun !== undefined) {
-        if (result?.['runId'] === workflowRun && blocks[0] !== undefined) return { parent, callId: str(blocks[0]['tool_use_id']) ?? '' };
+        if (result?.['runId'] === workflowRun && blocks[0] !== undefined)
+          return { parent, callId: str(blocks[0]['tool_use_id']) ?? '' };
         continue;
       }
       if (result?.['agentId'] === agentId && blocks.length > 0) {
@@ -163,17 +205,32 @@ function startingCall(agentId: string, candidates: readonly ClaudeFile[], sideca
       }
       for (const b of blocks) {
         const id = str(b['tool_use_id']);
-        if (id !== undefined && new RegExp(`(^|\\n)agentId: ${agentId.replace(/[^\w-]/g, '\\$&')}\\b`).test(contentText(b['content']))) return { parent, callId: id };
+        if (
+          id !== undefined &&
+          new RegExp(`(^|\\n)agentId: ${agentId.replace(/[^\w-]/g, '\\$&')}\\b`).test(contentText(b['content']))
+        )
+          return { parent, callId: id };
       }
       const data = obj(r.o['data']);
-      if (r.o['type'] === 'progress' && data?.['type'] === 'agent_progress' && data['agentId'] === agentId && str(r.o['parentToolUseID']) !== undefined) {
+      if (
+        r.o['type'] === 'progress' &&
+        data?.['type'] === 'agent_progress' &&
+        data['agentId'] === agentId &&
+        str(r.o['parentToolUseID']) !== undefined
+      ) {
         return { parent, callId: str(r.o['parentToolUseID']) ?? '' };
       }
     }
   }
   if (sidecarCall !== undefined) {
     for (const parent of candidates) {
-      const has = parent.records.some((r) => isAssistant(r.o) && arr(obj(r.o['message'])?.['content']).some((b) => obj(b)?.['type'] === 'tool_use' && obj(b)?.['id'] === sidecarCall));
+      const has = parent.records.some(
+        (r) =>
+          isAssistant(r.o) &&
+          arr(obj(r.o['message'])?.['content']).some(
+            (b) => obj(b)?.['type'] === 'tool_use' && obj(b)?.['id'] === sidecarCall,
+          ),
+      );
       if (has) return { parent, callId: sidecarCall };
     }
   }
@@ -226,7 +283,8 @@ export function claudeCodeExpectations(files: readonly ReadFile[]): ExpectedRun[
     const skip = new Set<string>();
     for (const { o } of f.records) {
       const id = str(obj(o['message'])?.['id']);
-      if (id !== undefined && isAssistant(o) && firstWriter.get(`${f.sessionId} ${id}`)?.file !== f.file.path) skip.add(id);
+      if (id !== undefined && isAssistant(o) && firstWriter.get(`${f.sessionId} ${id}`)?.file !== f.file.path)
+        skip.add(id);
     }
     return skip;
   };
@@ -237,15 +295,31 @@ export function claudeCodeExpectations(files: readonly ReadFile[]): ExpectedRun[
   return runFiles.map((f): ExpectedRun => {
     const own = f.agentId === undefined ? f.records.filter((r) => r.o['isSidechain'] !== true) : f.records;
     if (f.agentId === undefined) {
-      return { file: f.file.path, format: 'claude-code', runIds: [runIdOf(f)], isSubagent: false, outputMode: 'text', tokens: tokensOf(own, skipIdsOf(f), undefined), ...withEnd(endsIn(own)) };
+      return {
+        file: f.file.path,
+        format: 'claude-code',
+        runIds: [runIdOf(f)],
+        isSubagent: false,
+        outputMode: 'text',
+        tokens: tokensOf(own, skipIdsOf(f), undefined),
+        ...withEnd(endsIn(own)),
+      };
     }
     const agentId = f.agentId;
     const parts = f.file.path.split(sep);
     const wf = parts.lastIndexOf('workflows');
     const workflowRun = wf !== -1 && wf + 2 < parts.length ? parts[wf + 1] : undefined;
     const session = sessions.get(f.sessionId);
-    const candidates = [...(session !== undefined ? [session] : []), ...runFiles.filter((o) => o !== f && o.agentId !== undefined && o.sessionId === f.sessionId)];
-    const call = startingCall(agentId, candidates, sidecars.get(`${dirname(f.file.path)}${sep}${agentId}`), workflowRun);
+    const candidates = [
+      ...(session !== undefined ? [session] : []),
+      ...runFiles.filter((o) => o !== f && o.agentId !== undefined && o.sessionId === f.sessionId),
+    ];
+    const call = startingCall(
+      agentId,
+      candidates,
+      sidecars.get(`${dirname(f.file.path)}${sep}${agentId}`),
+      workflowRun,
+    );
     let nesting: Nesting;
     let got: Received;
     let parentUsage: Obj | undefined;

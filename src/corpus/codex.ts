@@ -41,10 +41,15 @@ function ownStart(child: Rollout, parent: Rollout | undefined): number | { unche
   if (second === undefined || second['type'] !== 'session_meta' || payload(second)['id'] === child.threadId) return 1;
   const start = num(payload(child.records[0]?.o ?? {})['subagent_history_start_ordinal']);
   if (start > 0) {
-    const at = child.records.findIndex((r) => typeof r.o['ordinal'] === 'number' && (r.o['ordinal'] as number) >= start);
+    const at = child.records.findIndex(
+      (r) => typeof r.o['ordinal'] === 'number' && (r.o['ordinal'] as number) >= start,
+    );
     if (at !== -1) return at;
   }
-  if (parent === undefined) return { unchecked: 'a forked child read without its parent: where its copy of the parent history ends is unknown' };
+  if (parent === undefined)
+    return {
+      unchecked: 'a forked child read without its parent: where its copy of the parent history ends is unknown',
+    };
   // The copy holds the parent's records (the same payloads, new timestamps), possibly fewer of them.
   const inParent = new Map<string, number>();
   for (const r of parent.records) {
@@ -60,7 +65,12 @@ function ownStart(child: Rollout, parent: Rollout | undefined): number | { unche
   }
   // Codex 0.110-0.118 ends the copy with a tool output of its own ("You are the newly spawned agent…").
   const next = child.records[i]?.o;
-  if (next !== undefined && payload(next)['type'] === 'function_call_output' && (str(payload(next)['output']) ?? '').includes('newly spawned agent')) i += 1;
+  if (
+    next !== undefined &&
+    payload(next)['type'] === 'function_call_output' &&
+    (str(payload(next)['output']) ?? '').includes('newly spawned agent')
+  )
+    i += 1;
   return i;
 }
 
@@ -100,10 +110,18 @@ function endsIn(recs: readonly { n: number; o: Obj }[], from: number): EndRecord
     const r = recs[i];
     if (r === undefined || r.o['type'] !== 'event_msg') continue;
     const p = payload(r.o);
-    if (p['type'] === 'turn_aborted') return { what: `line ${r.n}: turn_aborted (${str(p['reason']) ?? 'no reason'})`, implies: 'aborted' };
+    if (p['type'] === 'turn_aborted')
+      return { what: `line ${r.n}: turn_aborted (${str(p['reason']) ?? 'no reason'})`, implies: 'aborted' };
     if (p['type'] === 'error') return errorEnd(`line ${r.n}: an error event`, str(p['message']) ?? '');
-    if ((p['type'] === 'task_complete' || p['type'] === 'turn_complete') && p['error'] !== undefined && p['error'] !== null) {
-      return errorEnd(`line ${r.n}: ${String(p['type'])} with an error`, str(obj(p['error'])?.['message']) ?? JSON.stringify(p['error']));
+    if (
+      (p['type'] === 'task_complete' || p['type'] === 'turn_complete') &&
+      p['error'] !== undefined &&
+      p['error'] !== null
+    ) {
+      return errorEnd(
+        `line ${r.n}: ${String(p['type'])} with an error`,
+        str(obj(p['error'])?.['message']) ?? JSON.stringify(p['error']),
+      );
     }
   }
   return undefined;
@@ -127,7 +145,10 @@ function reportOf(entry: Obj | undefined, where: string): Received | undefined {
   if (entry === undefined) return undefined;
   if (typeof entry['completed'] === 'string') return { text: entry['completed'], source: where };
   if (entry['completed'] === null) return { text: '', source: `${where} (completed with no message)` };
-  if (entry['errored'] !== undefined) return { unchecked: `the parent received an error, not a report (${where}: "${String(entry['errored']).slice(0, 80)}")` };
+  if (entry['errored'] !== undefined)
+    return {
+      unchecked: `the parent received an error, not a report (${where}: "${String(entry['errored']).slice(0, 80)}")`,
+    };
   return undefined;
 }
 
@@ -137,12 +158,19 @@ function received(parent: Rollout, keys: readonly string[]): Received {
   let last: Received | undefined;
   for (const { n, o } of parent.records) {
     const p = payload(o);
-    if (p['type'] === 'function_call' && typeof p['call_id'] === 'string') calls.set(p['call_id'], str(p['name']) ?? '');
+    if (p['type'] === 'function_call' && typeof p['call_id'] === 'string')
+      calls.set(p['call_id'], str(p['name']) ?? '');
     if (p['type'] === 'function_call_output') {
       const name = calls.get(str(p['call_id']) ?? '') ?? '';
       const out = obj(parseJson(str(p['output']) ?? str(obj(p['output'])?.['content'])));
-      if (name === 'wait' || name === 'wait_agent') last = reportOf(statusEntry(out?.['status'], keys), `line ${n}: ${name} output`) ?? last;
-      if (name === 'close_agent') last = reportOf(obj(out?.['previous_status']) ?? statusEntry(out?.['status'], keys), `line ${n}: close_agent output`) ?? last;
+      if (name === 'wait' || name === 'wait_agent')
+        last = reportOf(statusEntry(out?.['status'], keys), `line ${n}: ${name} output`) ?? last;
+      if (name === 'close_agent')
+        last =
+          reportOf(
+            obj(out?.['previous_status']) ?? statusEntry(out?.['status'], keys),
+            `line ${n}: close_agent output`,
+          ) ?? last;
     }
     if (p['type'] === 'message') {
       for (const block of arr(p['content'])) {
@@ -151,7 +179,8 @@ function received(parent: Rollout, keys: readonly string[]): Received {
         for (const m of text.matchAll(/<subagent_notification>\s*([\s\S]*?)\s*<\/subagent_notification>/g)) {
           const note = obj(parseJson(m[1]));
           const who = [str(note?.['agent_path']), str(note?.['agent_id']), str(note?.['thread_id'])];
-          if (who.some((w) => w !== undefined && keys.includes(w))) last = reportOf(obj(note?.['status']), `line ${n}: <subagent_notification>`) ?? last;
+          if (who.some((w) => w !== undefined && keys.includes(w)))
+            last = reportOf(obj(note?.['status']), `line ${n}: <subagent_notification>`) ?? last;
         }
       }
     }
@@ -166,7 +195,8 @@ function startingCall(parent: Rollout, child: Rollout): string | undefined {
     const p = payload(o);
     if (p['type'] === 'function_call_output') {
       const out = obj(parseJson(str(p['output'])));
-      if (keys.includes(str(out?.['agent_id']) ?? '') || keys.includes(str(out?.['task_name']) ?? '')) return str(p['call_id']);
+      if (keys.includes(str(out?.['agent_id']) ?? '') || keys.includes(str(out?.['task_name']) ?? ''))
+        return str(p['call_id']);
     }
     if (p['type'] === 'collab_agent_spawn_end' && p['new_thread_id'] === child.threadId) return str(p['call_id']);
   }
@@ -186,25 +216,40 @@ export function codexExpectations(files: readonly ReadFile[]): ExpectedRun[] {
     rollouts.push({ file, threadId, records, spawn, isHelper: sub !== undefined && spawn === undefined });
   }
   const byThread = new Map(rollouts.map((r) => [r.threadId, r]));
-  return rollouts.filter((r) => !r.isHelper).map((r): ExpectedRun => {
-    const parentId = str(r.spawn?.['parent_thread_id']);
-    const parent = parentId === undefined ? undefined : byThread.get(parentId);
-    const start = ownStart(r, parent);
-    const tokens = typeof start === 'number' ? tokensFrom(r.records, start) : start;
-    const end = endsIn(r.records, typeof start === 'number' ? start : 1);
-    const base = { file: r.file.path, format: 'codex' as const, runIds: [`codex:${r.threadId}`], outputMode: 'text' as const, tokens, ...(end !== undefined ? { endsIn: end } : {}) };
-    if (r.spawn === undefined) return { ...base, isSubagent: false };
-    let nesting: Nesting;
-    let got: Received;
-    if (parent === undefined) {
-      nesting = { kind: 'unchecked', why: `its parent's rollout (thread ${parentId ?? '?'}) is not among the files read` };
-      got = { unchecked: nesting.why };
-    } else {
-      const call = startingCall(parent, r);
-      nesting = call === undefined ? { kind: 'run', parentRunIds: [`codex:${parent.threadId}`] } : { kind: 'call', callId: call, parentRunIds: [`codex:${parent.threadId}`] };
-      const keys = [r.threadId, str(r.spawn['agent_path'])].filter((k): k is string => k !== undefined);
-      got = received(parent, keys);
-    }
-    return { ...base, isSubagent: true, nesting, received: got };
-  });
+  return rollouts
+    .filter((r) => !r.isHelper)
+    .map((r): ExpectedRun => {
+      const parentId = str(r.spawn?.['parent_thread_id']);
+      const parent = parentId === undefined ? undefined : byThread.get(parentId);
+      const start = ownStart(r, parent);
+      const tokens = typeof start === 'number' ? tokensFrom(r.records, start) : start;
+      const end = endsIn(r.records, typeof start === 'number' ? start : 1);
+      const base = {
+        file: r.file.path,
+        format: 'codex' as const,
+        runIds: [`codex:${r.threadId}`],
+        outputMode: 'text' as const,
+        tokens,
+        ...(end !== undefined ? { endsIn: end } : {}),
+      };
+      if (r.spawn === undefined) return { ...base, isSubagent: false };
+      let nesting: Nesting;
+      let got: Received;
+      if (parent === undefined) {
+        nesting = {
+          kind: 'unchecked',
+          why: `its parent's rollout (thread ${parentId ?? '?'}) is not among the files read`,
+        };
+        got = { unchecked: nesting.why };
+      } else {
+        const call = startingCall(parent, r);
+        nesting =
+          call === undefined
+            ? { kind: 'run', parentRunIds: [`codex:${parent.threadId}`] }
+            : { kind: 'call', callId: call, parentRunIds: [`codex:${parent.threadId}`] };
+        const keys = [r.threadId, str(r.spawn['agent_path'])].filter((k): k is string => k !== undefined);
+        got = received(parent, keys);
+      }
+      return { ...base, isSubagent: true, nesting, received: got };
+    });
 }

@@ -90,17 +90,28 @@ export function compareReport(output: string, received: string): Comparison {
   const framed = withoutHandBackFrame(received);
   const unflagged = withoutHarnessMarks(framed ?? received);
   const rec = normaliseText(unflagged ?? framed ?? received);
-  const frame = [...(framed !== undefined ? ['the hand-back frame removed'] : []), ...(unflagged !== undefined ? ['the harness marker or cut note removed, neutralised tags restored'] : [])];
+  const frame = [
+    ...(framed !== undefined ? ['the hand-back frame removed'] : []),
+    ...(unflagged !== undefined ? ['the harness marker or cut note removed, neutralised tags restored'] : []),
+  ];
   if (out === rec) return { equal: true, applied: frame };
   const unescaped = rec.replace(/\\\\/g, '\\');
-  for (const [candidate, applied] of [[rec, []], [unescaped, ['backslashes escaped']]] as const) {
+  for (const [candidate, applied] of [
+    [rec, []],
+    [unescaped, ['backslashes escaped']],
+  ] as const) {
     if (candidate === out) return { equal: true, applied: [...frame, ...applied] };
     const marker = withoutOneLine(candidate, out);
-    if (marker !== undefined) return { equal: true, applied: [...frame, ...applied, `a marker line inserted ("${marker.slice(0, 60)}")`] };
+    if (marker !== undefined)
+      return { equal: true, applied: [...frame, ...applied, `a marker line inserted ("${marker.slice(0, 60)}")`] };
   }
   for (const candidate of [rec, unescaped]) {
     if (candidate.length < out.length && out.startsWith(candidate)) {
-      return { equal: false, applied: [], detail: `a cut report: the parent received ${candidate.length} of the output's ${out.length} characters` };
+      return {
+        equal: false,
+        applied: [],
+        detail: `a cut report: the parent received ${candidate.length} of the output's ${out.length} characters`,
+      };
     }
   }
   let at = 0;
@@ -134,5 +145,9 @@ export function outputText(blocks: readonly Obj[] | undefined, mode: 'text' | 'g
       if (result !== undefined) return JSON.stringify(result, null, 2);
     }
   }
-  return arr(blocks).flatMap((b) => (obj(b)?.['type'] === 'text' && str(obj(b)?.['text']) !== undefined ? [str(obj(b)?.['text']) as string] : [])).join('\n');
+  return arr(blocks)
+    .flatMap((b) =>
+      obj(b)?.['type'] === 'text' && str(obj(b)?.['text']) !== undefined ? [str(obj(b)?.['text']) as string] : [],
+    )
+    .join('\n');
 }

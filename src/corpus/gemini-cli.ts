@@ -42,7 +42,8 @@ function rebuild(records: readonly Obj[]): { meta: Obj | undefined; messages: Ob
     }
     const set = obj(o['$set']);
     if (set !== undefined) {
-      if (Array.isArray(set['messages'])) messages = arr(set['messages']).flatMap((m) => (obj(m) !== undefined ? [obj(m) as Obj] : []));
+      if (Array.isArray(set['messages']))
+        messages = arr(set['messages']).flatMap((m) => (obj(m) !== undefined ? [obj(m) as Obj] : []));
       meta = { ...(meta ?? {}), ...set };
       continue;
     }
@@ -57,7 +58,9 @@ function rebuild(records: readonly Obj[]): { meta: Obj | undefined; messages: Ob
 
 function text(content: unknown): string {
   if (typeof content === 'string') return content;
-  return arr(content).flatMap((p) => (str(obj(p)?.['text']) !== undefined ? [str(obj(p)?.['text']) as string] : [])).join('\n');
+  return arr(content)
+    .flatMap((p) => (str(obj(p)?.['text']) !== undefined ? [str(obj(p)?.['text']) as string] : []))
+    .join('\n');
 }
 
 function tokensOf(messages: readonly Obj[]): Tokens {
@@ -65,7 +68,12 @@ function tokensOf(messages: readonly Obj[]): Tokens {
   for (const m of messages) {
     const k = obj(m['tokens']);
     if (m['type'] !== 'gemini' || k === undefined) continue;
-    t = { input: t.input + num(k['input']) + num(k['tool']), output: t.output + num(k['output']) + num(k['thoughts']), cacheRead: t.cacheRead + num(k['cached']), cacheWrite: 0 };
+    t = {
+      input: t.input + num(k['input']) + num(k['tool']),
+      output: t.output + num(k['output']) + num(k['thoughts']),
+      cacheRead: t.cacheRead + num(k['cached']),
+      cacheWrite: 0,
+    };
   }
   return t;
 }
@@ -76,7 +84,10 @@ function endsIn(messages: readonly Obj[]): EndRecord | undefined {
   const content = text(last['content']);
   if (last['type'] === 'error') {
     const cut = /truncated because it exceeded the token limit|MAX_TOKENS/.test(content);
-    return { what: `its last message is an error record ("${content.slice(0, 60)}")`, ...(cut ? { implies: 'max-tokens' as const } : {}) };
+    return {
+      what: `its last message is an error record ("${content.slice(0, 60)}")`,
+      ...(cut ? { implies: 'max-tokens' as const } : {}),
+    };
   }
   if (last['type'] === 'info' && /^(Request cancelled\.|User cancelled the request\.)/.test(content.trim())) {
     return { what: `its last message is a cancellation notice ("${content.slice(0, 60)}")`, implies: 'aborted' };
@@ -85,7 +96,9 @@ function endsIn(messages: readonly Obj[]): EndRecord | undefined {
 }
 
 function calls(chat: Chat): Obj[] {
-  return chat.messages.flatMap((m) => arr(m['toolCalls']).flatMap((c) => (obj(c) !== undefined ? [obj(c) as Obj] : [])));
+  return chat.messages.flatMap((m) =>
+    arr(m['toolCalls']).flatMap((c) => (obj(c) !== undefined ? [obj(c) as Obj] : [])),
+  );
 }
 
 function taskOf(call: Obj): string | undefined {
@@ -95,7 +108,11 @@ function taskOf(call: Obj): string | undefined {
 
 function isDelegating(call: Obj): boolean {
   const output = responseOutput(call);
-  return DELEGATING.has(str(call['name']) ?? '') || str(obj(call['args'])?.['agent_name']) !== undefined || /^Subagent '/.test(output ?? '');
+  return (
+    DELEGATING.has(str(call['name']) ?? '') ||
+    str(obj(call['args'])?.['agent_name']) !== undefined ||
+    /^Subagent '/.test(output ?? '')
+  );
 }
 
 function responseOutput(call: Obj): string | undefined {
@@ -108,15 +125,22 @@ function responseOutput(call: Obj): string | undefined {
 
 function received(call: Obj, chat: Chat): Received {
   const status = str(call['status']);
-  if (status === 'cancelled' || status === 'error') return { unchecked: `the delegating call ended ${status}: the parent received no report` };
-  if (!chat.messages.some((m) => m['type'] === 'gemini')) return { unchecked: 'the subagent\'s recording holds no model message (its model turns went unrecorded)' };
+  if (status === 'cancelled' || status === 'error')
+    return { unchecked: `the delegating call ended ${status}: the parent received no report` };
+  if (!chat.messages.some((m) => m['type'] === 'gemini'))
+    return { unchecked: "the subagent's recording holds no model message (its model turns went unrecorded)" };
   const out = responseOutput(call);
   if (out === undefined) return { unchecked: 'the delegating call holds no response output' };
-  if (/^Subagent '[^']*' failed\./.test(out)) return { unchecked: `the parent received a failure, not a report ("${out.slice(0, 80)}")` };
+  if (/^Subagent '[^']*' failed\./.test(out))
+    return { unchecked: `the parent received a failure, not a report ("${out.slice(0, 80)}")` };
   const m = /^Subagent '[^']*' finished\.\nTermination Reason: ([^\n]*)\nResult:\n([\s\S]*)$/.exec(out);
   // A subagent that did not reach its goal hands its parent the reason it stopped, not its answer (0.6x ERROR_NO_COMPLETE_TASK_CALL).
-  if (m !== null && m[1] !== 'GOAL') return { unchecked: `the parent received termination ${m[1] ?? '?'}, not a report` };
-  return { text: m === null ? out : (m[2] ?? ''), source: `the response of call ${str(call['id']) ?? '?'}${m === null ? '' : ' (after "Result:")'}` };
+  if (m !== null && m[1] !== 'GOAL')
+    return { unchecked: `the parent received termination ${m[1] ?? '?'}, not a report` };
+  return {
+    text: m === null ? out : (m[2] ?? ''),
+    source: `the response of call ${str(call['id']) ?? '?'}${m === null ? '' : ' (after "Result:")'}`,
+  };
 }
 
 /** What every Gemini CLI recording among `files` should give. */
@@ -137,35 +161,75 @@ export function geminiCliExpectations(files: readonly ReadFile[]): ExpectedRun[]
     const sessionId = str(meta?.['sessionId']);
     if (sessionId === undefined) continue;
     // 0.6x writes a main session for every session it opens; one holding only the CLI's <session_context> got no prompt: no run.
-    const textOf = (content: unknown): string => (typeof content === 'string' ? content : arr(content).map((p) => str(obj(p)?.['text']) ?? '').join(''));
-    const contextOnly = messages.every((m) => m['type'] === 'user' && textOf(m['content']).trimStart().startsWith('<session_context>'));
+    const textOf = (content: unknown): string =>
+      typeof content === 'string'
+        ? content
+        : arr(content)
+            .map((p) => str(obj(p)?.['text']) ?? '')
+            .join('');
+    const contextOnly = messages.every(
+      (m) => m['type'] === 'user' && textOf(m['content']).trimStart().startsWith('<session_context>'),
+    );
     if (str(meta?.['kind']) !== 'subagent' && contextOnly) continue;
     const folder = basename(dirname(file.path));
     const chatsDir = basename(dirname(dirname(file.path)));
-    chats.push({ file, sessionId, kind: str(meta?.['kind']), startTime: str(meta?.['startTime']) ?? '', messages, folderSessionId: chatsDir === 'chats' && folder !== 'chats' ? folder : undefined });
+    chats.push({
+      file,
+      sessionId,
+      kind: str(meta?.['kind']),
+      startTime: str(meta?.['startTime']) ?? '',
+      messages,
+      folderSessionId: chatsDir === 'chats' && folder !== 'chats' ? folder : undefined,
+    });
   }
   const bySession = new Map<string, Chat[]>();
   for (const c of chats) bySession.set(c.sessionId, [...(bySession.get(c.sessionId) ?? []), c]);
   const runIdsOf = (c: Chat): string[] => {
     const same = (bySession.get(c.sessionId) ?? []).filter((o) => o.file.isDocument);
     const stem = c.file.name.replace(/\.jsonl?$/, '');
-    return same.length > 1 ? [`gemini-cli:${c.sessionId}/${stem}`, `gemini-cli:${c.sessionId}`] : [`gemini-cli:${c.sessionId}`];
+    return same.length > 1
+      ? [`gemini-cli:${c.sessionId}/${stem}`, `gemini-cli:${c.sessionId}`]
+      : [`gemini-cli:${c.sessionId}`];
   };
   const firstPrompt = (c: Chat): string => text(c.messages.find((m) => m['type'] === 'user')?.['content']);
 
   return chats.map((c): ExpectedRun => {
     const tokens = tokensOf(c.messages);
     const end = endsIn(c.messages);
-    const base = { file: c.file.path, format: 'gemini-cli' as const, runIds: runIdsOf(c), outputMode: 'gemini-answer' as const, tokens, ...(end !== undefined ? { endsIn: end } : {}) };
+    const base = {
+      file: c.file.path,
+      format: 'gemini-cli' as const,
+      runIds: runIdsOf(c),
+      outputMode: 'gemini-answer' as const,
+      tokens,
+      ...(end !== undefined ? { endsIn: end } : {}),
+    };
     // Parents: the main session of the folder's id, or another document of the same session id.
-    const parents = [...(c.folderSessionId !== undefined ? bySession.get(c.folderSessionId) ?? [] : []), ...(bySession.get(c.sessionId) ?? []).filter((o) => o !== c)]
-      .filter((p) => p.folderSessionId === undefined || p.folderSessionId !== c.folderSessionId);
+    const parents = [
+      ...(c.folderSessionId !== undefined ? (bySession.get(c.folderSessionId) ?? []) : []),
+      ...(bySession.get(c.sessionId) ?? []).filter((o) => o !== c),
+    ].filter((p) => p.folderSessionId === undefined || p.folderSessionId !== c.folderSessionId);
     let found: { parent: Chat; call: Obj } | undefined;
     for (const parent of parents) {
-      const call = calls(parent).find((k) => k['agentId'] === c.sessionId)
-        ?? calls(parent).find((k) => k['agentId'] === undefined && isDelegating(k) && taskOf(k) !== undefined && firstPrompt(c).includes(taskOf(k) as string))
+      const call =
+        calls(parent).find((k) => k['agentId'] === c.sessionId) ??
+        calls(parent).find(
+          (k) =>
+            k['agentId'] === undefined &&
+            isDelegating(k) &&
+            taskOf(k) !== undefined &&
+            firstPrompt(c).includes(taskOf(k) as string),
+        ) ??
         // A subagent whose recording was emptied when it was cancelled (0.6x): the delegating call, unnamed, that ended after it started.
-        ?? (c.messages.length === 0 ? calls(parent).find((k) => k['agentId'] === undefined && isDelegating(k) && (str(k['timestamp']) ?? '') >= c.startTime && c.startTime !== '') : undefined);
+        (c.messages.length === 0
+          ? calls(parent).find(
+              (k) =>
+                k['agentId'] === undefined &&
+                isDelegating(k) &&
+                (str(k['timestamp']) ?? '') >= c.startTime &&
+                c.startTime !== '',
+            )
+          : undefined);
       if (call !== undefined) {
         found = { parent, call };
         break;
@@ -182,7 +246,10 @@ export function geminiCliExpectations(files: readonly ReadFile[]): ExpectedRun[]
       nesting = { kind: 'run', parentRunIds: runIdsOf(parents[0]) };
       got = { unchecked: 'no delegating call of the parent names or encloses this subagent' };
     } else {
-      nesting = { kind: 'unchecked', why: `its parent's recording (session ${c.folderSessionId ?? '?'}) is not among the files read` };
+      nesting = {
+        kind: 'unchecked',
+        why: `its parent's recording (session ${c.folderSessionId ?? '?'}) is not among the files read`,
+      };
       got = { unchecked: nesting.why };
     }
     return { ...base, isSubagent: true, nesting, received: got };

@@ -26,10 +26,12 @@ export type InvariantName = (typeof INVARIANTS)[number];
 /** What each invariant says, for the printed table and the JSON. */
 export const INVARIANT_TEXT: Record<InvariantName, string> = {
   'known-files-read': 'no file holding a Claude Code, Codex or Gemini CLI record is skipped',
-  'one-run-per-file-nested': 'every file that holds a run gives exactly one; a subagent nested under the call that started it',
+  'one-run-per-file-nested':
+    'every file that holds a run gives exactly one; a subagent nested under the call that started it',
   'output-equals-received': "each subagent run's output equals what its parent received, or its span says it differs",
   'tokens-equal-responses': "a run's tokens equal the sum over its distinct responses",
-  'no-completed-after-error': 'no completed run whose file ends in an API error or interrupt record (an interrupt: aborted; a cut response: max-tokens)',
+  'no-completed-after-error':
+    'no completed run whose file ends in an API error or interrupt record (an interrupt: aborted; a cut response: max-tokens)',
 };
 
 export interface Violation {
@@ -77,7 +79,12 @@ function tokensText(t: Tokens): string {
 }
 
 /** Evaluates every invariant. `replayFiles` is the summary's `files`. */
-export function evaluate(sniffed: readonly SniffedFile[], expected: readonly ExpectedRun[], replayFiles: readonly ReplayFileSummary[], spans: SpanIndex): CorpusReport {
+export function evaluate(
+  sniffed: readonly SniffedFile[],
+  expected: readonly ExpectedRun[],
+  replayFiles: readonly ReplayFileSummary[],
+  spans: SpanIndex,
+): CorpusReport {
   const checked = new Map<InvariantName, number>(INVARIANTS.map((n) => [n, 0]));
   const bump = (n: InvariantName): void => void checked.set(n, (checked.get(n) ?? 0) + 1);
   const violations: Violation[] = [];
@@ -98,7 +105,12 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
     for (const e of group) {
       if (e === kept) continue;
       copies.set(e.file, kept.file);
-      notChecked.push({ invariant: 'one-run-per-file-nested', file: e.file, run: e.runIds[0] ?? '', why: `a copy of the run of ${kept.file}, which replay reads instead` });
+      notChecked.push({
+        invariant: 'one-run-per-file-nested',
+        file: e.file,
+        run: e.runIds[0] ?? '',
+        why: `a copy of the run of ${kept.file}, which replay reads instead`,
+      });
     }
   }
 
@@ -107,8 +119,18 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
     if (s.format === undefined || copies.has(s.file)) continue;
     bump('known-files-read');
     const got = byPath.get(resolve(s.file));
-    if (got === undefined) violations.push({ invariant: 'known-files-read', file: s.file, message: `replay did not list it, though ${s.evidence} (${s.format})` });
-    else if (got.isSkipped) violations.push({ invariant: 'known-files-read', file: s.file, message: `skipped by replay, though ${s.evidence} (${s.format})` });
+    if (got === undefined)
+      violations.push({
+        invariant: 'known-files-read',
+        file: s.file,
+        message: `replay did not list it, though ${s.evidence} (${s.format})`,
+      });
+    else if (got.isSkipped)
+      violations.push({
+        invariant: 'known-files-read',
+        file: s.file,
+        message: `skipped by replay, though ${s.evidence} (${s.format})`,
+      });
   }
 
   // 2-5, per file that should give a run.
@@ -120,7 +142,15 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
     claimed.add(id);
     const found = spans.runsById.get(id) ?? [];
     if (found.length !== 1) {
-      violations.push({ invariant: 'one-run-per-file-nested', file: e.file, run: id, message: found.length === 0 ? `no run ${id} (${e.isSubagent ? 'a subagent' : 'a session'})` : `${found.length} runs with id ${id}` });
+      violations.push({
+        invariant: 'one-run-per-file-nested',
+        file: e.file,
+        run: id,
+        message:
+          found.length === 0
+            ? `no run ${id} (${e.isSubagent ? 'a subagent' : 'a session'})`
+            : `${found.length} runs with id ${id}`,
+      });
       for (const n of ['output-equals-received', 'tokens-equal-responses', 'no-completed-after-error'] as const) {
         if (n === 'output-equals-received' && !e.isSubagent) continue;
         notChecked.push({ invariant: n, file: e.file, run: id, why: 'the file has no single run to compare' });
@@ -131,7 +161,8 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
     if (e.nesting !== undefined) checkNesting(e, run, spans, violations, notChecked);
 
     if (e.received !== undefined) {
-      if (isUnchecked(e.received)) notChecked.push({ invariant: 'output-equals-received', file: e.file, run: id, why: e.received.unchecked });
+      if (isUnchecked(e.received))
+        notChecked.push({ invariant: 'output-equals-received', file: e.file, run: id, why: e.received.unchecked });
       else {
         bump('output-equals-received');
         const c = compareReport(outputText(run.output, e.outputMode), e.received.text);
@@ -140,18 +171,37 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
           // The texts differ and the run says so (subagent.reported_output.match false, with both lengths): telemetry tells the truth.
           differing.push({ run: id, detail: c.detail ?? 'differs' });
         } else if (!c.equal) {
-          const reader = run.reportedMatch === undefined ? 'the reader did not compare' : `the reader says match=${String(run.reportedMatch)}`;
-          violations.push({ invariant: 'output-equals-received', file: e.file, run: id, message: `${c.detail ?? 'differs'} (received: ${e.received.source}; ${reader})` });
+          const reader =
+            run.reportedMatch === undefined
+              ? 'the reader did not compare'
+              : `the reader says match=${String(run.reportedMatch)}`;
+          violations.push({
+            invariant: 'output-equals-received',
+            file: e.file,
+            run: id,
+            message: `${c.detail ?? 'differs'} (received: ${e.received.source}; ${reader})`,
+          });
         }
       }
     }
 
-    if (isUnchecked(e.tokens)) notChecked.push({ invariant: 'tokens-equal-responses', file: e.file, run: id, why: e.tokens.unchecked });
+    if (isUnchecked(e.tokens))
+      notChecked.push({ invariant: 'tokens-equal-responses', file: e.file, run: id, why: e.tokens.unchecked });
     else {
       bump('tokens-equal-responses');
       const t = run.tokens;
-      if (t.input !== e.tokens.input || t.output !== e.tokens.output || t.cacheRead !== e.tokens.cacheRead || t.cacheWrite !== e.tokens.cacheWrite) {
-        violations.push({ invariant: 'tokens-equal-responses', file: e.file, run: id, message: `the run says ${tokensText(t)}; its responses sum to ${tokensText(e.tokens)}` });
+      if (
+        t.input !== e.tokens.input ||
+        t.output !== e.tokens.output ||
+        t.cacheRead !== e.tokens.cacheRead ||
+        t.cacheWrite !== e.tokens.cacheWrite
+      ) {
+        violations.push({
+          invariant: 'tokens-equal-responses',
+          file: e.file,
+          run: id,
+          message: `the run says ${tokensText(t)}; its responses sum to ${tokensText(e.tokens)}`,
+        });
       }
     }
 
@@ -159,7 +209,12 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
       bump('no-completed-after-error');
       if (run.stopReason === 'completed' || (e.endsIn.implies !== undefined && run.stopReason !== e.endsIn.implies)) {
         const should = e.endsIn.implies !== undefined ? `; that says ${e.endsIn.implies}` : '';
-        violations.push({ invariant: 'no-completed-after-error', file: e.file, run: id, message: `${run.stopReason} (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn.what}${should}` });
+        violations.push({
+          invariant: 'no-completed-after-error',
+          file: e.file,
+          run: id,
+          message: `${run.stopReason} (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn.what}${should}`,
+        });
       }
     }
   }
@@ -174,23 +229,59 @@ export function evaluate(sniffed: readonly SniffedFile[], expected: readonly Exp
   return { rows, violations, notChecked, normalised, differing };
 }
 
-function checkNesting(e: ExpectedRun, run: SpanRun, spans: SpanIndex, violations: Violation[], notChecked: NotChecked[]): void {
+function checkNesting(
+  e: ExpectedRun,
+  run: SpanRun,
+  spans: SpanIndex,
+  violations: Violation[],
+  notChecked: NotChecked[],
+): void {
   const nesting = e.nesting;
   if (nesting === undefined) return;
   if (nesting.kind === 'unchecked') {
-    notChecked.push({ invariant: 'one-run-per-file-nested', file: e.file, run: run.runId, why: `nesting: ${nesting.why}` });
+    notChecked.push({
+      invariant: 'one-run-per-file-nested',
+      file: e.file,
+      run: run.runId,
+      why: `nesting: ${nesting.why}`,
+    });
     return;
   }
   const parentSpan = run.parentSpanId === undefined ? undefined : spans.spanKey(run.traceId, run.parentSpanId);
   const tool = parentSpan === undefined ? undefined : spans.toolsByKey.get(parentSpan);
   const parentRun = parentSpan === undefined ? undefined : spans.runsByKey.get(parentSpan);
-  const where = tool !== undefined ? `under tool call ${tool.callId ?? '?'} (${tool.toolName ?? '?'})` : parentRun !== undefined ? `directly under run ${parentRun.runId}` : run.parentSpanId === undefined ? 'without a parent' : `under span ${run.parentSpanId}, neither a run nor a tool call`;
+  const where =
+    tool !== undefined
+      ? `under tool call ${tool.callId ?? '?'} (${tool.toolName ?? '?'})`
+      : parentRun !== undefined
+        ? `directly under run ${parentRun.runId}`
+        : run.parentSpanId === undefined
+          ? 'without a parent'
+          : `under span ${run.parentSpanId}, neither a run nor a tool call`;
   if (nesting.kind === 'call') {
-    const toolParent = tool?.parentSpanId === undefined ? undefined : spans.runsByKey.get(spans.spanKey(tool.traceId, tool.parentSpanId));
-    if (tool === undefined || tool.callId !== nesting.callId || toolParent === undefined || !nesting.parentRunIds.includes(toolParent.runId)) {
-      violations.push({ invariant: 'one-run-per-file-nested', file: e.file, run: run.runId, message: `expected under tool call ${nesting.callId} of ${nesting.parentRunIds[0] ?? '?'}; it is ${where}${toolParent !== undefined && tool?.callId === nesting.callId ? ` of run ${toolParent.runId}` : ''}` });
+    const toolParent =
+      tool?.parentSpanId === undefined
+        ? undefined
+        : spans.runsByKey.get(spans.spanKey(tool.traceId, tool.parentSpanId));
+    if (
+      tool === undefined ||
+      tool.callId !== nesting.callId ||
+      toolParent === undefined ||
+      !nesting.parentRunIds.includes(toolParent.runId)
+    ) {
+      violations.push({
+        invariant: 'one-run-per-file-nested',
+        file: e.file,
+        run: run.runId,
+        message: `expected under tool call ${nesting.callId} of ${nesting.parentRunIds[0] ?? '?'}; it is ${where}${toolParent !== undefined && tool?.callId === nesting.callId ? ` of run ${toolParent.runId}` : ''}`,
+      });
     }
   } else if (parentRun === undefined || !nesting.parentRunIds.includes(parentRun.runId)) {
-    violations.push({ invariant: 'one-run-per-file-nested', file: e.file, run: run.runId, message: `no call names it, so expected directly under ${nesting.parentRunIds[0] ?? '?'}; it is ${where}` });
+    violations.push({
+      invariant: 'one-run-per-file-nested',
+      file: e.file,
+      run: run.runId,
+      message: `no call names it, so expected directly under ${nesting.parentRunIds[0] ?? '?'}; it is ${where}`,
+    });
   }
 }

@@ -31,10 +31,14 @@ function table(result: CheckResult, verbose: boolean): string {
   lines.push(`corpus: ${result.paths.map(rel).join(' ')}: ${result.files} files, ${result.runs} runs`);
   const width = Math.max(...result.rows.map((r) => r.name.length));
   lines.push(`${'invariant'.padEnd(width)}  checked  violations  not checked`);
-  for (const r of result.rows) lines.push(`${r.name.padEnd(width)}  ${String(r.checked).padStart(7)}  ${String(r.violations).padStart(10)}  ${String(r.notChecked).padStart(11)}`);
+  for (const r of result.rows)
+    lines.push(
+      `${r.name.padEnd(width)}  ${String(r.checked).padStart(7)}  ${String(r.violations).padStart(10)}  ${String(r.notChecked).padStart(11)}`,
+    );
   if (result.violations.length > 0) {
     lines.push('', 'violations:');
-    for (const v of result.violations) lines.push(`  ${v.invariant}: ${rel(v.file)}${v.run !== undefined ? ` [${v.run}]` : ''}: ${v.message}`);
+    for (const v of result.violations)
+      lines.push(`  ${v.invariant}: ${rel(v.file)}${v.run !== undefined ? ` [${v.run}]` : ''}: ${v.message}`);
   }
   if (result.differing.length > 0) {
     lines.push('', 'differs from what the parent received, and its span says so (match false):');
@@ -46,7 +50,8 @@ function table(result: CheckResult, verbose: boolean): string {
   }
   if (verbose && result.notChecked.length > 0) {
     lines.push('', 'not checked:');
-    for (const n of result.notChecked) lines.push(`  ${n.invariant}: ${rel(n.file)}${n.run !== undefined ? ` [${n.run}]` : ''}: ${n.why}`);
+    for (const n of result.notChecked)
+      lines.push(`  ${n.invariant}: ${rel(n.file)}${n.run !== undefined ? ` [${n.run}]` : ''}: ${n.why}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -59,7 +64,9 @@ async function main(args: readonly string[]): Promise<number> {
   const paths = argv.filter((a) => !a.startsWith('--'));
   const unknown = [...flags].filter((f) => f !== '--json' && f !== '--verbose' && f !== '--help');
   if (at !== -1 && (cli === undefined || !existsSync(cli))) {
-    process.stderr.write(`corpus: --cli needs an existing file${cli !== undefined ? ` (${cli} does not exist)` : ''}\n${USAGE}`);
+    process.stderr.write(
+      `corpus: --cli needs an existing file${cli !== undefined ? ` (${cli} does not exist)` : ''}\n${USAGE}`,
+    );
     return 2;
   }
   if (flags.has('--help')) {
@@ -67,7 +74,9 @@ async function main(args: readonly string[]): Promise<number> {
     return 0;
   }
   if (unknown.length > 0 || paths.length === 0) {
-    process.stderr.write(`${unknown.length > 0 ? `corpus: unknown option ${unknown.join(', ')}\n` : 'corpus: name at least one file or directory\n'}${USAGE}`);
+    process.stderr.write(
+      `${unknown.length > 0 ? `corpus: unknown option ${unknown.join(', ')}\n` : 'corpus: name at least one file or directory\n'}${USAGE}`,
+    );
     return 2;
   }
   const missing = paths.filter((p) => !existsSync(p));
@@ -83,7 +92,9 @@ async function main(args: readonly string[]): Promise<number> {
     process.stderr.write(`corpus: ${error.message}\n`);
     return 2;
   }
-  process.stdout.write(flags.has('--json') ? `${JSON.stringify(result, null, 2)}\n` : table(result, flags.has('--verbose')));
+  process.stdout.write(
+    flags.has('--json') ? `${JSON.stringify(result, null, 2)}\n` : table(result, flags.has('--verbose')),
+  );
   return result.violations.length > 0 ? 1 : 0;
 }
 

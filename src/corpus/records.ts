@@ -87,7 +87,9 @@ export function listFiles(paths: readonly string[], exclude: readonly string[] =
     seen.add(real);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      const isDir = entry.isDirectory() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory() === true);
+      const isDir =
+        entry.isDirectory() ||
+        (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isDirectory() === true);
       if (isDir) walk(path);
       else if (entry.name.endsWith('.jsonl') || entry.name.endsWith('.json')) {
         if (entry.isFile() || statSync(path, { throwIfNoEntry: false })?.isFile() === true) out.push(path);

@@ -31,18 +31,35 @@ export function recordFormat(value: unknown): { format: Format; what: string } |
   const o = obj(value);
   if (o === undefined) return undefined;
   const type = str(o['type']);
-  if (type !== undefined && CODEX_TYPES.has(type) && obj(o['payload']) !== undefined) return { format: 'codex', what: `a Codex "${type}" record` };
+  if (type !== undefined && CODEX_TYPES.has(type) && obj(o['payload']) !== undefined)
+    return { format: 'codex', what: `a Codex "${type}" record` };
   if (str(o['sessionId']) !== undefined && str(o['projectHash']) !== undefined) {
-    return { format: 'gemini-cli', what: Array.isArray(o['messages']) ? 'a Gemini CLI chat document' : 'a Gemini CLI recording metadata record' };
+    return {
+      format: 'gemini-cli',
+      what: Array.isArray(o['messages']) ? 'a Gemini CLI chat document' : 'a Gemini CLI recording metadata record',
+    };
   }
-  if (str(o['sessionId']) !== undefined && Array.isArray(o['messages'])) return { format: 'gemini-cli', what: 'a Gemini CLI chat document' };
-  if (type !== undefined && str(o['sessionId']) !== undefined && obj(o['payload']) !== undefined && typeof o['timestamp'] === 'number') {
+  if (str(o['sessionId']) !== undefined && Array.isArray(o['messages']))
+    return { format: 'gemini-cli', what: 'a Gemini CLI chat document' };
+  if (
+    type !== undefined &&
+    str(o['sessionId']) !== undefined &&
+    obj(o['payload']) !== undefined &&
+    typeof o['timestamp'] === 'number'
+  ) {
     return { format: 'gemini-cli', what: `a Gemini CLI activity-log "${type}" record` };
   }
-  if (type !== undefined && str(o['sessionId']) !== undefined && !('payload' in o)) return { format: 'claude-code', what: `a Claude Code "${type}" record` };
-  if (type === 'summary' || type === 'file-history-snapshot') return { format: 'claude-code', what: `a Claude Code "${type}" record` };
+  if (type !== undefined && str(o['sessionId']) !== undefined && !('payload' in o))
+    return { format: 'claude-code', what: `a Claude Code "${type}" record` };
+  if (type === 'summary' || type === 'file-history-snapshot')
+    return { format: 'claude-code', what: `a Claude Code "${type}" record` };
   if (str(o['agentType']) !== undefined) return { format: 'claude-code', what: 'a Claude Code subagent sidecar' };
-  if (type !== undefined && GEMINI_MESSAGE_TYPES.has(type) && str(o['id']) !== undefined && str(o['timestamp']) !== undefined) {
+  if (
+    type !== undefined &&
+    GEMINI_MESSAGE_TYPES.has(type) &&
+    str(o['id']) !== undefined &&
+    str(o['timestamp']) !== undefined
+  ) {
     return { format: 'gemini-cli', what: `a Gemini CLI "${type}" message record` };
   }
   if ('$set' in o || '$rewindTo' in o) return { format: 'gemini-cli', what: 'a Gemini CLI update record' };
@@ -56,13 +73,24 @@ export function sniff(file: ReadFile): SniffedFile {
     if (line.value === undefined) continue;
     parsed += 1;
     const found = recordFormat(line.value);
-    if (found !== undefined) return { file: file.path, format: found.format, evidence: `line ${line.n}: ${found.what}` };
+    if (found !== undefined)
+      return { file: file.path, format: found.format, evidence: `line ${line.n}: ${found.what}` };
   }
   const first = file.lines.find((l) => l.value !== undefined)?.value;
-  const keys = obj(first) !== undefined ? Object.keys(obj(first) ?? {}).slice(0, 6).join(', ') : Array.isArray(first) ? `an array of ${arr(first).length}` : typeof first;
+  const keys =
+    obj(first) !== undefined
+      ? Object.keys(obj(first) ?? {})
+          .slice(0, 6)
+          .join(', ')
+      : Array.isArray(first)
+        ? `an array of ${arr(first).length}`
+        : typeof first;
   return {
     file: file.path,
     format: undefined,
-    evidence: parsed === 0 ? `no line is JSON (${file.lines.length} lines)` : `${parsed} JSON records, none of a known shape (first: ${keys})`,
+    evidence:
+      parsed === 0
+        ? `no line is JSON (${file.lines.length} lines)`
+        : `${parsed} JSON records, none of a known shape (first: ${keys})`,
   };
 }

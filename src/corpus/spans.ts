@@ -67,7 +67,11 @@ function attributes(span: Obj): Map<string, unknown> {
     else if ('intValue' in value) out.set(key, Number(value['intValue']));
     else if ('doubleValue' in value) out.set(key, Number(value['doubleValue']));
     else if ('boolValue' in value) out.set(key, value['boolValue']);
-    else if ('arrayValue' in value) out.set(key, arr(obj(value['arrayValue'])?.['values']).map((v) => obj(v)?.['stringValue']));
+    else if ('arrayValue' in value)
+      out.set(
+        key,
+        arr(obj(value['arrayValue'])?.['values']).map((v) => obj(v)?.['stringValue']),
+      );
   }
   return out;
 }
@@ -90,7 +94,9 @@ export function readSpans(file: string): SpanIndex {
     try {
       batch = JSON.parse(line);
     } catch (error) {
-      throw new Error(`${file}:${i + 1}: not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+      throw new Error(`${file}:${i + 1}: not JSON (${error instanceof Error ? error.message : String(error)})`, {
+        cause: error,
+      });
     }
     for (const rs of arr(obj(batch)?.['resourceSpans'])) {
       for (const ss of arr(obj(rs)?.['scopeSpans'])) {
@@ -127,12 +133,20 @@ export function readSpans(file: string): SpanIndex {
                 output: count(a.get('gen_ai.usage.output_tokens')),
                 cacheRead: count(a.get('gen_ai.usage.cache_read.input_tokens')),
                 // v0.1.0's name (the default since decision 0121), else the previous one (`gen_ai_previous`).
-                cacheWrite: count(a.get('gen_ai.usage.cache_write.input_tokens') ?? a.get('gen_ai.usage.cache_creation.input_tokens')),
+                cacheWrite: count(
+                  a.get('gen_ai.usage.cache_write.input_tokens') ?? a.get('gen_ai.usage.cache_creation.input_tokens'),
+                ),
               },
               reportedMatch: typeof match === 'boolean' ? match : undefined,
             });
           } else if (op === 'execute_tool') {
-            tools.push({ callId: str(a.get('gen_ai.tool.call.id')), toolName: str(a.get('gen_ai.tool.name')), traceId, spanId, parentSpanId });
+            tools.push({
+              callId: str(a.get('gen_ai.tool.call.id')),
+              toolName: str(a.get('gen_ai.tool.name')),
+              traceId,
+              spanId,
+              parentSpanId,
+            });
           }
         }
       }

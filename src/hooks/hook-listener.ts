@@ -27,7 +27,11 @@ export interface HookListener {
  * @param onProblem hears each refused line or connection, in a sentence; must not throw.
  * @throws when the socket cannot be made (path too long, folder missing).
  */
-export async function listenForHooks(socketPath: string, onMessage: (message: HookMessage) => void, onProblem: (problem: string) => void): Promise<HookListener> {
+export async function listenForHooks(
+  socketPath: string,
+  onMessage: (message: HookMessage) => void,
+  onProblem: (problem: string) => void,
+): Promise<HookListener> {
   await unlink(socketPath).catch(() => undefined);
   const server: Server = createServer((connection) => {
     let buffered = '';

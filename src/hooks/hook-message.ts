@@ -60,7 +60,8 @@ export function hookMessageOf(agent: HookedAgent, text: string, at: number): Hoo
   } catch (error) {
     return `the hook's input is not JSON (${errorText(error)})`;
   }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return "the hook's input is not a JSON object";
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    return "the hook's input is not a JSON object";
   const record = payload as Record<string, unknown>;
   const event = record['hook_event_name'];
   if (typeof event !== 'string' || event === '' || event.length > 64) return "the hook's input has no hook_event_name";

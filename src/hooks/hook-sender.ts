@@ -7,7 +7,8 @@
 import { createConnection } from 'node:net';
 
 /** What happened to a message: taken by a watcher, no watcher there, or another failure (named). */
-export type SendOutcome = { readonly kind: 'sent' } | { readonly kind: 'absent' } | { readonly kind: 'failed'; readonly why: string };
+export type SendOutcome =
+  { readonly kind: 'sent' } | { readonly kind: 'absent' } | { readonly kind: 'failed'; readonly why: string };
 
 /** Errors that mean no watcher listens on the socket. */
 const ABSENT = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK']);
@@ -28,7 +29,10 @@ export function sendToWatcher(socketPath: string, line: string, timeoutMs: numbe
       done(outcome);
     };
     const socket = createConnection(socketPath);
-    const timer = setTimeout(() => finish({ kind: 'failed', why: `the watcher did not take the message within ${timeoutMs} ms` }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ kind: 'failed', why: `the watcher did not take the message within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
     socket.on('error', (error: NodeJS.ErrnoException) => {
       finish(ABSENT.has(error.code ?? '') ? { kind: 'absent' } : { kind: 'failed', why: error.message });
     });

@@ -40,7 +40,8 @@ const HooksConfigSchema = z.object({
 });
 
 /** What {@link loadHooksConfig} found. */
-export type LoadedHooksConfig = { readonly ok: true; readonly config: HooksConfig | undefined } | { readonly ok: false; readonly message: string };
+export type LoadedHooksConfig =
+  { readonly ok: true; readonly config: HooksConfig | undefined } | { readonly ok: false; readonly message: string };
 
 /** Reads the config at `path`: `config: undefined` when there is none; a message naming the file when it is unreadable or invalid. Never rejects. */
 export async function loadHooksConfig(path: string): Promise<LoadedHooksConfig> {
@@ -55,15 +56,24 @@ export async function loadHooksConfig(path: string): Promise<LoadedHooksConfig> 
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, message: `${path} is not JSON (${errorText(error)}); run 'subagent-otel setup <agent>' again to rewrite it` };
+    return {
+      ok: false,
+      message: `${path} is not JSON (${errorText(error)}); run 'subagent-otel setup <agent>' again to rewrite it`,
+    };
   }
   const parsed = HooksConfigSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, message: `${path} is not a hooks configuration (${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}); run 'subagent-otel setup <agent>' again to rewrite it` };
+    return {
+      ok: false,
+      message: `${path} is not a hooks configuration (${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}); run 'subagent-otel setup <agent>' again to rewrite it`,
+    };
   }
   const { out, noContent, ...rest } = parsed.data;
-  return { ok: true, config: { ...rest, ...(out !== undefined ? { out } : {}), ...(noContent !== undefined ? { noContent } : {}) } };
+  return {
+    ok: true,
+    config: { ...rest, ...(out !== undefined ? { out } : {}), ...(noContent !== undefined ? { noContent } : {}) },
+  };
 }
 
 /** Writes `config` to `path` (0600), whole. @throws when it cannot. */

@@ -13,7 +13,8 @@ import { isOurHook } from './settings-hooks.js';
 /** The words of a command as a POSIX shell splits plain and single-quoted words (the form `setup` writes). Pure. */
 export function shellWords(command: string): string[] {
   const words: string[] = [];
-  for (const match of command.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)) words.push(match[1] !== undefined ? match[1].replaceAll("'\\''", "'") : (match[2] ?? ''));
+  for (const match of command.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g))
+    words.push(match[1] !== undefined ? match[1].replaceAll("'\\''", "'") : (match[2] ?? ''));
   return words;
 }
 
@@ -37,7 +38,15 @@ async function hookProblem(file: string): Promise<string | undefined> {
   if (ours.length === 0) return "not there (removed?): run 'subagent-otel setup' again";
   const [node, script] = shellWords(ours[0]?.command ?? '');
   for (const path of [node, script]) {
-    if (path !== undefined && path.startsWith('/') && !(await stat(path).then(() => true, () => false))) return `it runs ${path}, which is gone: run 'subagent-otel setup' again`;
+    if (
+      path !== undefined &&
+      path.startsWith('/') &&
+      !(await stat(path).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return `it runs ${path}, which is gone: run 'subagent-otel setup' again`;
   }
   return undefined;
 }
@@ -80,7 +89,16 @@ export async function hooksStatus(env: NodeJS.ProcessEnv): Promise<HooksStatus |
   if (loaded.ok && loaded.config === undefined) return undefined;
   const pid = Number.parseInt(await readFile(files.lock, 'utf8').catch(() => ''), 10);
   const watcher = Number.isInteger(pid) && pid > 0 && isAlive(pid) ? { watcher: pid } : {};
-  if (!loaded.ok) return { config: files.config, problem: loaded.message, agents: {}, hooks: {}, variables: {}, log: files.log, ...watcher };
+  if (!loaded.ok)
+    return {
+      config: files.config,
+      problem: loaded.message,
+      agents: {},
+      hooks: {},
+      variables: {},
+      log: files.log,
+      ...watcher,
+    };
   const config = loaded.config;
   const agents: Record<string, string> = {};
   const hooks: Record<string, { file: string; problem?: string }> = {};
@@ -93,23 +111,39 @@ export async function hooksStatus(env: NodeJS.ProcessEnv): Promise<HooksStatus |
   }
   const variables: Record<string, string | null> = {};
   for (const [name, value] of Object.entries(config?.env ?? {})) variables[name] = SECRET.test(name) ? null : value;
-  return { config: files.config, agents, hooks, variables, log: files.log, ...(config?.out !== undefined ? { out: config.out } : {}), ...watcher };
+  return {
+    config: files.config,
+    agents,
+    hooks,
+    variables,
+    log: files.log,
+    ...(config?.out !== undefined ? { out: config.out } : {}),
+    ...watcher,
+  };
 }
 
 /** The status in words, for `check`. Pure. */
 export function hooksStatusText(status: HooksStatus | undefined): string[] {
-  if (status === undefined) return ["Agents' hooks: not set up ('subagent-otel setup claude-code' or codex reports each run when it ends)"];
+  if (status === undefined)
+    return ["Agents' hooks: not set up ('subagent-otel setup claude-code' or codex reports each run when it ends)"];
   const lines = [`Agents' hooks: ${status.config}`];
   if (status.problem !== undefined) lines.push(`  problem: ${status.problem}`);
   const agents = Object.entries(status.agents);
   if (agents.length === 0 && status.problem === undefined) lines.push('  no agent set up (all removed)');
   for (const [agent, folder] of agents) {
     const hook = status.hooks[agent];
-    lines.push(`  ${agent}: follows ${folder}; hook in ${hook?.file ?? '?'}${hook?.problem !== undefined ? `: ${hook.problem}` : ''}`);
+    lines.push(
+      `  ${agent}: follows ${folder}; hook in ${hook?.file ?? '?'}${hook?.problem !== undefined ? `: ${hook.problem}` : ''}`,
+    );
   }
   if (status.out !== undefined) lines.push(`  watcher's output directory: ${status.out}`);
   const variables = Object.entries(status.variables);
-  if (variables.length > 0) lines.push(`  watcher's variables: ${variables.map(([name, value]) => (value === null ? `${name} (value not shown)` : `${name}=${value}`)).join(', ')}`);
-  lines.push(`  watcher: ${status.watcher !== undefined ? `running (process ${status.watcher})` : 'not running (the next hook starts it)'}; log ${status.log}`);
+  if (variables.length > 0)
+    lines.push(
+      `  watcher's variables: ${variables.map(([name, value]) => (value === null ? `${name} (value not shown)` : `${name}=${value}`)).join(', ')}`,
+    );
+  lines.push(
+    `  watcher: ${status.watcher !== undefined ? `running (process ${status.watcher})` : 'not running (the next hook starts it)'}; log ${status.log}`,
+  );
   return lines;
 }

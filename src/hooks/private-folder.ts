@@ -19,10 +19,12 @@ export async function ensurePrivateFolder(path: string): Promise<string | undefi
   try {
     await mkdir(path, { recursive: true, mode: 0o700 });
     const info = await lstat(path);
-    if (info.isSymbolicLink()) return `${path} is a symbolic link; the watcher's folder must be a real folder: remove the link`;
+    if (info.isSymbolicLink())
+      return `${path} is a symbolic link; the watcher's folder must be a real folder: remove the link`;
     if (!info.isDirectory()) return `${path} is not a folder: remove it`;
     const uid = process.getuid?.();
-    if (uid !== undefined && info.uid !== uid) return `${path} belongs to user ${info.uid}, not to you (${uid}): remove it or set XDG_STATE_HOME elsewhere`;
+    if (uid !== undefined && info.uid !== uid)
+      return `${path} belongs to user ${info.uid}, not to you (${uid}): remove it or set XDG_STATE_HOME elsewhere`;
     if ((info.mode & 0o077) !== 0) await chmod(path, 0o700);
     return undefined;
   } catch (error) {

@@ -58,7 +58,12 @@ export function watcherEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (/^(PATH|HOME|USER|LOGNAME|LANG|TZ|TMPDIR|SUBAGENT_OTEL_CODE_CACHE)$/.test(name) || name.startsWith('LC_') || name.startsWith('XDG_')) kept[name] = value;
+    if (
+      /^(PATH|HOME|USER|LOGNAME|LANG|TZ|TMPDIR|SUBAGENT_OTEL_CODE_CACHE)$/.test(name) ||
+      name.startsWith('LC_') ||
+      name.startsWith('XDG_')
+    )
+      kept[name] = value;
   }
   return kept;
 }

@@ -43,9 +43,11 @@ export function isOurHook(hook: unknown): boolean {
 function hooksOf(settings: JsonObject, file: string): JsonObject {
   const hooks = settings['hooks'];
   if (hooks === undefined) return {};
-  if (!isJsonObject(hooks)) throw new SettingsShapeError(`${file}: "hooks" is not an object; fix it by hand, then run setup again`);
+  if (!isJsonObject(hooks))
+    throw new SettingsShapeError(`${file}: "hooks" is not an object; fix it by hand, then run setup again`);
   for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) throw new SettingsShapeError(`${file}: "hooks.${event}" is not a list; fix it by hand, then run setup again`);
+    if (!Array.isArray(groups))
+      throw new SettingsShapeError(`${file}: "hooks.${event}" is not a list; fix it by hand, then run setup again`);
   }
   return hooks;
 }
@@ -56,7 +58,11 @@ function hooksOf(settings: JsonObject, file: string): JsonObject {
  * @returns the new settings (a copy) and whether anything changed.
  * @throws SettingsShapeError when `hooks` is not the documented shape.
  */
-export function withOurHooks(settings: JsonObject, command: string, file: string): { readonly settings: JsonObject; readonly changed: boolean } {
+export function withOurHooks(
+  settings: JsonObject,
+  command: string,
+  file: string,
+): { readonly settings: JsonObject; readonly changed: boolean } {
   const next = structuredClone(settings);
   const hooks = hooksOf(next, file);
   let changed = false;
@@ -91,7 +97,10 @@ export function withOurHooks(settings: JsonObject, command: string, file: string
  * @returns the new settings (a copy) and how many hooks were removed.
  * @throws SettingsShapeError when `hooks` is not the documented shape.
  */
-export function withoutOurHooks(settings: JsonObject, file: string): { readonly settings: JsonObject; readonly removed: number } {
+export function withoutOurHooks(
+  settings: JsonObject,
+  file: string,
+): { readonly settings: JsonObject; readonly removed: number } {
   const next = structuredClone(settings);
   if (next['hooks'] === undefined) return { settings: next, removed: 0 };
   const hooks = hooksOf(next, file);

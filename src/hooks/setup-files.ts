@@ -70,7 +70,8 @@ function parseSettings(file: string, text: string | undefined): Record<string, u
   } catch (error) {
     throw new SetupError(`${file} is not valid JSON (${errorText(error)}); fix it first, nothing was changed`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new SetupError(`${file} does not hold a JSON object; fix it first, nothing was changed`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new SetupError(`${file} does not hold a JSON object; fix it first, nothing was changed`);
   return value as Record<string, unknown>;
 }
 
@@ -99,8 +100,16 @@ async function readRecord(setupDir: string, file: string): Promise<SetupRecord |
 async function assertWritable(file: string): Promise<void> {
   const info = await stat(file).catch(() => undefined);
   if (info === undefined) return;
-  const writable = (info.mode & 0o200) !== 0 && (await access(file, constants.W_OK).then(() => true, () => false));
-  if (!writable) throw new SetupError(`${file} is read-only; make it writable (chmod u+w '${file}') and run this again, nothing was changed`);
+  const writable =
+    (info.mode & 0o200) !== 0 &&
+    (await access(file, constants.W_OK).then(
+      () => true,
+      () => false,
+    ));
+  if (!writable)
+    throw new SetupError(
+      `${file} is read-only; make it writable (chmod u+w '${file}') and run this again, nothing was changed`,
+    );
 }
 
 /** Writes `text` to `file` whole, keeping its mode (0644 for a new file); refuses a read-only file. */
@@ -122,7 +131,12 @@ async function writeWhole(file: string, text: string): Promise<void> {
  * @param write false: compute the change only (`--dry-run`).
  * @throws SetupError for a file that cannot be read, parsed, followed or written (left untouched).
  */
-export async function addHooksToFile(file: string, command: string, setupDir: string, write: boolean): Promise<SettingsChange> {
+export async function addHooksToFile(
+  file: string,
+  command: string,
+  setupDir: string,
+  write: boolean,
+): Promise<SettingsChange> {
   const before = await readText(file);
   let edited: ReturnType<typeof withOurHooks>;
   try {
@@ -143,7 +157,12 @@ export async function addHooksToFile(file: string, command: string, setupDir: st
     await copyFile(file, backup);
   }
   await writeWhole(file, after);
-  const record: SetupRecord = { file, existed: existing?.existed ?? before !== undefined, ...(backup !== undefined ? { backup } : {}), writtenSha256: sha256(after) };
+  const record: SetupRecord = {
+    file,
+    existed: existing?.existed ?? before !== undefined,
+    ...(backup !== undefined ? { backup } : {}),
+    writtenSha256: sha256(after),
+  };
   await mkdir(setupDir, { recursive: true, mode: 0o700 });
   await writeFile(recordPath(setupDir, file), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   return { file, before, after, changed: true, ...(backup !== undefined ? { backup } : {}) };

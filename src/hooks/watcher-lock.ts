@@ -8,7 +8,8 @@
 import { open, readFile, unlink } from 'node:fs/promises';
 
 /** What {@link takeWatcherLock} got. */
-export type WatcherLock = { readonly ok: true; readonly release: () => Promise<void> } | { readonly ok: false; readonly holder: number };
+export type WatcherLock =
+  { readonly ok: true; readonly release: () => Promise<void> } | { readonly ok: false; readonly holder: number };
 
 /** Whether process `pid` exists (this user's or not). */
 function isAlive(pid: number): boolean {
@@ -43,7 +44,8 @@ export async function takeWatcherLock(path: string): Promise<WatcherLock> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) return { ok: false, holder };
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder))
+      return { ok: false, holder };
     // A lock left by a process that is gone (or half written): take it over.
     await unlink(path).catch(() => undefined);
   }

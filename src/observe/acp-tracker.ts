@@ -54,11 +54,24 @@ import type { JsonRpcFrame, JsonRpcId, JsonRpcResponse } from '../wire/jsonrpc.j
 import type { WireError } from '../wire/wire-error.js';
 import { capUtf8, DIAGNOSTIC_MAX_BYTES } from '../output/result.js';
 import { stopReasonFromAcp, type SubagentStopReason } from '../output/stop-reason.js';
-import { ACP_TRUNCATION_SIGNATURES, matchTruncation, type AcpTruncationSignature, type AcpTurnAnswer } from './acp-truncation.js';
+import {
+  ACP_TRUNCATION_SIGNATURES,
+  matchTruncation,
+  type AcpTruncationSignature,
+  type AcpTurnAnswer,
+} from './acp-truncation.js';
 import { ACP_USAGE_SCOPES, usageScopeOf, usageDelta, type AcpUsageScopeEntry } from './acp-usage-scope.js';
 import type { Direction, FrameObserver } from './frame-observer.js';
 import { RunBuilder, guardListener } from './run-builder.js';
-import type { RunListener, RunRecord, RunRpcError, RunStart, ToolCallRecord, ToolPermission, UsageOrigin } from './run-record.js';
+import type {
+  RunListener,
+  RunRecord,
+  RunRpcError,
+  RunStart,
+  ToolCallRecord,
+  ToolPermission,
+  UsageOrigin,
+} from './run-record.js';
 
 /** `origin` passed to `RunListener.onMalformed` for frames this tracker rejects. */
 export const ACP_ORIGIN = 'acp' as const;
@@ -205,7 +218,8 @@ export class AcpTracker implements FrameObserver {
     if (this.#closed) return;
     if (direction === 'client->agent') {
       if (frame.kind === 'request') this.#clientRequest(frame.id, frame.method, frame.params, time);
-      else if (frame.kind === 'notification' && frame.method === ACP_AGENT_METHODS.sessionCancel) this.#cancel(frame.params);
+      else if (frame.kind === 'notification' && frame.method === ACP_AGENT_METHODS.sessionCancel)
+        this.#cancel(frame.params);
       else if (frame.kind === 'response') this.#clientResponse(frame, time);
       return;
     }
@@ -257,12 +271,19 @@ export class AcpTracker implements FrameObserver {
     const { sessionId, _meta, prompt } = parsed.value;
     const previous = this.#openBySession.get(sessionId);
     if (previous !== undefined) {
-      this.#finish(previous, time, { stopReason: 'error', diagnostic: 'a new prompt started on the session before this turn ended' });
+      this.#finish(previous, time, {
+        stopReason: 'error',
+        diagnostic: 'a new prompt started on the session before this turn ended',
+      });
     }
     // Trace context travels as a pair: the prompt's own, else the configured one.
     const fromMeta = _meta?.traceparent !== undefined;
     const traceparent = fromMeta ? _meta?.traceparent : this.#options.traceparent;
-    const tracestate = fromMeta ? _meta?.tracestate : this.#options.traceparent !== undefined ? this.#options.tracestate : undefined;
+    const tracestate = fromMeta
+      ? _meta?.tracestate
+      : this.#options.traceparent !== undefined
+        ? this.#options.tracestate
+        : undefined;
     const start: RunStart = {
       runId: this.#newRunId(),
       source: 'acp',
@@ -303,7 +324,8 @@ export class AcpTracker implements FrameObserver {
       case ACP_SESSION_UPDATES.agentMessageChunk:
         if (isAcpTextBlock(update.content)) {
           run.builder.pushText(update.content.text);
-          if (update.content.text !== '') run.lastText = update.content.text.length <= LAST_TEXT_MAX_CHARS ? update.content.text : undefined;
+          if (update.content.text !== '')
+            run.lastText = update.content.text.length <= LAST_TEXT_MAX_CHARS ? update.content.text : undefined;
         }
         return;
       case ACP_SESSION_UPDATES.toolCall:
@@ -325,7 +347,11 @@ export class AcpTracker implements FrameObserver {
         }
         this.#finish(run, time, {
           stopReason: stopReasonFromAcp(update.stopReason),
-          diagnostic: endDiagnostic(update.stopReason, failure?.message, 'the agent went idle without reporting a stop reason'),
+          diagnostic: endDiagnostic(
+            update.stopReason,
+            failure?.message,
+            'the agent went idle without reporting a stop reason',
+          ),
         });
         return;
       }
@@ -432,7 +458,10 @@ export class AcpTracker implements FrameObserver {
     const parsed = parseAcpPromptResult(frame.result);
     if (!parsed.ok) {
       this.#malformed(parsed.error);
-      this.#finish(run, time, { stopReason: 'error', diagnostic: `malformed session/prompt response: ${parsed.error.message}` });
+      this.#finish(run, time, {
+        stopReason: 'error',
+        diagnostic: `malformed session/prompt response: ${parsed.error.message}`,
+      });
       return;
     }
     const { stopReason, usage, _meta } = parsed.value;
@@ -453,12 +482,16 @@ export class AcpTracker implements FrameObserver {
       ...(_meta !== undefined ? { meta: _meta } : {}),
       ...(run.lastText !== undefined ? { lastText: run.lastText } : {}),
     };
-    const signature = stopReasonFromAcp(stopReason) === 'max-tokens' ? undefined : matchTruncation(answer, this.#signatures);
+    const signature =
+      stopReasonFromAcp(stopReason) === 'max-tokens' ? undefined : matchTruncation(answer, this.#signatures);
     if (signature !== undefined) {
       this.#finish(run, time, { stopReason: 'max-tokens', inferredFrom: signature.id });
       return;
     }
-    this.#finish(run, time, { stopReason: stopReasonFromAcp(stopReason), diagnostic: endDiagnostic(stopReason, undefined, undefined) });
+    this.#finish(run, time, {
+      stopReason: stopReasonFromAcp(stopReason),
+      diagnostic: endDiagnostic(stopReason, undefined, undefined),
+    });
   }
 
   /**
@@ -474,7 +507,9 @@ export class AcpTracker implements FrameObserver {
       run.usageOrigin = 'prompt-response';
       return;
     }
-    const previous = this.#sessionTotals.get(run.sessionId) ?? (this.#createdSessions.has(run.sessionId) ? { inputTokens: 0, outputTokens: 0 } : undefined);
+    const previous =
+      this.#sessionTotals.get(run.sessionId) ??
+      (this.#createdSessions.has(run.sessionId) ? { inputTokens: 0, outputTokens: 0 } : undefined);
     this.#sessionTotals.delete(run.sessionId);
     this.#sessionTotals.set(run.sessionId, usage);
     forgetOldest(this.#sessionTotals);
@@ -488,10 +523,17 @@ export class AcpTracker implements FrameObserver {
   }
 
   /** Ends a turn the agent answered with a failure: `error`, or `max-tokens` when a truncation signature matches. */
-  #finishWithError(run: OpenRun, time: number, error: { readonly code: number; readonly message: string; readonly data?: unknown }): void {
+  #finishWithError(
+    run: OpenRun,
+    time: number,
+    error: { readonly code: number; readonly message: string; readonly data?: unknown },
+  ): void {
     const text = acpErrorText(error);
     const rpcError: RunRpcError = { code: error.code, message: capUtf8(text, DIAGNOSTIC_MAX_BYTES) };
-    const signature = matchTruncation({ kind: 'error', code: error.code, message: error.message, data: error.data }, this.#signatures);
+    const signature = matchTruncation(
+      { kind: 'error', code: error.code, message: error.message, data: error.data },
+      this.#signatures,
+    );
     this.#finish(run, time, {
       stopReason: signature !== undefined ? 'max-tokens' : 'error',
       diagnostic: text,
@@ -528,7 +570,11 @@ export class AcpTracker implements FrameObserver {
  * for a raw stop reason that maps to `error` (`max_turn_requests`, unknown
  * values) a sentence naming it; for a missing one, `missing`; else none.
  */
-function endDiagnostic(stopReason: string | undefined, failure: string | undefined, missing: string | undefined): string | undefined {
+function endDiagnostic(
+  stopReason: string | undefined,
+  failure: string | undefined,
+  missing: string | undefined,
+): string | undefined {
   if (failure !== undefined && failure !== '') return failure;
   if (stopReason === undefined) return missing;
   if (stopReasonFromAcp(stopReason) !== 'error') return undefined;

@@ -87,7 +87,8 @@ export interface AcpTextTruncationSignature {
 }
 
 /** One entry of the table. */
-export type AcpTruncationSignature = AcpErrorTruncationSignature | AcpResultTruncationSignature | AcpTextTruncationSignature;
+export type AcpTruncationSignature =
+  AcpErrorTruncationSignature | AcpResultTruncationSignature | AcpTextTruncationSignature;
 
 /** What an agent answered to `session/prompt`, as the matcher reads it. */
 export type AcpTurnAnswer =
@@ -145,7 +146,8 @@ export const ACP_TRUNCATION_SIGNATURES: readonly AcpTruncationSignature[] = [
   {
     id: 'claude-agent-acp/output_token_maximum@1',
     agent: '@zed-industries/claude-agent-acp',
-    agentVersions: '@zed-industries/claude-agent-acp 0.23 (historic: no longer tested; 0.101 still sends this text to clients without typed failures)',
+    agentVersions:
+      '@zed-industries/claude-agent-acp 0.23 (historic: no longer tested; 0.101 still sends this text to clients without typed failures)',
     kind: 'error',
     // "Internal error: API Error: Claude's response exceeded the 32000 output token maximum. ..."
     code: -32603,
@@ -208,7 +210,8 @@ export function matchTruncation(
       const { pattern } = signature;
       if (pattern !== undefined && errorTexts(answer).some((text) => test(pattern, text))) return signature;
     } else if (signature.kind === 'text') {
-      if (answer.kind !== 'result' || answer.stopReason !== signature.stopReason || answer.lastText === undefined) continue;
+      if (answer.kind !== 'result' || answer.stopReason !== signature.stopReason || answer.lastText === undefined)
+        continue;
       if (test(signature.pattern, answer.lastText)) return signature;
     } else {
       if (answer.kind !== 'result' || answer.stopReason !== signature.stopReason) continue;

@@ -44,7 +44,10 @@ export const ACP_USAGE_SCOPES: readonly AcpUsageScopeEntry[] = [
 ];
 
 /** The scope of `agent` in `table`; {@link ACP_DEFAULT_USAGE_SCOPE} when it is unknown or not listed. */
-export function usageScopeOf(agent: string | undefined, table: readonly AcpUsageScopeEntry[] = ACP_USAGE_SCOPES): AcpUsageScope {
+export function usageScopeOf(
+  agent: string | undefined,
+  table: readonly AcpUsageScopeEntry[] = ACP_USAGE_SCOPES,
+): AcpUsageScope {
   return table.find((entry) => entry.agent === agent)?.scope ?? ACP_DEFAULT_USAGE_SCOPE;
 }
 
@@ -56,7 +59,14 @@ export function usageScopeOf(agent: string | undefined, table: readonly AcpUsage
  *   than a wrong one.
  */
 export function usageDelta(current: AcpUsage, previous: AcpUsage): AcpUsage | undefined {
-  const fields = ['inputTokens', 'outputTokens', 'totalTokens', 'thoughtTokens', 'cachedReadTokens', 'cachedWriteTokens'] as const;
+  const fields = [
+    'inputTokens',
+    'outputTokens',
+    'totalTokens',
+    'thoughtTokens',
+    'cachedReadTokens',
+    'cachedWriteTokens',
+  ] as const;
   const delta: Record<string, number> = {};
   for (const field of fields) {
     const now = current[field];

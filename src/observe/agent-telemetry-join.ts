@@ -73,7 +73,14 @@ export class AgentTelemetryJoin implements RunListener {
   /** Runs passed on: joined with reports, or from the wire alone. */
   readonly counts = { joined: 0, none: 0 };
   /** Held runs passed on, by why they were released (runs never held are not counted). */
-  readonly released: Record<ReleaseCause, number> = { answered: 0, wait: 0, silent: 0, 'end-of-input': 0, 'agent-exit': 0, signal: 0 };
+  readonly released: Record<ReleaseCause, number> = {
+    answered: 0,
+    wait: 0,
+    silent: 0,
+    'end-of-input': 0,
+    'agent-exit': 0,
+    signal: 0,
+  };
 
   /**
    * @param target the listener that builds spans and metrics.
@@ -170,7 +177,11 @@ export class AgentTelemetryJoin implements RunListener {
     for (let i = this.#windows.length - 1; i >= 0; i -= 1) {
       const w = this.#windows[i]!;
       if (sessionId !== undefined && w.sessionId !== sessionId) continue;
-      if (time >= w.startTime - RUN_WINDOW_SLACK_MS && (w.endTime === undefined || time <= w.endTime + RUN_WINDOW_SLACK_MS)) return w;
+      if (
+        time >= w.startTime - RUN_WINDOW_SLACK_MS &&
+        (w.endTime === undefined || time <= w.endTime + RUN_WINDOW_SLACK_MS)
+      )
+        return w;
     }
     return undefined;
   }

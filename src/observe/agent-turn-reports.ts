@@ -80,7 +80,10 @@ export function modelCallReports(request: OtlpJsonLogsRequest): AgentModelCallRe
         const sessionId = attrs.get('session.id');
         if (typeof sessionId !== 'string' || sessionId === '') continue;
         const stamp = attrs.get('event.timestamp');
-        const time = (typeof stamp === 'string' ? Date.parse(stamp) : NaN) || millisOf(record.timeUnixNano) || millisOf(record.observedTimeUnixNano);
+        const time =
+          (typeof stamp === 'string' ? Date.parse(stamp) : NaN) ||
+          millisOf(record.timeUnixNano) ||
+          millisOf(record.observedTimeUnixNano);
         if (time === undefined || !Number.isFinite(time)) continue;
         if (gemini) {
           const reasons = attrs.get('finish_reasons');
@@ -89,7 +92,11 @@ export function modelCallReports(request: OtlpJsonLogsRequest): AgentModelCallRe
             sessionId,
             time,
             role: typeof role === 'string' ? role : undefined,
-            finishReasons: Array.isArray(reasons) ? reasons.filter((r): r is string => typeof r === 'string') : typeof reasons === 'string' ? [reasons] : [],
+            finishReasons: Array.isArray(reasons)
+              ? reasons.filter((r): r is string => typeof r === 'string')
+              : typeof reasons === 'string'
+                ? [reasons]
+                : [],
             inputTokens: count(attrs.get('input_token_count')),
             outputTokens: count(attrs.get('output_token_count')),
             cacheReadTokens: count(attrs.get('cached_content_token_count')),
@@ -101,7 +108,12 @@ export function modelCallReports(request: OtlpJsonLogsRequest): AgentModelCallRe
           out.push({
             sessionId,
             time,
-            role: typeof source === 'string' && CLAUDE_MAIN_SOURCES.has(source) ? 'main' : typeof source === 'string' ? source : undefined,
+            role:
+              typeof source === 'string' && CLAUDE_MAIN_SOURCES.has(source)
+                ? 'main'
+                : typeof source === 'string'
+                  ? source
+                  : undefined,
             // Claude Code reports no stop reason per call; its output limit is on the wire (data.errorKind).
             finishReasons: [],
             inputTokens: count(attrs.get('input_tokens')),
@@ -138,10 +150,15 @@ export interface TurnWindow {
  * forwarding the prompt and stamping it (a loaded machine) stamps late, while
  * the agent already works on the prompt.
  */
-function ownedSpan(windows: readonly TurnWindow[], index: number, until: number | undefined): { after: number; until: number } {
+function ownedSpan(
+  windows: readonly TurnWindow[],
+  index: number,
+  until: number | undefined,
+): { after: number; until: number } {
   const run = windows[index]!;
   let previous: TurnWindow | undefined;
-  for (let i = index - 1; i >= 0 && previous === undefined; i -= 1) if (windows[i]!.sessionId === run.sessionId) previous = windows[i];
+  for (let i = index - 1; i >= 0 && previous === undefined; i -= 1)
+    if (windows[i]!.sessionId === run.sessionId) previous = windows[i];
   return { after: previous === undefined ? -Infinity : (previous.endTime ?? run.startTime), until: until ?? Infinity };
 }
 
@@ -152,7 +169,10 @@ function ownedSpan(windows: readonly TurnWindow[], index: number, until: number 
  * two consecutive turns (the same millisecond) the earlier one.
  * @returns the run id, or `undefined` when the time is after the end of the session's last run, or no run is of its session.
  */
-export function ownerOfReport(report: Pick<AgentModelCallReport, 'sessionId' | 'time'>, windows: readonly TurnWindow[]): string | undefined {
+export function ownerOfReport(
+  report: Pick<AgentModelCallReport, 'sessionId' | 'time'>,
+  windows: readonly TurnWindow[],
+): string | undefined {
   for (const [index, w] of windows.entries()) {
     if (w.sessionId !== report.sessionId) continue;
     const span = ownedSpan(windows, index, w.endTime);
@@ -209,7 +229,14 @@ export function completeRun(
     out = { ...out, stopReason: 'max-tokens', stopReasonInferredFrom: GEMINI_FINISH_REASON_SOURCE };
   }
   if (!record.usage.reported) {
-    const usage: UsageTotals = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true };
+    const usage: UsageTotals = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    };
     for (const r of mine) {
       // Gemini's prompt count includes the cached part; the totals keep them disjoint.
       usage.inputTokens += r.inputIncludesCache ? Math.max(0, r.inputTokens - r.cacheReadTokens) : r.inputTokens;

@@ -64,7 +64,10 @@ export class FrameTap {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     const splitterOptions = options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {};
-    this.#splitters = { 'client->agent': new LineSplitter(splitterOptions), 'agent->client': new LineSplitter(splitterOptions) };
+    this.#splitters = {
+      'client->agent': new LineSplitter(splitterOptions),
+      'agent->client': new LineSplitter(splitterOptions),
+    };
   }
 
   /**
@@ -75,7 +78,8 @@ export class FrameTap {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     this.#splitters[direction].pushEach(buffer, {
       line: (bytes, start, end) => this.#observeRange(direction, bytes, start, end, time),
-      oversized: (length) => this.#reject(direction, 'oversized', `line of ${length} bytes exceeds the line limit; skipped`),
+      oversized: (length) =>
+        this.#reject(direction, 'oversized', `line of ${length} bytes exceeds the line limit; skipped`),
     });
     this.#delta.release(); // the reader keeps no chunk alive
   }

@@ -132,7 +132,12 @@ interface SessionRuns {
 }
 
 /** File-level wire problems: nothing of the file is replayed. */
-const FILE_LEVEL_CODES: ReadonlySet<LogProblemCode> = new Set(['unreadable', 'empty-file', 'not-a-session-log', 'duplicate-session']);
+const FILE_LEVEL_CODES: ReadonlySet<LogProblemCode> = new Set([
+  'unreadable',
+  'empty-file',
+  'not-a-session-log',
+  'duplicate-session',
+]);
 
 /**
  * Durable session logs to runs. Call {@link LogTracker.readFile} for each
@@ -168,7 +173,8 @@ export class LogTracker {
    *   for an already-read session id gives `isSkipped: true` and one problem.
    */
   async readFile(path: string, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
-    const lastSeedLine = this.#options.stream !== undefined ? await lastEndSeedLine(path, this.#maxLineOption()) : undefined;
+    const lastSeedLine =
+      this.#options.stream !== undefined ? await lastEndSeedLine(path, this.#maxLineOption()) : undefined;
     return this.#read(path, fileChunks(path, hooks.onBytes), hooks, lastSeedLine);
   }
 
@@ -183,10 +189,20 @@ export class LogTracker {
   }
 
   /** Reads one file; `lastSeedLine` (known only for files read twice) allows streaming its runs. */
-  async #read(name: string, source: AsyncIterable<Uint8Array>, hooks: ReadLogHooks, lastSeedLine: number | undefined): Promise<LogFileResult> {
+  async #read(
+    name: string,
+    source: AsyncIterable<Uint8Array>,
+    hooks: ReadLogHooks,
+    lastSeedLine: number | undefined,
+  ): Promise<LogFileResult> {
     const reader = new SessionFileReader(name, this.#options, (problem) => {
       if (problem.scope === 'record') {
-        this.#guard(() => this.#listener.onMalformed?.(LOG_ORIGIN, { code: problem.code, message: `${name}:${problem.line}: ${problem.message}` }));
+        this.#guard(() =>
+          this.#listener.onMalformed?.(LOG_ORIGIN, {
+            code: problem.code,
+            message: `${name}:${problem.line}: ${problem.message}`,
+          }),
+        );
       }
       hooks.onProblem?.(problem);
     });
@@ -197,13 +213,21 @@ export class LogTracker {
           if (record.kind === 'header') {
             const previous = this.#files.get(record.value.id);
             if (previous !== undefined) {
-              reader.problem(0, 'duplicate-session', `session ${record.value.id} was already read from ${previous}; this copy is skipped`);
+              reader.problem(
+                0,
+                'duplicate-session',
+                `session ${record.value.id} was already read from ${previous}; this copy is skipped`,
+              );
               break batches;
             }
             this.#files.set(record.value.id, name);
             reader.header(record.value.id, record.value['parentSession'], record.value['createdAt']);
             const stream = this.#options.stream;
-            if (lastSeedLine !== undefined && stream !== undefined && this.#guarded(() => stream(record.value.id, reader.parentSessionId))) {
+            if (
+              lastSeedLine !== undefined &&
+              stream !== undefined &&
+              this.#guarded(() => stream(record.value.id, reader.parentSessionId))
+            ) {
               reader.streamTo(lastSeedLine, (run) => this.#report(run, undefined));
             }
           } else if (record.kind === 'event') {
@@ -223,7 +247,11 @@ export class LogTracker {
     }
     const runs = reader.finish();
     if (reader.sessionId !== undefined && !reader.isSkipped && !reader.isStreamed) {
-      this.#sessions.set(reader.sessionId, { sessionId: reader.sessionId, parentSessionId: reader.parentSessionId, runs });
+      this.#sessions.set(reader.sessionId, {
+        sessionId: reader.sessionId,
+        parentSessionId: reader.parentSessionId,
+        runs,
+      });
     }
     return {
       file: name,
@@ -276,7 +304,8 @@ export class LogTracker {
       if (parent === undefined) continue;
       for (const run of session.runs) {
         const parentRun = enclosingRun(parent.runs, run.start.startTime);
-        if (parentRun !== undefined && parentRun.start.runId !== run.start.runId) parentOf.set(run.start.runId, parentRun.start.runId);
+        if (parentRun !== undefined && parentRun.start.runId !== run.start.runId)
+          parentOf.set(run.start.runId, parentRun.start.runId);
       }
     }
     this.#sessions.clear();
@@ -413,7 +442,12 @@ class SessionFileReader {
     return this.#streaming !== undefined;
   }
 
-  problem(line: number, code: LogProblemCode, message: string, scope: LogProblem['scope'] = FILE_LEVEL_CODES.has(code) ? 'file' : 'record'): void {
+  problem(
+    line: number,
+    code: LogProblemCode,
+    message: string,
+    scope: LogProblem['scope'] = FILE_LEVEL_CODES.has(code) ? 'file' : 'record',
+  ): void {
     if (scope === 'file') this.isSkipped = true;
     this.problems += 1;
     this.#report({ file: this.#file, line, code, scope, message });
@@ -509,7 +543,10 @@ class SessionFileReader {
     // The agent name is settled at the end, when the epoch's own route is known; start and end agree on it.
     const agentName = this.#options.agentName ?? finished.provider ?? LOG_DEFAULT_AGENT_NAME;
     const subagent = this.#subagentProvider !== undefined ? { subagentProvider: this.#subagentProvider } : {};
-    const run = { start: { ...builder.start, agentName, ...subagent }, record: { ...finished, agentName, ...subagent } };
+    const run = {
+      start: { ...builder.start, agentName, ...subagent },
+      record: { ...finished, agentName, ...subagent },
+    };
     const streaming = this.#streaming;
     if (streaming === undefined) {
       this.#finished.push(run);
@@ -538,14 +575,25 @@ async function lastEndSeedLine(path: string, options: { maxLineBytes?: number })
     for (const item of items) {
       if (item.kind !== 'line' && item.kind !== 'oversized' && item.kind !== 'tail') continue;
       line += 1;
-      const bytes = item.kind === 'line' ? item.bytes : item.kind === 'tail' && item.line.kind === 'line' ? item.line.bytes : undefined;
-      if (bytes === undefined || line === 1 || Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(END_SEED_BYTES) === -1) continue;
+      const bytes =
+        item.kind === 'line'
+          ? item.bytes
+          : item.kind === 'tail' && item.line.kind === 'line'
+            ? item.line.bytes
+            : undefined;
+      if (
+        bytes === undefined ||
+        line === 1 ||
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(END_SEED_BYTES) === -1
+      )
+        continue;
       if (isEndSeed(bytes)) last = line;
     }
   };
   try {
     for await (const chunk of fileChunks(path)) {
-      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES) look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES)
+        look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
     }
     look(await reader.end());
   } catch {
@@ -573,12 +621,16 @@ function enclosingRun(runs: readonly PendingRun[], time: number): PendingRun | u
   let before: PendingRun | undefined;
   for (const run of runs) {
     if (run.start.startTime <= time && time <= run.record.endTime) return run;
-    if (run.start.startTime <= time && (before === undefined || run.start.startTime >= before.start.startTime)) before = run;
+    if (run.start.startTime <= time && (before === undefined || run.start.startTime >= before.start.startTime))
+      before = run;
   }
   return before;
 }
 
 function byStart(runs: readonly PendingRun[]): PendingRun[] {
-  return [...runs].sort((a, b) => a.start.startTime - b.start.startTime || (a.start.runId < b.start.runId ? -1 : a.start.runId > b.start.runId ? 1 : 0));
+  return [...runs].sort(
+    (a, b) =>
+      a.start.startTime - b.start.startTime ||
+      (a.start.runId < b.start.runId ? -1 : a.start.runId > b.start.runId ? 1 : 0),
+  );
 }
-

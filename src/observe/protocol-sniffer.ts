@@ -16,7 +16,15 @@ export type Protocol = 'sdk' | 'acp';
 /** Frames held while undecided; past this the default protocol is chosen. */
 export const SNIFF_FRAME_LIMIT = 64;
 
-const ACP_METHODS = new Set(['session/new', 'session/load', 'authenticate', 'session/update', 'session/request_permission', 'fs/read_text_file', 'terminal/create']);
+const ACP_METHODS = new Set([
+  'session/new',
+  'session/load',
+  'authenticate',
+  'session/update',
+  'session/request_permission',
+  'fs/read_text_file',
+  'terminal/create',
+]);
 const SDK_METHODS = new Set(['session.event', 'session.status', 'subagent.started', 'subagent.finished', 'shutdown']);
 
 /**

@@ -77,7 +77,14 @@ export function addUsage(totals: UsageTotals, raw: TokenUsage): void {
 
 /** Fresh zero totals with `reported: false`. */
 export function emptyUsage(): UsageTotals {
-  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false };
+  return {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    reported: false,
+  };
 }
 
 /** Builds one `RunRecord`. Not reusable after `finish`. */
@@ -285,7 +292,9 @@ export class RunBuilder {
       ...(model !== undefined ? { model } : {}),
       endTime: options.endTime,
       stopReason: options.stopReason,
-      ...(diagnostic !== undefined && diagnostic !== '' ? { diagnostic: capUtf8(diagnostic, DIAGNOSTIC_MAX_BYTES) } : {}),
+      ...(diagnostic !== undefined && diagnostic !== ''
+        ? { diagnostic: capUtf8(diagnostic, DIAGNOSTIC_MAX_BYTES) }
+        : {}),
       output: this.fold.collect(),
       outputSource: this.fold.source,
       emptyMessages: this.fold.emptyMessages,

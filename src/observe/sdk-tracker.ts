@@ -126,7 +126,8 @@ export class SdkTracker implements FrameObserver {
       return;
     }
     if (frame.kind === 'notification') this.#onNotification(frame.method, frame.params, time);
-    else if (frame.kind === 'response' && frame.id !== null) this.#onResponse(frame.id, frame.error, frame.result, time);
+    else if (frame.kind === 'response' && frame.id !== null)
+      this.#onResponse(frame.id, frame.error, frame.result, time);
   }
 
   /**
@@ -150,7 +151,10 @@ export class SdkTracker implements FrameObserver {
    * be handed directly to upstream's `DeepSeekHarness.run(input, { onNotification })`
    * or `HarnessSession.run(...)`. Never throws.
    */
-  onNotification(methodOrNotification: string | { readonly method: string; readonly params?: unknown }, params?: unknown): void {
+  onNotification(
+    methodOrNotification: string | { readonly method: string; readonly params?: unknown },
+    params?: unknown,
+  ): void {
     if (this.#closed) return;
     if (typeof methodOrNotification === 'string') this.#onNotification(methodOrNotification, params, Date.now());
     else this.#onNotification(methodOrNotification.method, methodOrNotification.params, Date.now());
@@ -195,7 +199,12 @@ export class SdkTracker implements FrameObserver {
     else queue.push(id);
   }
 
-  #onResponse(id: string | number, error: { readonly message: string } | undefined, result: unknown, time: number): void {
+  #onResponse(
+    id: string | number,
+    error: { readonly message: string } | undefined,
+    result: unknown,
+    time: number,
+  ): void {
     const sessionId = this.#prompts.get(id);
     if (sessionId === undefined) return;
     this.#prompts.delete(id);
@@ -265,10 +274,19 @@ export class SdkTracker implements FrameObserver {
     const isChild = this.#children.has(sessionId);
     let run = this.#runs.get(sessionId);
     const opensRun = event.type === 'turn/start' || (!isChild && isReceipt(event));
-    if (run !== undefined && run.source === 'sdk' && run.turnEnded && event.type === 'turn/start' && this.#queued.has(sessionId)) {
+    if (
+      run !== undefined &&
+      run.source === 'sdk' &&
+      run.turnEnded &&
+      event.type === 'turn/start' &&
+      this.#queued.has(sessionId)
+    ) {
       // A queued prompt's turn follows in the same busy period: the finished turn's run ends here.
       this.#runs.delete(sessionId);
-      this.#emitEnd(sessionId, run, { endTime: run.builder.turnEndTime ?? time, stopReason: sdkStopReason(run.builder.turnEnd) });
+      this.#emitEnd(sessionId, run, {
+        endTime: run.builder.turnEndTime ?? time,
+        stopReason: sdkStopReason(run.builder.turnEnd),
+      });
       run = undefined;
     }
     if (run === undefined) {
@@ -337,11 +355,19 @@ export class SdkTracker implements FrameObserver {
     );
   }
 
-  #open(sessionId: string, source: RunSource, time: number, collecting: boolean, prompt?: readonly ContentBlock[]): OpenRun {
+  #open(
+    sessionId: string,
+    source: RunSource,
+    time: number,
+    collecting: boolean,
+    prompt?: readonly ContentBlock[],
+  ): OpenRun {
     const parentSessionId = this.#children.get(sessionId);
     const parentRun = parentSessionId !== undefined ? this.#runs.get(parentSessionId) : undefined;
     // A child started after its parent's run closed (upstream's scripted runtime starts it after `turn/end`) still nests under that run.
-    const parentRunId = parentRun?.builder.start.runId ?? (parentSessionId !== undefined ? this.#lastRun.get(parentSessionId) : undefined);
+    const parentRunId =
+      parentRun?.builder.start.runId ??
+      (parentSessionId !== undefined ? this.#lastRun.get(parentSessionId) : undefined);
     const agentName = this.#options.agentName ?? this.#provider ?? 'dsh';
     const builder = new RunBuilder({
       runId: (this.#options.newRunId ?? randomUUID)(),
@@ -350,8 +376,12 @@ export class SdkTracker implements FrameObserver {
       sessionId,
       ...(parentSessionId !== undefined ? { parentSessionId } : {}),
       ...(parentRunId !== undefined ? { parentRunId } : {}),
-      ...(parentRunId === undefined && this.#options.traceparent !== undefined ? { traceparent: this.#options.traceparent } : {}),
-      ...(parentRunId === undefined && this.#options.tracestate !== undefined ? { tracestate: this.#options.tracestate } : {}),
+      ...(parentRunId === undefined && this.#options.traceparent !== undefined
+        ? { traceparent: this.#options.traceparent }
+        : {}),
+      ...(parentRunId === undefined && this.#options.tracestate !== undefined
+        ? { tracestate: this.#options.tracestate }
+        : {}),
       startTime: time,
       ...(source === 'sdk-subagent' ? { inProcess: true } : {}),
       ...(this.#provider !== undefined ? { provider: this.#provider } : {}),
@@ -364,7 +394,12 @@ export class SdkTracker implements FrameObserver {
     return run;
   }
 
-  #emitEnd(sessionId: string, run: OpenRun, options: Parameters<RunBuilder['finish']>[0], subagentProvider?: string): void {
+  #emitEnd(
+    sessionId: string,
+    run: OpenRun,
+    options: Parameters<RunBuilder['finish']>[0],
+    subagentProvider?: string,
+  ): void {
     const finished = run.builder.finish(options);
     const record = subagentProvider !== undefined ? { ...finished, subagentProvider } : finished;
     this.#lastRun.delete(sessionId); // re-inserted as the most recent

@@ -83,7 +83,13 @@ export function subagentRunEndInfo(
   stopReason: SubagentStopReason,
   output: readonly ContentBlock[] | undefined,
 ): SubagentRunEndInfo {
-  const info: SubagentRunEndInfo = { runId: identity.runId, provider: identity.provider, id: identity.id, local: identity.local, stopReason };
+  const info: SubagentRunEndInfo = {
+    runId: identity.runId,
+    provider: identity.provider,
+    id: identity.id,
+    local: identity.local,
+    stopReason,
+  };
   return output !== undefined && output.length > 0 ? { ...info, lastAssistantMessage: output } : info;
 }
 
@@ -140,14 +146,26 @@ export function foregroundToolResult(result: SubagentResult): ForegroundToolResu
   const diagnostic = result.diagnostic === undefined ? '' : `\n${TOOL_RESULT_DIAGNOSTIC_LABEL}${result.diagnostic}`;
   const text = textOf(result.output);
   const partial = text === '' ? '' : `\n${TOOL_RESULT_PARTIAL_LABEL}\n${text}`;
-  return { isError: true, content: [{ type: 'text', text: `${TOOL_RESULT_ERROR_PREFIX}${stopReasonHeadline(result.stopReason)}${diagnostic}${partial}` }] };
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `${TOOL_RESULT_ERROR_PREFIX}${stopReasonHeadline(result.stopReason)}${diagnostic}${partial}`,
+      },
+    ],
+  };
 }
 
 function canonicalJson(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   return JSON.stringify(value, (_key, v: unknown) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, (v as Record<string, unknown>)[k]]),
+    );
   });
 }
 
@@ -184,7 +202,8 @@ export function comparedLengths(
   compare: 'blocks' | 'text' | 'answer' = 'blocks',
 ): { readonly reported: number; readonly selected: number } {
   if (compare === 'text') return { reported: textOf(reported ?? []).length, selected: textOf(selected ?? []).length };
-  if (compare === 'answer') return { reported: textOf(reported ?? []).length, selected: answerOf(selected ?? []).length };
+  if (compare === 'answer')
+    return { reported: textOf(reported ?? []).length, selected: answerOf(selected ?? []).length };
   return { reported: (canonicalJson(reported) ?? '').length, selected: (canonicalJson(selected) ?? '').length };
 }
 

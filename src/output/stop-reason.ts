@@ -120,7 +120,11 @@ export function stopReasonOfEvents(events: Iterable<SessionEvent>, rule: StopRea
  * `turn/end` (for `sdk`) or the work account (for the other rules).
  * Lets incremental consumers use the same tables as {@link stopReasonOfEvents}.
  */
-export function stopReasonOf(rule: StopReasonRule, lastTurnEnd: TurnEndReason | undefined, work: ConsumedWork): SubagentStopReason {
+export function stopReasonOf(
+  rule: StopReasonRule,
+  lastTurnEnd: TurnEndReason | undefined,
+  work: ConsumedWork,
+): SubagentStopReason {
   if (rule === 'sdk') return sdkStopReason(lastTurnEnd);
   return rule === 'epoch' ? epochStopReason(work) : inProcessStopReason(work.end);
 }

@@ -33,7 +33,14 @@ export function priceProviderId(provider: string | undefined): string | undefine
   const name = provider.toLowerCase();
   if (name === 'anthropic' || name.startsWith('anthropic.')) return 'anthropic';
   if (name === 'openai' || name.startsWith('openai.') || name === 'azure.ai.openai') return 'openai';
-  if (name === 'gcp.gemini' || name === 'gcp.vertex_ai' || name === 'gcp.gen_ai' || name === 'google' || name === 'gemini') return 'google';
+  if (
+    name === 'gcp.gemini' ||
+    name === 'gcp.vertex_ai' ||
+    name === 'gcp.gen_ai' ||
+    name === 'google' ||
+    name === 'gemini'
+  )
+    return 'google';
   if (name.startsWith('deepseek')) return 'deepseek';
   return undefined;
 }
@@ -97,7 +104,9 @@ export function callPrice(usage: TokenUsage, model: string, provider: string | u
  *   whose `pricedCalls` is 0 when nothing could be priced (then `amount` is
  *   0 and means "unknown", not "free"). Never throws.
  */
-export function runCost(record: Pick<RunRecord, 'steps' | 'usage' | 'model' | 'provider' | 'startTime'>): RunCost | undefined {
+export function runCost(
+  record: Pick<RunRecord, 'steps' | 'usage' | 'model' | 'provider' | 'startTime'>,
+): RunCost | undefined {
   let amount = 0;
   let pricedCalls = 0;
   const unpriced = new Set<string>();
@@ -115,10 +124,15 @@ export function runCost(record: Pick<RunRecord, 'steps' | 'usage' | 'model' | 'p
   };
   const calls = record.steps.filter((step) => step.usage !== undefined);
   if (calls.length > 0) {
-    for (const step of calls) if (step.usage !== undefined) price(step.usage, step.model ?? record.model, step.startTime);
+    for (const step of calls)
+      if (step.usage !== undefined) price(step.usage, step.model ?? record.model, step.startTime);
   } else if (record.usage.reported) {
     const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens } = record.usage;
-    price({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens }, record.model, record.startTime);
+    price(
+      { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens },
+      record.model,
+      record.startTime,
+    );
   } else {
     return undefined;
   }

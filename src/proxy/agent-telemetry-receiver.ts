@@ -90,8 +90,14 @@ function gunzipBounded(data: Buffer): Promise<Buffer | undefined> {
  * the answer was sent; it must not throw (a throw is caught and counted as
  * a refusal of the next kind).
  */
-export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonRequest) => void): Promise<AgentTelemetryReceiver> {
-  const stats: AgentTelemetryReceiver['stats'] = { taken: { traces: 0, logs: 0, metrics: 0 }, refused: 0, unauthorized: 0 };
+export async function startAgentTelemetryReceiver(
+  onRequest: (request: OtlpJsonRequest) => void,
+): Promise<AgentTelemetryReceiver> {
+  const stats: AgentTelemetryReceiver['stats'] = {
+    taken: { traces: 0, logs: 0, metrics: 0 },
+    refused: 0,
+    unauthorized: 0,
+  };
   const token = randomBytes(32).toString('hex');
   const expected = Buffer.from(token, 'utf8');
   const authorized = (req: IncomingMessage): boolean => {
@@ -122,25 +128,40 @@ export async function startAgentTelemetryReceiver(onRequest: (request: OtlpJsonR
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (!authorized(req)) {
       stats.unauthorized += 1;
-      refuse(res, 401, `${req.method ?? '?'} ${path}: no valid ${TOKEN_HEADER} header (only the agent this proxy started may send)`);
+      refuse(
+        res,
+        401,
+        `${req.method ?? '?'} ${path}: no valid ${TOKEN_HEADER} header (only the agent this proxy started may send)`,
+      );
       req.resume();
       return;
     }
     const signal = PATHS[path];
     if (req.method !== 'POST' || signal === undefined) {
-      refuse(res, 404, `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`);
+      refuse(
+        res,
+        404,
+        `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`,
+      );
       req.resume();
       return;
     }
     const type = String(req.headers['content-type'] ?? '');
     if (!type.includes('json')) {
-      refuse(res, 415, `${path}: content-type ${type || '(none)'} refused; the agent must send OTLP/HTTP JSON (http/json)`);
+      refuse(
+        res,
+        415,
+        `${path}: content-type ${type || '(none)'} refused; the agent must send OTLP/HTTP JSON (http/json)`,
+      );
       req.resume();
       return;
     }
     readBody(req)
       .then(async (raw) => {
-        const body = raw !== undefined && /gzip/i.test(String(req.headers['content-encoding'] ?? '')) ? await gunzipBounded(raw) : raw;
+        const body =
+          raw !== undefined && /gzip/i.test(String(req.headers['content-encoding'] ?? ''))
+            ? await gunzipBounded(raw)
+            : raw;
         if (body === undefined) {
           refuse(res, 413, `${path}: body over ${MAX_BODY_BYTES} bytes`);
           return;

@@ -20,7 +20,11 @@ import { diag } from '@opentelemetry/api';
 import { AgentTelemetryJoin, type ReleaseCause } from '../observe/agent-telemetry-join.js';
 import { modelCallReports } from '../observe/agent-turn-reports.js';
 import type { RunListener } from '../observe/run-record.js';
-import { createAgentTelemetryForwarder, type AgentTelemetryForwarder, type RunSpanLookup } from '../telemetry/agent-telemetry-forward.js';
+import {
+  createAgentTelemetryForwarder,
+  type AgentTelemetryForwarder,
+  type RunSpanLookup,
+} from '../telemetry/agent-telemetry-forward.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import type { TelemetryOptions, TelemetryPlan } from '../telemetry/setup.js';
 import type { OtlpJsonRequest } from '../wire/otlp-json.js';
@@ -59,7 +63,9 @@ export function agentTelemetryWaitMs(env: NodeJS.ProcessEnv, warn: (message: str
   if (raw === undefined || raw.trim() === '') return DEFAULT_AGENT_TELEMETRY_WAIT_MS;
   const value = Number(raw.trim());
   if (Number.isInteger(value) && value >= 0 && value <= MAX_WAIT_MS) return value;
-  warn(`${ENV_AGENT_TELEMETRY_WAIT_MS}=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to ${MAX_WAIT_MS}; using ${DEFAULT_AGENT_TELEMETRY_WAIT_MS}`);
+  warn(
+    `${ENV_AGENT_TELEMETRY_WAIT_MS}=${JSON.stringify(raw)} is not a whole number of milliseconds from 0 to ${MAX_WAIT_MS}; using ${DEFAULT_AGENT_TELEMETRY_WAIT_MS}`,
+  );
   return DEFAULT_AGENT_TELEMETRY_WAIT_MS;
 }
 
@@ -122,7 +128,11 @@ export async function startAgentTelemetry(
     waitMs,
     attach(runs, options, plan) {
       const joined = new AgentTelemetryJoin(runs, waitMs);
-      const forward = createAgentTelemetryForwarder({ traces: plan.traces, metrics: plan.metrics, env: options.env ?? env });
+      const forward = createAgentTelemetryForwarder({
+        traces: plan.traces,
+        metrics: plan.metrics,
+        env: options.env ?? env,
+      });
       join = joined;
       forwarder = forward;
       const lookup: RunSpanLookup = (time, sessionId) => {
@@ -150,7 +160,10 @@ export async function startAgentTelemetry(
     async finish() {
       if (join !== undefined && join.heldCount > 0) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([receiver.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, AFTER_EXIT_WAIT_MS)))]);
+        await Promise.race([
+          receiver.idle(),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, AFTER_EXIT_WAIT_MS))),
+        ]);
         clearTimeout(timer);
       }
       join?.releaseAll('agent-exit', true);

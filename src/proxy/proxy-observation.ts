@@ -82,7 +82,9 @@ class LoadingObserver implements FrameObserver {
       })
       .catch((err: unknown) => {
         this.#held = [];
-        diag.error(`subagent-otel: the protocol tracker failed to load or to take its first frames: ${errorMessage(err)}`);
+        diag.error(
+          `subagent-otel: the protocol tracker failed to load or to take its first frames: ${errorMessage(err)}`,
+        );
       });
   }
 
@@ -120,9 +122,15 @@ export function protocolObserver(
   };
   const loading: Array<Promise<void>> = [];
   const factories = {
-    sdk: (): FrameObserver => new SdkTracker(listener, { ...base, ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}) }),
+    sdk: (): FrameObserver =>
+      new SdkTracker(listener, {
+        ...base,
+        ...(options.tracestate !== undefined ? { tracestate: options.tracestate } : {}),
+      }),
     acp: (): FrameObserver => {
-      const observer = new LoadingObserver(import('../observe/acp-tracker.js').then(({ AcpTracker }) => new AcpTracker(listener, base)));
+      const observer = new LoadingObserver(
+        import('../observe/acp-tracker.js').then(({ AcpTracker }) => new AcpTracker(listener, base)),
+      );
       loading.push(observer.settled);
       return observer;
     },
@@ -197,7 +205,8 @@ export function observeConversation(
     ...(options.tracestate !== undefined && options.tracestate !== '' ? { tracestate: options.tracestate } : {}),
   });
   const tap = new FrameTap(observer, {
-    onRejected: (direction: Direction, kind, message) => listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }),
+    onRejected: (direction: Direction, kind, message) =>
+      listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }),
     ...(options.onLine !== undefined ? { onLine: options.onLine } : {}),
   });
   return { tap, observer, settled };
@@ -257,7 +266,10 @@ export function startProxyObservation(
             // Forwarding never waits for the capture: past the bound, lines are left out of it and that is said once.
             if (capture.writableLength > CAPTURE_BACKLOG_LIMIT_BYTES) {
               captureSkipped += 1;
-              if (captureSkipped === 1) diag.warn(`subagent-otel: capture file ${cmd.capture ?? ''} cannot keep up; lines are left out of it while more than ${CAPTURE_BACKLOG_LIMIT_BYTES} bytes wait`);
+              if (captureSkipped === 1)
+                diag.warn(
+                  `subagent-otel: capture file ${cmd.capture ?? ''} cannot keep up; lines are left out of it while more than ${CAPTURE_BACKLOG_LIMIT_BYTES} bytes wait`,
+                );
               return;
             }
             capture.write(`${captureRecordLine(direction === 'client->agent' ? 'c' : 'a', time, line, captureId)}\n`);
@@ -267,7 +279,8 @@ export function startProxyObservation(
   });
 
   const flush = async (): Promise<void> => {
-    if (!(await telemetry.flush(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS)))) diag.warn('subagent-otel: exporting what had ended did not finish within the flush bound; it is retried at exit');
+    if (!(await telemetry.flush(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS))))
+      diag.warn('subagent-otel: exporting what had ended did not finish within the flush bound; it is retried at exit');
   };
   let inputEnded = false;
   let hurried = false;
@@ -285,11 +298,14 @@ export function startProxyObservation(
       if (hurried) return;
       hurried = true;
       const released = agentTelemetry?.stopWaiting() ?? 0;
-      diag.info(`subagent-otel: signalled; ${released} run(s) that waited for the agent's records passed on now, exporting what ended`);
+      diag.info(
+        `subagent-otel: signalled; ${released} run(s) that waited for the agent's records passed on now, exporting what ended`,
+      );
       void flush();
     },
     flush,
-    log: (level, message) => (level === 'info' ? diag.info(message) : level === 'warn' ? diag.warn(message) : diag.error(message)),
+    log: (level, message) =>
+      level === 'info' ? diag.info(message) : level === 'warn' ? diag.warn(message) : diag.error(message),
     configurationProblems: problems,
     async finish(diagnostic) {
       finishing = true;
@@ -307,7 +323,8 @@ export function startProxyObservation(
       if (capture !== undefined) {
         const file = capture;
         await new Promise<void>((resolve) => file.end(() => resolve()));
-        if (captureSkipped > 0) diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
+        if (captureSkipped > 0)
+          diag.warn(`subagent-otel: ${captureSkipped} lines were left out of the capture file ${cmd.capture ?? ''}`);
       }
       const report = await telemetry.shutdown(flushBoundMs(env, DEFAULT_PROXY_FLUSH_MS));
       return captureError !== undefined ? { telemetry: report, captureError } : { telemetry: report };

@@ -47,7 +47,9 @@ const ENV_LOG_FILE = SETTINGS.logFile.env;
 
 function describeExit(exit: ProxyExit): string {
   if (exit.spawnError !== undefined) return `the agent could not be started (${exit.spawnError})`;
-  return exit.signal !== null ? `the agent was killed by ${exit.signal}` : `the agent exited with code ${String(exit.code)}`;
+  return exit.signal !== null
+    ? `the agent was killed by ${exit.signal}`
+    : `the agent exited with code ${String(exit.code)}`;
 }
 
 /**
@@ -205,7 +207,11 @@ export async function runProxy(
     borrowedChunks: true,
     onEnd: (direction) => (observation !== undefined ? observation.end(direction) : queue.end(direction)),
     onStdoutEnd: () => void closeProcessStdout(),
-    onObserverError: (err) => observation?.log('error', `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`),
+    onObserverError: (err) =>
+      observation?.log(
+        'error',
+        `subagent-otel: observation failed, forwarding continues: ${err instanceof Error ? err.message : String(err)}`,
+      ),
   });
 
   // Installed once the bridge forwards signals (it did so synchronously at the spawn): a signal before that ends the
@@ -266,7 +272,11 @@ async function observeUntilExit(
     ready.log('warn', line);
   };
   queue.drainInto(ready);
-  if (queue.overflowed) ready.log('warn', `subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`);
+  if (queue.overflowed)
+    ready.log(
+      'warn',
+      `subagent-otel: more than ${STARTUP_QUEUE_LIMIT_BYTES} bytes arrived while telemetry was loading; the excess was forwarded but not observed`,
+    );
   hooks.observing(ready);
   // Checked beside the running agent, never before it: forwarding does not wait for the file system.
   const checked = ready.configurationProblems.then((problems) => {
@@ -277,12 +287,18 @@ async function observeUntilExit(
   hooks.exited();
   // Before the flush: what it loads (node:http for an OTLP exporter) and runs is not held back.
   if (exit.spawnError === undefined) shortSession.ended();
-  if (exit.spawnError !== undefined) io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
+  if (exit.spawnError !== undefined)
+    io.stderr.write(`subagent-otel proxy: cannot start '${cmd.command}': ${exit.spawnError}\n`);
   // The check started with the observation and is normally long done; it decides which one line is said.
   const finishing = Promise.all([ready.finish(describeExit(exit)), checked]).then(([finished]) => {
     const problem = deliveryProblem(finished.telemetry, finished.captureError);
     if (problem !== undefined) warnOnce(problem);
   });
-  await Promise.race([finishing, hooks.abandoned.then(() => ready.log('warn', 'subagent-otel: signalled again while finishing; exiting without waiting for the flush'))]);
+  await Promise.race([
+    finishing,
+    hooks.abandoned.then(() =>
+      ready.log('warn', 'subagent-otel: signalled again while finishing; exiting without waiting for the flush'),
+    ),
+  ]);
   return exit;
 }

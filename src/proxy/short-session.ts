@@ -31,7 +31,11 @@ export class ShortSessionWatch {
   #timer: unknown;
   #over = false;
 
-  constructor(onOver: () => void, limits: { readonly bytes: number; readonly ms: number } = SHORT_SESSION_LIMITS, timers: WatchTimers = globalThis) {
+  constructor(
+    onOver: () => void,
+    limits: { readonly bytes: number; readonly ms: number } = SHORT_SESSION_LIMITS,
+    timers: WatchTimers = globalThis,
+  ) {
     this.#onOver = onOver;
     this.#limits = limits;
     this.#timers = timers;

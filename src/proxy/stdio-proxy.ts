@@ -27,7 +27,14 @@ import { createChildPipes, type ChildPipes } from './os-pipes.js';
 const READ_BYTES = 64 * 1024;
 
 /** Signals the proxy passes on to the child instead of acting on them itself. */
-export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
+export const FORWARDED_SIGNALS: readonly NodeJS.Signals[] = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+];
 
 /** Options of `runStdioProxy`. */
 export interface StdioProxyOptions {
@@ -120,12 +127,27 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     });
     pipes?.closeChildEnds();
     // Our ends of the real pipes, or Node's socket pairs where pipes could not be made.
-    const childStdin: Writable = pipes !== undefined ? new Socket({ fd: pipes.stdin.ownFd, readable: false, writable: true }) : (child.stdin as Writable);
-    const forwarding = pipes !== undefined ? directForwarding(stdout, (chunk) => observe('agent->client', chunk), options.onChunk === undefined || options.borrowedChunks === true) : undefined;
+    const childStdin: Writable =
+      pipes !== undefined
+        ? new Socket({ fd: pipes.stdin.ownFd, readable: false, writable: true })
+        : (child.stdin as Writable);
+    const forwarding =
+      pipes !== undefined
+        ? directForwarding(
+            stdout,
+            (chunk) => observe('agent->client', chunk),
+            options.onChunk === undefined || options.borrowedChunks === true,
+          )
+        : undefined;
     // `onread` is the option `net.connect` documents; the Socket constructor is what reads it (Node's typings omit it there).
     const childStdout: Readable =
       pipes !== undefined
-        ? new Socket({ fd: pipes.stdout.ownFd, readable: true, writable: false, onread: forwarding?.onread } as SocketConstructorOpts)
+        ? new Socket({
+            fd: pipes.stdout.ownFd,
+            readable: true,
+            writable: false,
+            onread: forwarding?.onread,
+          } as SocketConstructorOpts)
         : (child.stdout as Readable);
     let exitStatus: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let isStdoutDone = false;
@@ -147,7 +169,8 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
 
     child.once('error', (err: NodeJS.ErrnoException) => {
       // Only a failed spawn reaches here before 'close'; later errors are per stream.
-      if (child.pid === undefined) finish({ code: null, signal: null, spawnError: `${err.code ?? 'error'}: ${err.message}` });
+      if (child.pid === undefined)
+        finish({ code: null, signal: null, spawnError: `${err.code ?? 'error'}: ${err.message}` });
     });
     if (child.pid === undefined) {
       childStdin.destroy();
@@ -172,10 +195,13 @@ export function runStdioProxy(options: StdioProxyOptions): Promise<ProxyExit> {
     stdin.on('end', onStdinEnd);
 
     // Child -> parent, both output streams, with backpressure.
-    forwardChildOutput({ childStdout, childStderr: child.stderr, stdout, stderr, forwarding, observe, ended, options }, () => {
-      isStdoutDone = true;
-      maybeFinish();
-    });
+    forwardChildOutput(
+      { childStdout, childStderr: child.stderr, stdout, stderr, forwarding, observe, ended, options },
+      () => {
+        isStdoutDone = true;
+        maybeFinish();
+      },
+    );
 
     // 'close' also waits for stderr; stdout (ours when it is a real pipe) is awaited above.
     child.once('close', (code, signal) => {
@@ -248,7 +274,10 @@ function directForwarding(
   stdout: Writable,
   observe: (chunk: Buffer) => void,
   mayReuse: boolean,
-): { readonly onread: { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => boolean }; start(source: Readable): void } {
+): {
+  readonly onread: { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => boolean };
+  start(source: Readable): void;
+} {
   // Only a socket's write that completed synchronously is done with the bytes; other writables may queue them.
   const canReuse = mayReuse && stdout instanceof Socket;
   let source: Readable | undefined;

@@ -15,7 +15,13 @@
 import { Buffer } from 'node:buffer';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ByteLineReader, FEED_SLICE_BYTES, detectCompression, type ByteLineItem, type LogCompression } from '../wire/byte-lines.js';
+import {
+  ByteLineReader,
+  FEED_SLICE_BYTES,
+  detectCompression,
+  type ByteLineItem,
+  type LogCompression,
+} from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isCaptureHeader } from '../wire/capture.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
@@ -44,7 +50,6 @@ export function isTranscriptJsonName(name: string, dir?: string): boolean {
 
 /** How much of line 1 (after decompression) format detection reads at most. */
 export const SNIFF_MAX_BYTES = 64 * 1024;
-
 
 /** A file found by {@link expandPaths}, with its size in bytes when it was listed. */
 export interface InputFile {
@@ -130,7 +135,10 @@ export async function expandPaths(
       }
       if (info.isDirectory()) {
         found += await walk(path);
-      } else if (info.isFile() && (hasReplaySuffix(name) || isTranscriptJsonName(name, dir) || (await startsWithZstdMagic(path)))) {
+      } else if (
+        info.isFile() &&
+        (hasReplaySuffix(name) || isTranscriptJsonName(name, dir) || (await startsWithZstdMagic(path)))
+      ) {
         addFile(path, info);
         found += 1;
       }
@@ -144,7 +152,11 @@ export async function expandPaths(
       info = await stat(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
-      problems.push({ path, code, message: code === 'missing' ? 'no such file or directory' : `cannot read: ${errorText(error)}` });
+      problems.push({
+        path,
+        code,
+        message: code === 'missing' ? 'no such file or directory' : `cannot read: ${errorText(error)}`,
+      });
       continue;
     }
     if (info.isFile()) {
@@ -153,7 +165,11 @@ export async function expandPaths(
     }
     if (!info.isDirectory()) {
       // The format is told by reading the start of the file, then the file is read again from its beginning.
-      problems.push({ path, code: 'unreadable', message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first' });
+      problems.push({
+        path,
+        code: 'unreadable',
+        message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first',
+      });
       continue;
     }
     excludedHits = [];
@@ -170,7 +186,8 @@ export async function expandPaths(
  * (the replay's own output directory), say so, because the files are there.
  */
 function noFilesMessage(path: string, excludedHits: readonly string[]): string {
-  const own = 'is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory';
+  const own =
+    'is where this replay writes its own telemetry (traces.jsonl and metrics.jsonl hold OTLP JSON, not session logs), so its files are not read; replay session logs or captures, or give --out another directory';
   if (excludedHits.includes(path)) return `this directory ${own}`;
   const none = `no session logs, captures or transcripts (${REPLAY_FILE_SUFFIXES.join(', ')}, session-*.json, or zstd) in this directory`;
   if (excludedHits.length === 0) return none;
@@ -188,7 +205,11 @@ export type SniffResult =
       /** For a coding agent's transcript (`format` is its agent): what the file is, from `SniffOptions.classifyTranscript`. */
       readonly transcript?: TranscriptFileInfo;
     }
-  | { readonly ok: false; readonly code: 'unreadable' | 'empty-file' | 'binary' | 'corrupt-zstd' | 'unrecognized'; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly code: 'unreadable' | 'empty-file' | 'binary' | 'corrupt-zstd' | 'unrecognized';
+      readonly message: string;
+    };
 
 /**
  * Tells a file's format from its first line (decompressed when the file
@@ -213,12 +234,23 @@ export async function sniffFile(path: string, options: SniffOptions = {}): Promi
   }
   const { bytes, compression } = head;
   if (bytes.length === 0) {
-    if (head.corrupt !== undefined) return { ok: false, code: 'corrupt-zstd', message: `undecodable zstd data (${head.corrupt})` };
-    return { ok: false, code: 'empty-file', message: compression === 'zstd' ? 'the zstd frames hold no data' : 'the file is empty' };
+    if (head.corrupt !== undefined)
+      return { ok: false, code: 'corrupt-zstd', message: `undecodable zstd data (${head.corrupt})` };
+    return {
+      ok: false,
+      code: 'empty-file',
+      message: compression === 'zstd' ? 'the zstd frames hold no data' : 'the file is empty',
+    };
   }
-  if (bytes.includes(0)) return { ok: false, code: 'binary', message: 'binary data (a NUL byte in line 1): not a session log or capture' };
+  if (bytes.includes(0))
+    return { ok: false, code: 'binary', message: 'binary data (a NUL byte in line 1): not a session log or capture' };
   const text = head.isComplete ? decodeUtf8Line(bytes) : decodeUtf8Prefix(bytes);
-  if (!text.ok) return { ok: false, code: 'binary', message: 'binary data (line 1 is not UTF-8 text): not a session log or capture' };
+  if (!text.ok)
+    return {
+      ok: false,
+      code: 'binary',
+      message: 'binary data (line 1 is not UTF-8 text): not a session log or capture',
+    };
   const line1 = head.isComplete ? parseLine(text.text) : undefined;
   const format = head.isComplete ? formatOfValue(line1) : formatOfPrefix(text.text);
   if (format !== undefined) {
@@ -233,7 +265,12 @@ export async function sniffFile(path: string, options: SniffOptions = {}): Promi
     const prefix = await readTextPrefix(path);
     const records = prefix.text === '' ? seen : prefixRecords(prefix.text, prefix.isWholeFile);
     seen = records;
-    const transcript = options.classifyTranscript({ path, firstLine: line1, prefix: prefix.text === '' ? text.text : prefix.text, records });
+    const transcript = options.classifyTranscript({
+      path,
+      firstLine: line1,
+      prefix: prefix.text === '' ? text.text : prefix.text,
+      records,
+    });
     if (transcript !== undefined) return { ok: true, format: transcript.format, compression, transcript };
   }
   return { ok: false, code: 'unrecognized', message: unrecognizedMessage(seen) };
@@ -263,7 +300,8 @@ export function prefixRecords(prefix: string, isWholeFile: boolean): unknown[] {
 
 /** Why no format claimed a file, naming what its first records were. */
 function unrecognizedMessage(records: readonly unknown[]): string {
-  const what = 'neither a session log header, a capture header, a JSON-RPC message nor a Claude Code, Codex or Gemini CLI transcript record';
+  const what =
+    'neither a session log header, a capture header, a JSON-RPC message nor a Claude Code, Codex or Gemini CLI transcript record';
   if (records.length === 0) return `line 1 is ${what}: not a session log, capture or transcript`;
   const kinds = [...new Set(records.map(describeRecord))].slice(0, 8);
   return `no record of the ${records.length} JSON line(s) read from the file's start is ${what} (seen: ${kinds.join(', ')}): not a session log, capture or transcript`;
@@ -275,9 +313,13 @@ function describeRecord(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   const type = (value as Record<string, unknown>)['type'];
   if (typeof type === 'string') return `type ${JSON.stringify(type.slice(0, 40))}`;
-  return `an object with ${Object.keys(value).slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40))).join(', ') || 'no keys'}`;
+  return `an object with ${
+    Object.keys(value)
+      .slice(0, 3)
+      .map((k) => JSON.stringify(k.slice(0, 40)))
+      .join(', ') || 'no keys'
+  }`;
 }
-
 
 /** Options of {@link sniffFile}. */
 export interface SniffOptions {
@@ -291,10 +333,11 @@ export interface SniffOptions {
   readonly classifyTranscript?: (head: TranscriptHead) => TranscriptFileInfo | undefined;
 }
 
-
-
 /** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
-async function readFirstLine(path: string, options: SniffOptions): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
+async function readFirstLine(
+  path: string,
+  options: SniffOptions,
+): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
   const reader = new ByteLineReader(options);
   let first: Uint8Array | undefined;
   let isComplete = true;

@@ -181,7 +181,11 @@ export interface ReplaySummary {
  *   empty, binary, damaged files are problems); a listener that throws is
  *   contained (the `RunListener` contract forbids it).
  */
-export async function replayPaths(paths: readonly string[], listener: RunListener, options: ReplayOptions = {}): Promise<ReplaySummary> {
+export async function replayPaths(
+  paths: readonly string[],
+  listener: RunListener,
+  options: ReplayOptions = {},
+): Promise<ReplaySummary> {
   const stats = new SummaryListener(listener, options.onRun);
   const problems: ReplayProblem[] = [];
   const skipped = { files: 0, records: 0 };
@@ -199,7 +203,13 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   let bytesBefore = 0;
   let bytesDone = 0;
   const progress = (filesDone: number, file?: string): void =>
-    options.onProgress?.({ filesDone, filesTotal: expanded.files.length, bytesDone, bytesTotal, ...(file !== undefined ? { file } : {}) });
+    options.onProgress?.({
+      filesDone,
+      filesTotal: expanded.files.length,
+      bytesDone,
+      bytesTotal,
+      ...(file !== undefined ? { file } : {}),
+    });
   const onBytes = (file: string, filesDone: number) => (bytes: number) => {
     bytesDone += bytes;
     progress(filesDone, file);
@@ -222,7 +232,8 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
   const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
   const logs = new LogTracker(stats, {
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-    stream: (sessionId, parentSessionId) => !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
+    stream: (sessionId, parentSessionId) =>
+      !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
   });
 
   for (const [index, { path, size }] of expanded.files.entries()) {
@@ -239,7 +250,16 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
       files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
     } else if (sniffed.transcript !== undefined) {
       const info = sniffed.transcript;
-      if (info.kind === 'other') files.push({ path, format: info.format, records: 0, runs: 0, problems: 0, isSkipped: false, ...(info.what !== undefined ? { what: info.what } : {}) });
+      if (info.kind === 'other')
+        files.push({
+          path,
+          format: info.format,
+          records: 0,
+          runs: 0,
+          problems: 0,
+          isSkipped: false,
+          ...(info.what !== undefined ? { what: info.what } : {}),
+        });
       else transcripts.push({ path, size, mtimeMs: expanded.files[index]?.mtimeMs ?? 0, info });
       // Read below, with the rest of its session; its bytes count as done then.
       progress(index + 1);
@@ -247,9 +267,24 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
     } else if (sniffed.format === 'log') {
       const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index), pause });
       if (result.isSkipped) skipped.files += 1;
-      files.push({ path, format: 'log', records: result.records, runs: result.runs, problems: problemCount, isSkipped: result.isSkipped });
+      files.push({
+        path,
+        format: 'log',
+        records: result.records,
+        runs: result.runs,
+        problems: problemCount,
+        isSkipped: result.isSkipped,
+      });
     } else {
-      const result = await replayStream(path, sniffed.format === 'capture' ? 'capture' : 'ndjson', stats, options, fileProblem, onBytes(path, index), pause);
+      const result = await replayStream(
+        path,
+        sniffed.format === 'capture' ? 'capture' : 'ndjson',
+        stats,
+        options,
+        fileProblem,
+        onBytes(path, index),
+        pause,
+      );
       if (result.isSkipped) skipped.files += 1;
       files.push({ ...result, problems: problemCount });
     }
@@ -282,7 +317,11 @@ export async function replayPaths(paths: readonly string[], listener: RunListene
         runs: result.runs,
         problems: problemCount,
         isSkipped: result.isSkipped,
-        ...(info?.kind === 'sidecar' && info.what !== undefined ? { what: info.what } : result.what !== undefined ? { what: result.what } : {}),
+        ...(info?.kind === 'sidecar' && info.what !== undefined
+          ? { what: info.what }
+          : result.what !== undefined
+            ? { what: result.what }
+            : {}),
         ...(result.unknownRecords !== undefined ? { unknownRecords: result.unknownRecords } : {}),
       });
     }
@@ -372,7 +411,11 @@ async function replayStream(
   const newStream = (key: string, protocol: Protocol | 'auto', startedAt: number): Stream => {
     const previous = streams.get(key);
     if (previous !== undefined) ended.push(previous); // a second header for the same stream: its own conversation
-    const stream: Stream = { protocol, prefix: key === '' && previous === undefined ? runIdPrefix : `${runIdPrefix}-${key === '' ? 'h' : key}-${line}`, lastTime: startedAt };
+    const stream: Stream = {
+      protocol,
+      prefix: key === '' && previous === undefined ? runIdPrefix : `${runIdPrefix}-${key === '' ? 'h' : key}-${line}`,
+      lastTime: startedAt,
+    };
     streams.set(key, stream);
     return stream;
   };
@@ -380,17 +423,24 @@ async function replayStream(
     if (stream.tap !== undefined) return stream.tap;
     const observing = observerFor(stream.protocol, listener, stream.prefix, options.agentName);
     stream.observing = observing;
-    stream.tap = new FrameTap(observing.observer, { onRejected: (_direction, kind, message) => malformed(kind, message) });
+    stream.tap = new FrameTap(observing.observer, {
+      onRejected: (_direction, kind, message) => malformed(kind, message),
+    });
     return stream.tap;
   };
   const captureHeader = (bytes: Uint8Array, at: number): void => {
     const header = parseCaptureHeader(parseJsonLine(bytes));
     if (!header.ok) {
-      problem('bad-capture-header', `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`, at);
+      problem(
+        'bad-capture-header',
+        `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`,
+        at,
+      );
       if (!streams.has('')) newStream('', 'auto', Date.now());
       return;
     }
-    const declared = header.header.protocol === 'sdk' || header.header.protocol === 'acp' ? header.header.protocol : 'auto';
+    const declared =
+      header.header.protocol === 'sdk' || header.header.protocol === 'acp' ? header.header.protocol : 'auto';
     newStream(header.header.id ?? '', declared, header.header.startedAt);
   };
 
@@ -435,7 +485,11 @@ async function replayStream(
       const key = record.stream ?? '';
       const stream = streams.get(key) ?? newStream(key, 'auto', record.time);
       stream.lastTime = record.time;
-      tapOf(stream).observeLine(record.direction === 'c' ? 'client->agent' : 'agent->client', record.bytes, record.time);
+      tapOf(stream).observeLine(
+        record.direction === 'c' ? 'client->agent' : 'agent->client',
+        record.bytes,
+        record.time,
+      );
       continue;
     }
     records += 1;
@@ -448,7 +502,14 @@ async function replayStream(
   const all = [...ended, ...streams.values()];
   for (const stream of all) stream.observing?.observer.close(stream.lastTime, CAPTURE_ENDED_DIAGNOSTIC);
   const decided = all.map((stream) => stream.observing?.protocol()).find((protocol) => protocol !== undefined);
-  return { path, format, ...(decided !== undefined ? { protocol: decided } : {}), records, runs: stats.runs - runsBefore, isSkipped };
+  return {
+    path,
+    format,
+    ...(decided !== undefined ? { protocol: decided } : {}),
+    records,
+    runs: stats.runs - runsBefore,
+    isSkipped,
+  };
 }
 
 function rawDirection(bytes: Uint8Array, requestDirections: Map<string, Direction>): Direction {
@@ -471,7 +532,10 @@ function observerFor(
 ): { readonly observer: FrameObserver; readonly protocol: () => Protocol | undefined } {
   let count = 0;
   const options = { ...(agentName !== undefined ? { agentName } : {}), newRunId: () => `${prefix}-${(count += 1)}` };
-  const factories = { sdk: (): FrameObserver => new SdkTracker(listener, options), acp: (): FrameObserver => new AcpTracker(listener, options) };
+  const factories = {
+    sdk: (): FrameObserver => new SdkTracker(listener, options),
+    acp: (): FrameObserver => new AcpTracker(listener, options),
+  };
   if (protocol !== 'auto') return { observer: factories[protocol](), protocol: () => protocol };
   const sniffer = new ProtocolSniffer(factories);
   return { observer: sniffer, protocol: () => sniffer.protocol };
@@ -495,7 +559,10 @@ function parseJsonLine(bytes: Uint8Array): unknown {
  * field out). @returns `false` when the runtime reported nothing.
  */
 export function isOutputMismatch(record: RunRecord): boolean {
-  return record.reported !== undefined && !reportedOutputMatches(record.reported.output, record.output, record.reported.compare);
+  return (
+    record.reported !== undefined &&
+    !reportedOutputMatches(record.reported.output, record.output, record.reported.compare)
+  );
 }
 
 /** Forwards runs to the caller's listener and counts them for the summary. */
@@ -584,7 +651,14 @@ class SummaryListener implements RunListener {
       stopReasons,
       truncationRate: total === 0 ? 0 : truncated / total,
       mismatches: this.#mismatches,
-      ...(costed.length > 0 || this.#unpriced.size > 0 ? { cost: { amountUsd: costed.reduce((sum, e) => sum + (e.costUsd ?? 0), 0), unpricedModels: [...this.#unpriced].sort() } } : {}),
+      ...(costed.length > 0 || this.#unpriced.size > 0
+        ? {
+            cost: {
+              amountUsd: costed.reduce((sum, e) => sum + (e.costUsd ?? 0), 0),
+              unpricedModels: [...this.#unpriced].sort(),
+            },
+          }
+        : {}),
       problems,
       skipped: { ...skipped },
       unknownRecords: unknownRecordTotals(files),

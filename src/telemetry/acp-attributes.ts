@@ -72,10 +72,18 @@ function recordableText(text: string, policy: ContentPolicy, limit: number, what
       const blocks: unknown = JSON.parse(answer);
       if (!Array.isArray(blocks)) throw new TypeError('redact returned JSON that is not an array of blocks');
       recorded = blocks
-        .map((block: unknown) => (block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : ''))
+        .map((block: unknown) =>
+          block !== null && typeof block === 'object' && typeof (block as { text?: unknown }).text === 'string'
+            ? (block as { text: string }).text
+            : '',
+        )
         .join('');
     } catch (error) {
-      reports.report('warn', `redact-${what}:${describeError(error)}`, `content redaction hook failed on ${what} (${describeError(error)}); left out of telemetry`);
+      reports.report(
+        'warn',
+        `redact-${what}:${describeError(error)}`,
+        `content redaction hook failed on ${what} (${describeError(error)}); left out of telemetry`,
+      );
       return undefined;
     }
   }
@@ -100,7 +108,10 @@ export function recordableErrorMessage(text: string, policy: ContentPolicy): str
  * text within {@link ERROR_MESSAGE_MAX_LENGTH}. With capture off, a failing
  * hook or no diagnostic: nothing. Never throws.
  */
-export function diagnosticAttributes(record: RunRecord, policy: ContentPolicy): { attributes: Attributes; statusSuffix?: string } {
+export function diagnosticAttributes(
+  record: RunRecord,
+  policy: ContentPolicy,
+): { attributes: Attributes; statusSuffix?: string } {
   if (record.diagnostic === undefined || record.diagnostic === '') return { attributes: {} };
   const text = recordableText(record.diagnostic, policy, DIAGNOSTIC_MAX_BYTES, 'a diagnostic');
   if (text === undefined || text === '') return { attributes: {} };
@@ -116,10 +127,14 @@ export function diagnosticAttributes(record: RunRecord, policy: ContentPolicy): 
  *   `; JSON-RPC error <code>` and `: <message>` when the agent answered a
  *   failure and its message may be recorded. Never throws.
  */
-export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { attributes: Attributes; statusDescription: string } {
+export function acpRunAttributes(
+  record: RunRecord,
+  policy: ContentPolicy,
+): { attributes: Attributes; statusDescription: string } {
   const attributes: Attributes = {};
   let statusDescription = `stop reason: ${record.stopReason}`;
-  if (record.stopReasonInferredFrom !== undefined) attributes[ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM] = record.stopReasonInferredFrom;
+  if (record.stopReasonInferredFrom !== undefined)
+    attributes[ATTR_SUBAGENT_STOP_REASON_INFERRED_FROM] = record.stopReasonInferredFrom;
   if (record.rpcError !== undefined) {
     attributes[ATTR_SUBAGENT_ERROR_CODE] = record.rpcError.code;
     statusDescription += `; JSON-RPC error ${record.rpcError.code}`;
@@ -129,7 +144,8 @@ export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { at
       statusDescription += `: ${message}`;
     }
   }
-  if (record.usageOrigin !== undefined && record.usage.reported) attributes[ATTR_SUBAGENT_USAGE_ORIGIN] = record.usageOrigin;
+  if (record.usageOrigin !== undefined && record.usage.reported)
+    attributes[ATTR_SUBAGENT_USAGE_ORIGIN] = record.usageOrigin;
   if (record.agentTelemetry !== undefined) attributes[ATTR_SUBAGENT_AGENT_TELEMETRY] = record.agentTelemetry;
   if (record.sessionUsageTotals !== undefined) {
     attributes[ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS] = record.sessionUsageTotals.inputTokens;
@@ -155,11 +171,15 @@ export function acpRunAttributes(record: RunRecord, policy: ContentPolicy): { at
 export function acpToolAttributes(call: ToolCallRecord, policy: ContentPolicy): Attributes {
   const attributes: Attributes = {};
   if (call.toolType !== undefined && call.toolType !== '') attributes[ATTR_GEN_AI_TOOL_TYPE] = call.toolType;
-  const title = call.title !== undefined && call.title !== '' ? recordableText(call.title, policy, TOOL_TITLE_MAX_LENGTH, 'a tool title') : undefined;
+  const title =
+    call.title !== undefined && call.title !== ''
+      ? recordableText(call.title, policy, TOOL_TITLE_MAX_LENGTH, 'a tool title')
+      : undefined;
   if (title !== undefined && title !== '') attributes[ATTR_SUBAGENT_TOOL_TITLE] = title;
   if (call.permission !== undefined) {
     attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OUTCOME] = call.permission.outcome;
-    if (call.permission.optionId !== undefined) attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID] = call.permission.optionId;
+    if (call.permission.optionId !== undefined)
+      attributes[ATTR_SUBAGENT_TOOL_PERMISSION_OPTION_ID] = call.permission.optionId;
   }
   return attributes;
 }

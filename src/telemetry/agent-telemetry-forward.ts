@@ -15,7 +15,14 @@
  * @module subagent-otel/telemetry/agent-telemetry-forward
  */
 import { join } from 'node:path';
-import { attributeMap, millisOf, type OtlpJsonLogsRequest, type OtlpJsonRequest, type OtlpJsonTracesRequest, type OtlpSignal } from '../wire/otlp-json.js';
+import {
+  attributeMap,
+  millisOf,
+  type OtlpJsonLogsRequest,
+  type OtlpJsonRequest,
+  type OtlpJsonTracesRequest,
+  type OtlpSignal,
+} from '../wire/otlp-json.js';
 import { fileLineSink, type LineSink } from './otlp-json-file-exporter.js';
 import type { SignalPlan } from './setup.js';
 import { errorMessage } from '../wire/error-text.js';
@@ -41,7 +48,11 @@ const MOVED_TRACES_MEMORY = 4096;
  * one; docs/AGENTS.md). A trace no run holds is left as sent.
  * @returns how many spans were moved and left.
  */
-export function reparentSpans(body: OtlpJsonTracesRequest, moved: Map<string, RunSpanIds>, lookup: RunSpanLookup): { moved: number; left: number } {
+export function reparentSpans(
+  body: OtlpJsonTracesRequest,
+  moved: Map<string, RunSpanIds>,
+  lookup: RunSpanLookup,
+): { moved: number; left: number } {
   let movedCount = 0;
   let left = 0;
   for (const resourceSpans of body.resourceSpans ?? []) {
@@ -53,8 +64,11 @@ export function reparentSpans(body: OtlpJsonTracesRequest, moved: Map<string, Ru
         if (target === undefined) {
           const start = millisOf(span.startTimeUnixNano);
           // The span's own session, then the resource's (gemini's names its process, not an ACP session), then time alone.
-          const sessions = [attributeMap(span.attributes).get('session.id'), resourceSession].filter((v): v is string => typeof v === 'string' && v !== '');
-          if (start !== undefined) for (const session of [...sessions, undefined]) if ((target = lookup(start, session)) !== undefined) break;
+          const sessions = [attributeMap(span.attributes).get('session.id'), resourceSession].filter(
+            (v): v is string => typeof v === 'string' && v !== '',
+          );
+          if (start !== undefined)
+            for (const session of [...sessions, undefined]) if ((target = lookup(start, session)) !== undefined) break;
           if (target !== undefined) {
             moved.set(original, target);
             if (moved.size > MOVED_TRACES_MEMORY) moved.delete(moved.keys().next().value as string);
@@ -124,7 +138,8 @@ export function createAgentTelemetryForwarder(plan: ForwardPlan): AgentTelemetry
   const stats: AgentTelemetryForwarder['stats'] = { forwarded: 0, failed: 0, spansMoved: 0, spansLeft: 0 };
   const inFlight = new Set<Promise<void>>();
   const files: Partial<Record<OtlpSignal, LineSink>> = {};
-  const fileDir = (signal: OtlpSignal): string | undefined => (signal === 'metrics' ? plan.metrics.fileDir : plan.traces.fileDir);
+  const fileDir = (signal: OtlpSignal): string | undefined =>
+    signal === 'metrics' ? plan.metrics.fileDir : plan.traces.fileDir;
   const fileOf = (signal: OtlpSignal): LineSink | undefined => {
     const dir = fileDir(signal);
     if (dir === undefined) return undefined;
@@ -169,7 +184,12 @@ export function createAgentTelemetryForwarder(plan: ForwardPlan): AgentTelemetry
       const url = urlOf(request.signal);
       if (url !== undefined) {
         track(
-          fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headersOf(request.signal) }, body: line, signal: AbortSignal.timeout(10_000) }).then((res) => {
+          fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headersOf(request.signal) },
+            body: line,
+            signal: AbortSignal.timeout(10_000),
+          }).then((res) => {
             if (!res.ok) throw new Error(`HTTP ${res.status}`);
           }),
           url,
@@ -178,7 +198,10 @@ export function createAgentTelemetryForwarder(plan: ForwardPlan): AgentTelemetry
     },
     async flush(timeoutMs) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all([...inFlight]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      await Promise.race([
+        Promise.all([...inFlight]),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      ]);
       clearTimeout(timer);
     },
   };

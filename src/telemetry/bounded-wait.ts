@@ -7,7 +7,8 @@
  */
 
 /** How work given to `within` ended. */
-export type Outcome = { readonly status: 'done' } | { readonly status: 'timeout' } | { readonly status: 'failed'; readonly error: unknown };
+export type Outcome =
+  { readonly status: 'done' } | { readonly status: 'timeout' } | { readonly status: 'failed'; readonly error: unknown };
 
 /** Settles `work` or times out after `ms`; never rejects, leaves no timer behind. */
 export async function within(work: () => Promise<unknown>, ms: number): Promise<Outcome> {

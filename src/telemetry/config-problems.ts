@@ -57,20 +57,30 @@ async function unwritableFile(dir: string, name: string): Promise<string | undef
  * @returns an empty array when everything is usable. Never rejects; never
  *   names header values or URL credentials.
  */
-export async function configurationProblems(options: TelemetryOptions, plan: TelemetryPlan, capture?: string): Promise<string[]> {
+export async function configurationProblems(
+  options: TelemetryOptions,
+  plan: TelemetryPlan,
+  capture?: string,
+): Promise<string[]> {
   const env: Environment = options.env ?? process.env;
   const problems: string[] = [];
   for (const variable of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER']) {
     const names = (env[variable] ?? '').split(',').map((n) => n.trim().toLowerCase());
     const unknown = names.filter((n) => n !== '' && !SUPPORTED_EXPORTERS.includes(n));
-    if (unknown.length > 0) problems.push(`${variable} names ${unknown.map((n) => JSON.stringify(n)).join(', ')}, which is not supported (use ${SUPPORTED_EXPORTERS.join(', ')})`);
+    if (unknown.length > 0)
+      problems.push(
+        `${variable} names ${unknown.map((n) => JSON.stringify(n)).join(', ')}, which is not supported (use ${SUPPORTED_EXPORTERS.join(', ')})`,
+      );
   }
   const general = SETTINGS.otlpProtocol.parse(env[SETTINGS.otlpProtocol.env] ?? '') ?? SETTINGS.otlpProtocol.default;
   for (const variable of OTLP_ENDPOINT_VARIABLES) {
     const value = env[variable.endpoint]?.trim();
     if (value === undefined || value === '') continue;
-    const protocol = (variable.protocol === undefined ? undefined : SETTINGS.otlpProtocol.parse(env[variable.protocol] ?? '')) ?? general;
-    if (!isOtlpEndpoint(value, protocol)) problems.push(`${variable.endpoint} is not a URL such as ${exampleEndpoint(protocol)}`);
+    const protocol =
+      (variable.protocol === undefined ? undefined : SETTINGS.otlpProtocol.parse(env[variable.protocol] ?? '')) ??
+      general;
+    if (!isOtlpEndpoint(value, protocol))
+      problems.push(`${variable.endpoint} is not a URL such as ${exampleEndpoint(protocol)}`);
   }
   const files: Array<[string, string]> = [];
   if (plan.traces.fileDir !== undefined) files.push([plan.traces.fileDir, TRACES_FILE_NAME]);
@@ -89,7 +99,8 @@ export async function configurationProblems(options: TelemetryOptions, plan: Tel
         if (errorCode(error) === 'ENOENT') return undefined;
         throw error;
       });
-      if (info !== undefined && !info.isFile()) problems.push(`the capture file ${capture} exists and is not a regular file`);
+      if (info !== undefined && !info.isFile())
+        problems.push(`the capture file ${capture} exists and is not a regular file`);
       else await access(info !== undefined ? capture : dirname(capture), constants.W_OK);
     } catch (error) {
       problems.push(`cannot write the capture file ${capture} (${errorCode(error)})`);
@@ -103,6 +114,7 @@ export async function configurationProblems(options: TelemetryOptions, plan: Tel
  * destination (OTLP, file, console) or the Prometheus endpoint. Pure.
  */
 export function deliversAnything(plan: TelemetryPlan): boolean {
-  const goes = (signal: typeof plan.traces): boolean => signal.otlp !== undefined || signal.fileDir !== undefined || signal.console;
+  const goes = (signal: typeof plan.traces): boolean =>
+    signal.otlp !== undefined || signal.fileDir !== undefined || signal.console;
   return goes(plan.traces) || goes(plan.metrics) || plan.prometheus !== undefined;
 }

@@ -304,7 +304,8 @@ export const SETTINGS: SettingsTable = {
     env: 'OTEL_SEMCONV_STABILITY_OPT_IN',
     default: 'latest',
     defaultText: 'the GenAI names of semantic-conventions-genai v0.1.0',
-    range: 'a comma-separated list; `gen_ai_previous` keeps the previous GenAI names for one release (`gen_ai_latest_experimental` is accepted and changes nothing)',
+    range:
+      'a comma-separated list; `gen_ai_previous` keeps the previous GenAI names for one release (`gen_ai_latest_experimental` is accepted and changes nothing)',
     parse: parseSemconvStability,
   },
   teamAttributes: {
@@ -313,7 +314,8 @@ export const SETTINGS: SettingsTable = {
     default: false,
     defaultText: 'off',
     range: 'true, false, 1, 0, on, off, yes, no',
-    parse: (raw: string) => (/^(true|1|on|yes)$/i.test(raw.trim()) ? true : /^(false|0|off|no)$/i.test(raw.trim()) ? false : undefined),
+    parse: (raw: string) =>
+      /^(true|1|on|yes)$/i.test(raw.trim()) ? true : /^(false|0|off|no)$/i.test(raw.trim()) ? false : undefined,
   },
 };
 
@@ -322,13 +324,22 @@ export const SETTINGS: SettingsTable = {
  * value when in range; else the default, with a warning reported once per
  * variable and value through `reports`. Never throws.
  */
-export function readSetting<T>(setting: Setting<T>, env: Environment, reports: OnceReporter, variable: string = setting.env): T {
+export function readSetting<T>(
+  setting: Setting<T>,
+  env: Environment,
+  reports: OnceReporter,
+  variable: string = setting.env,
+): T {
   const raw = env[variable];
   if (raw === undefined || raw.trim() === '') return setting.default;
   const value = setting.parse(raw);
   if (value !== undefined) return value;
   const shown = setting.secret === true ? `${variable} (value not shown)` : `${variable}=${JSON.stringify(raw)}`;
-  reports.report('warn', setting.secret === true ? `${variable}:secret` : `${variable}:${raw}`, `${shown} is not ${setting.range}; using ${setting.defaultText.replace(/`/g, '')}`);
+  reports.report(
+    'warn',
+    setting.secret === true ? `${variable}:secret` : `${variable}:${raw}`,
+    `${shown} is not ${setting.range}; using ${setting.defaultText.replace(/`/g, '')}`,
+  );
   return setting.default;
 }
 
@@ -455,7 +466,12 @@ export const OTLP_EXPORTER_SETTINGS: OtlpSettingsTable = {
  * decides alone (headers are not merged across the two). Then as
  * `readSetting`. Never throws.
  */
-export function readOtlpSetting<T>(setting: OtlpSetting<T>, signal: OtlpSignalName, env: Environment, reports: OnceReporter): T {
+export function readOtlpSetting<T>(
+  setting: OtlpSetting<T>,
+  signal: OtlpSignalName,
+  env: Environment,
+  reports: OnceReporter,
+): T {
   const specific = `OTEL_EXPORTER_OTLP_${signal}_${setting.suffix}`;
   const raw = env[specific];
   return readSetting(setting, env, reports, raw !== undefined && raw.trim() !== '' ? specific : setting.env);
@@ -466,9 +482,17 @@ export function readOtlpSetting<T>(setting: OtlpSetting<T>, signal: OtlpSignalNa
  * @returns `value` when it is `undefined` or `parse(String(value))` gives it
  *   back; else `undefined`, with a warning reported once. Never throws.
  */
-export function checkOption<T extends number>(setting: Setting<T> | Setting<T | undefined>, value: T | undefined, reports: OnceReporter): T | undefined {
+export function checkOption<T extends number>(
+  setting: Setting<T> | Setting<T | undefined>,
+  value: T | undefined,
+  reports: OnceReporter,
+): T | undefined {
   if (value === undefined) return undefined;
   if (setting.parse(String(value)) === value) return value;
-  reports.report('warn', `option:${setting.option ?? setting.env}:${value}`, `${setting.option ?? setting.env} ${String(value)} is not ${setting.range}; ignored`);
+  reports.report(
+    'warn',
+    `option:${setting.option ?? setting.env}:${value}`,
+    `${setting.option ?? setting.env} ${String(value)} is not ${setting.range}; ignored`,
+  );
   return undefined;
 }

@@ -79,7 +79,10 @@ export interface ResolvedContentPolicy {
  * unrecognised capture value, a length limit that is not a whole number, and
  * a limit of 0 all mean no content (hash, length and source stay). Never throws.
  */
-export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy> | undefined, env: Environment): ResolvedContentPolicy {
+export function resolveContentPolicyWithWarnings(
+  options: Partial<ContentPolicy> | undefined,
+  env: Environment,
+): ResolvedContentPolicy {
   const warnings: string[] = [];
   let capture = options?.capture;
   if (capture === undefined) {
@@ -87,7 +90,9 @@ export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy>
     const raw = env[setting.env];
     capture = setting.parse(raw ?? '');
     if (capture === undefined) {
-      warnings.push(`${setting.env}=${JSON.stringify(raw)} is not one of ${setting.range}; no output content is recorded`);
+      warnings.push(
+        `${setting.env}=${JSON.stringify(raw)} is not one of ${setting.range}; no output content is recorded`,
+      );
       capture = false;
     }
   }
@@ -95,9 +100,12 @@ export function resolveContentPolicyWithWarnings(options: Partial<ContentPolicy>
   let maxLength: number | undefined;
   if (options?.maxLength !== undefined) {
     if (isValidLimit(options.maxLength)) maxLength = options.maxLength;
-    else if (options.maxLength === 0) capture = false; // a cap of 0: no content, as asked
+    else if (options.maxLength === 0)
+      capture = false; // a cap of 0: no content, as asked
     else {
-      warnings.push(`content maxLength ${String(options.maxLength)} is not a whole number; no output content is recorded`);
+      warnings.push(
+        `content maxLength ${String(options.maxLength)} is not a whole number; no output content is recorded`,
+      );
       capture = false;
     }
   } else {
@@ -161,7 +169,12 @@ function toPart(block: unknown): JsonObject {
     case 'reasoning':
       return { type: GEN_AI_PART_TYPE_VALUE_REASONING, content: block['text'] };
     case 'tool-call':
-      return { type: GEN_AI_PART_TYPE_VALUE_TOOL_CALL, id: block['id'], name: block['name'], arguments: block['arguments'] };
+      return {
+        type: GEN_AI_PART_TYPE_VALUE_TOOL_CALL,
+        id: block['id'],
+        name: block['name'],
+        arguments: block['arguments'],
+      };
     case 'tool-result':
       return { type: GEN_AI_PART_TYPE_VALUE_TOOL_CALL_RESPONSE, id: block['toolCallId'], response: block['content'] };
     default:
@@ -267,7 +280,8 @@ export function capJson(
   const leaves: Leaf[] = [];
   collectLeaves(copy, leaves);
   const excess = json.length - limit;
-  const saved = (level: number): number => leaves.reduce((sum, leaf) => sum + leaf.jsonLength - levelled(leaf.jsonLength, level), 0);
+  const saved = (level: number): number =>
+    leaves.reduce((sum, leaf) => sum + leaf.jsonLength - levelled(leaf.jsonLength, level), 0);
   // Highest level that saves enough: saved() only grows as the level falls.
   let low = 0;
   let high = leaves.reduce((max, leaf) => Math.max(max, leaf.jsonLength), 0);
@@ -337,13 +351,20 @@ export function outputAttributes(
       json = redacted;
       blocks = parsed;
     } catch (error) {
-      reports.report('warn', `redact:${describeError(error)}`, `content redaction hook failed (${describeError(error)}); output content left out of telemetry, hash and length kept`);
+      reports.report(
+        'warn',
+        `redact:${describeError(error)}`,
+        `content redaction hook failed (${describeError(error)}); output content left out of telemetry, hash and length kept`,
+      );
       return attributes;
     }
   }
 
   let truncated = false;
-  const capped = policy.maxLength !== undefined && json.length > policy.maxLength ? capJson(blocks, policy.maxLength) : { json, truncated: false };
+  const capped =
+    policy.maxLength !== undefined && json.length > policy.maxLength
+      ? capJson(blocks, policy.maxLength)
+      : { json, truncated: false };
   if (capped !== undefined) attributes[ATTR_SUBAGENT_OUTPUT] = capped.json;
   truncated ||= capped === undefined || capped.truncated;
 

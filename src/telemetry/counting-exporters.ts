@@ -9,7 +9,12 @@
 import { TraceFlags, type Context } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
-import type { AggregationTemporalitySelector, InstrumentType, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type {
+  AggregationTemporalitySelector,
+  InstrumentType,
+  PushMetricExporter,
+  ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import type { TelemetrySignal } from './run-telemetry.js';
 import {
   TELEMETRY_EXPORTER_VALUE_CONSOLE,
@@ -21,7 +26,8 @@ import {
 import { asError } from '../wire/error-text.js';
 
 /** The kind of a pipeline's exporter, as `subagent.telemetry.dropped` names it. */
-export type ExporterKind = typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
+export type ExporterKind =
+  typeof TELEMETRY_EXPORTER_VALUE_OTLP | typeof TELEMETRY_EXPORTER_VALUE_FILE | typeof TELEMETRY_EXPORTER_VALUE_CONSOLE;
 
 /** Counts sampled spans as they end: what every pipeline should eventually hand its exporter. */
 export class EndedSpanCounter implements SpanProcessor {
@@ -66,14 +72,21 @@ export class CountingSpanExporter implements SpanExporter {
     if (this.#isClosed) return;
     this.#isClosed = true;
     const unconfirmed = ended - this.settled;
-    if (unconfirmed > 0) this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, unconfirmed, new Error('spans not confirmed delivered by shutdown'));
+    if (unconfirmed > 0)
+      this.#onDrop(
+        TELEMETRY_SIGNAL_VALUE_TRACES,
+        this.#kind,
+        unconfirmed,
+        new Error('spans not confirmed delivered by shutdown'),
+      );
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     const settle = (result: ExportResult): void => {
       if (!this.#isClosed) {
         this.settled += spans.length;
-        if (result.code !== ExportResultCode.SUCCESS) this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, spans.length, result.error);
+        if (result.code !== ExportResultCode.SUCCESS)
+          this.#onDrop(TELEMETRY_SIGNAL_VALUE_TRACES, this.#kind, spans.length, result.error);
       }
       resultCallback(result);
     };
@@ -106,7 +119,12 @@ export class CountingMetricExporter implements PushMetricExporter {
   readonly selectAggregationTemporality?: PushMetricExporter['selectAggregationTemporality'];
   readonly selectAggregation?: PushMetricExporter['selectAggregation'];
 
-  constructor(inner: PushMetricExporter, kind: ExporterKind, onDrop: DropListener, temporality?: AggregationTemporalitySelector) {
+  constructor(
+    inner: PushMetricExporter,
+    kind: ExporterKind,
+    onDrop: DropListener,
+    temporality?: AggregationTemporalitySelector,
+  ) {
     this.#inner = inner;
     this.#kind = kind;
     this.#onDrop = onDrop;
@@ -119,7 +137,8 @@ export class CountingMetricExporter implements PushMetricExporter {
 
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
     const settle = (result: ExportResult): void => {
-      if (result.code !== ExportResultCode.SUCCESS) this.#onDrop(TELEMETRY_SIGNAL_VALUE_METRICS, this.#kind, 1, result.error);
+      if (result.code !== ExportResultCode.SUCCESS)
+        this.#onDrop(TELEMETRY_SIGNAL_VALUE_METRICS, this.#kind, 1, result.error);
       resultCallback(result);
     };
     try {

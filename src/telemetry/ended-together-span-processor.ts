@@ -71,7 +71,8 @@ export class EndedTogetherSpanProcessor implements SpanProcessor {
     this.#isScheduled = false;
     const spans = this.#pending;
     this.#pending = [];
-    for (let at = 0; at < spans.length; at += MAX_SPANS_PER_EXPORT) this.#export(spans.slice(at, at + MAX_SPANS_PER_EXPORT));
+    for (let at = 0; at < spans.length; at += MAX_SPANS_PER_EXPORT)
+      this.#export(spans.slice(at, at + MAX_SPANS_PER_EXPORT));
   }
 
   #export(spans: ReadableSpan[]): void {

@@ -85,7 +85,14 @@ export class ExportAccounts {
     if (error instanceof RefusedExportError) this.refused[signal] += count;
     else this.unsafeLosses += count;
     const message = `${signal}: ${exporter} export failed, ${count} ${signal === 'traces' ? 'span(s)' : 'metric batch(es)'} dropped: ${describeError(error)}`;
-    if (this.#reports.report('warn', `drop:${signal}:${exporter}`, `${message} (further failures of this exporter are counted in subagent.telemetry.dropped, not logged)`)) this.note(message);
+    if (
+      this.#reports.report(
+        'warn',
+        `drop:${signal}:${exporter}`,
+        `${message} (further failures of this exporter are counted in subagent.telemetry.dropped, not logged)`,
+      )
+    )
+      this.note(message);
   };
 
   /**
@@ -93,18 +100,32 @@ export class ExportAccounts {
    * tells what it filed there and what the outbox's bound dropped.
    * @returns `undefined` when the outbox is off.
    */
-  outboxFor(signal: TelemetrySignal, settings: ReturnType<typeof otlpExporterSettings>, url: string): { box: DestinationOutbox; listener: OutboxListener } | undefined {
+  outboxFor(
+    signal: TelemetrySignal,
+    settings: ReturnType<typeof otlpExporterSettings>,
+    url: string,
+  ): { box: DestinationOutbox; listener: OutboxListener } | undefined {
     if (this.#outbox === undefined) return undefined;
     const place = this.#outbox;
     const box = openDestinationOutbox(place, settings, url, {
-      onRefused: (items, error) => this.onDrop(signal, TELEMETRY_EXPORTER_VALUE_OTLP, items, new RefusedExportError(`refused by the destination while delivering the outbox: ${describeError(error)}`)),
+      onRefused: (items, error) =>
+        this.onDrop(
+          signal,
+          TELEMETRY_EXPORTER_VALUE_OTLP,
+          items,
+          new RefusedExportError(`refused by the destination while delivering the outbox: ${describeError(error)}`),
+        ),
     });
     this.outboxes.push(box);
     const listener: OutboxListener = {
       onOutboxed: (items, runCount) => {
         this.outboxed[signal] += items;
         this.outboxed.runs += runCount;
-        this.#reports.report('warn', `outbox:${signal}`, `${signal}: the destination did not take them; kept in the outbox ${box.store.dir} for delivery by the next command (or: subagent-otel check --deliver)`);
+        this.#reports.report(
+          'warn',
+          `outbox:${signal}`,
+          `${signal}: the destination did not take them; kept in the outbox ${box.store.dir} for delivery by the next command (or: subagent-otel check --deliver)`,
+        );
       },
       onBoundDropped: (items) => {
         this.dropped[signal] += items;
@@ -125,6 +146,12 @@ export class ExportAccounts {
       fromOutbox.items += account.items;
       fromOutbox.runs += account.runs;
     }
-    return { errors: [...this.errors], dropped: { ...this.dropped }, refused: { ...this.refused }, outboxed: { ...this.outboxed }, fromOutbox };
+    return {
+      errors: [...this.errors],
+      dropped: { ...this.dropped },
+      refused: { ...this.refused },
+      outboxed: { ...this.outboxed },
+      fromOutbox,
+    };
   }
 }

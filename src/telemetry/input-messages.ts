@@ -38,7 +38,11 @@ function acpPart(block: JsonObject): JsonObject | undefined {
     return part;
   }
   if (type === 'resource_link' && typeof block['uri'] === 'string') {
-    const part: JsonObject = { type: GEN_AI_PART_TYPE_VALUE_URI, modality: modalityOf(block['mimeType'], 'document'), uri: block['uri'] };
+    const part: JsonObject = {
+      type: GEN_AI_PART_TYPE_VALUE_URI,
+      modality: modalityOf(block['mimeType'], 'document'),
+      uri: block['uri'],
+    };
     if (typeof block['mimeType'] === 'string') part['mime_type'] = block['mimeType'];
     return part;
   }
@@ -55,7 +59,8 @@ export function inputMessages(blocks: readonly unknown[]): JsonObject[] {
     if (acp !== undefined) return acp;
     // The output mapping of one block: text, reasoning, tool call, tool result, generic.
     const [message] = outputMessages([block], '');
-    const mapped = isJsonObject(message) && Array.isArray(message['parts']) ? (message['parts'][0] as unknown) : undefined;
+    const mapped =
+      isJsonObject(message) && Array.isArray(message['parts']) ? (message['parts'][0] as unknown) : undefined;
     return isJsonObject(mapped) ? mapped : { type: 'unknown', value: block };
   });
   return [{ role: GEN_AI_ROLE_VALUE_USER, parts }];
@@ -80,7 +85,11 @@ export function inputAttributes(prompt: readonly ContentBlock[] | undefined, pol
       if (!Array.isArray(parsed)) throw new TypeError('redact returned JSON that is not an array of blocks');
       blocks = parsed;
     } catch (error) {
-      reports.report('warn', `redact-input:${describeError(error)}`, `content redaction hook failed on a prompt (${describeError(error)}); input content left out of telemetry`);
+      reports.report(
+        'warn',
+        `redact-input:${describeError(error)}`,
+        `content redaction hook failed on a prompt (${describeError(error)}); input content left out of telemetry`,
+      );
       return {};
     }
   }

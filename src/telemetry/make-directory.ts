@@ -23,7 +23,8 @@ export async function makeDirectory(path: string): Promise<void> {
   for (;;) {
     try {
       const info = await stat(current);
-      if (!info.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: 'ENOTDIR' });
+      if (!info.isDirectory())
+        throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${current}'`), { code: 'ENOTDIR' });
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

@@ -14,7 +14,12 @@ import { attachOtlpExporter, type OtlpSignalParts } from './otlp-pipeline.js';
 import { OutboxMetricExporter } from './outbox/exporter.js';
 import type { PipelineContext } from './pipeline-context.js';
 import { startPrometheusEndpoint, type PrometheusEndpoint } from './prometheus-endpoint.js';
-import { TELEMETRY_EXPORTER_VALUE_CONSOLE, TELEMETRY_EXPORTER_VALUE_FILE, TELEMETRY_EXPORTER_VALUE_OTLP, TELEMETRY_SIGNAL_VALUE_METRICS } from './semconv.js';
+import {
+  TELEMETRY_EXPORTER_VALUE_CONSOLE,
+  TELEMETRY_EXPORTER_VALUE_FILE,
+  TELEMETRY_EXPORTER_VALUE_OTLP,
+  TELEMETRY_SIGNAL_VALUE_METRICS,
+} from './semconv.js';
 
 /** The metric side of `attachOtlpExporter`. */
 const METRIC_PARTS: OtlpSignalParts<PushMetricExporter> = {
@@ -23,7 +28,8 @@ const METRIC_PARTS: OtlpSignalParts<PushMetricExporter> = {
   items: 'batches',
   load: loadMetricExporter,
   lazy: (load) => new LazyMetricExporter(load),
-  outbox: (inner, box, bodies, serialize, listener) => new OutboxMetricExporter(inner, box, bodies, serialize, listener),
+  outbox: (inner, box, bodies, serialize, listener) =>
+    new OutboxMetricExporter(inner, box, bodies, serialize, listener),
 };
 
 /** The built metric readers. */
@@ -84,5 +90,9 @@ export function buildMetricPipelines(context: PipelineContext): MetricPipelines 
     context.destinations.push(`metrics: Prometheus ${prometheus.url}`);
   }
   if (readers.length === 0) context.destinations.push('metrics: none');
-  return { readers, ...(prometheus !== undefined ? { prometheus } : {}), ...(fileDir !== undefined ? { fileDir } : {}) };
+  return {
+    readers,
+    ...(prometheus !== undefined ? { prometheus } : {}),
+    ...(fileDir !== undefined ? { fileDir } : {}),
+  };
 }

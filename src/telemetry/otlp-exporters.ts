@@ -20,8 +20,20 @@ import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
-import { AggregationTemporality, InstrumentType, type AggregationTemporalitySelector, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { OTLP_EXPORTER_SETTINGS, readOtlpSetting, type Environment, type OtlpProtocol, type TemporalityPreference } from './config.js';
+import {
+  AggregationTemporality,
+  InstrumentType,
+  type AggregationTemporalitySelector,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import {
+  OTLP_EXPORTER_SETTINGS,
+  readOtlpSetting,
+  type Environment,
+  type OtlpProtocol,
+  type TemporalityPreference,
+} from './config.js';
 import type { OnceReporter } from './report-once.js';
 import { asError } from '../wire/error-text.js';
 
@@ -99,7 +111,9 @@ function tlsFiles(settings: OtlpExporterSettings): { ca?: Buffer; key?: Buffer; 
   };
   if ((settings.clientKey === undefined) !== (settings.clientCertificate === undefined)) {
     const missing = settings.clientKey === undefined ? 'CLIENT_KEY' : 'CLIENT_CERTIFICATE';
-    throw new Error(`OTLP ${settings.signal.toLowerCase()}: a client key and a client certificate go together; set OTEL_EXPORTER_OTLP_${missing} (or its ${settings.signal} form) too`);
+    throw new Error(
+      `OTLP ${settings.signal.toLowerCase()}: a client key and a client certificate go together; set OTEL_EXPORTER_OTLP_${missing} (or its ${settings.signal} form) too`,
+    );
   }
   const files: { ca?: Buffer; key?: Buffer; cert?: Buffer } = {};
   const ca = read(settings.certificate);
@@ -140,7 +154,9 @@ async function grpcConfiguration(settings: OtlpExporterSettings) {
   const grpc = await import('@opentelemetry/otlp-grpc-exporter-base');
   const plaintext = settings.url.startsWith('http://') || (!settings.url.startsWith('https://') && settings.insecure);
   const files = plaintext ? {} : tlsFiles(settings);
-  const credentials = plaintext ? grpc.createInsecureCredentials() : grpc.createSslCredentials(files.ca, files.key, files.cert);
+  const credentials = plaintext
+    ? grpc.createInsecureCredentials()
+    : grpc.createSslCredentials(files.ca, files.key, files.cert);
   return {
     grpc,
     configuration: {
@@ -189,7 +205,10 @@ interface Serializer<Request, Response> {
 }
 
 /** `serializer`, remembering each body it made in `bodies` (when given). */
-function remembering<Request extends object, Response>(serializer: Serializer<Request, Response>, bodies: RequestBodies | undefined): Serializer<Request, Response> {
+function remembering<Request extends object, Response>(
+  serializer: Serializer<Request, Response>,
+  bodies: RequestBodies | undefined,
+): Serializer<Request, Response> {
   if (bodies === undefined) return serializer;
   return {
     serializeRequest(request: Request): Uint8Array | undefined {
@@ -205,7 +224,10 @@ function remembering<Request extends object, Response>(serializer: Serializer<Re
  * The serialiser of a signal for a protocol: protobuf for `grpc` and
  * `http/protobuf`, JSON for `http/json`, as the exporters use it.
  */
-export async function requestSerializer(signal: OtlpSignal, protocol: OtlpProtocol): Promise<(items: object) => Uint8Array | undefined> {
+export async function requestSerializer(
+  signal: OtlpSignal,
+  protocol: OtlpProtocol,
+): Promise<(items: object) => Uint8Array | undefined> {
   const transformer = await import('@opentelemetry/otlp-transformer');
   const json = protocol === 'http/json';
   if (signal === 'TRACES') {
@@ -244,17 +266,42 @@ export async function loadRawSender(settings: OtlpExporterSettings): Promise<Raw
     serializeRequest: (body: Uint8Array) => body,
     deserializeResponse: (data: Uint8Array) => real.deserializeResponse(data) as unknown,
   };
-  const helper = { ...(traces ? transformer.TraceExporterMetricsHelper : transformer.MetricsExporterMetricsHelper), countItems: () => 1 };
+  const helper = {
+    ...(traces ? transformer.TraceExporterMetricsHelper : transformer.MetricsExporterMetricsHelper),
+    countItems: () => 1,
+  };
   let delegate;
   if (settings.protocol === 'grpc') {
     const { grpc, configuration } = await grpcConfiguration(settings);
     delegate = traces
-      ? grpc.createOtlpGrpcExportDelegate(configuration, passThrough, 'otlp_grpc_span_exporter', helper, undefined, 'TraceExportService', '/opentelemetry.proto.collector.trace.v1.TraceService/Export')
-      : grpc.createOtlpGrpcExportDelegate(configuration, passThrough, 'otlp_grpc_metric_exporter', helper, undefined, 'MetricsExportService', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export');
+      ? grpc.createOtlpGrpcExportDelegate(
+          configuration,
+          passThrough,
+          'otlp_grpc_span_exporter',
+          helper,
+          undefined,
+          'TraceExportService',
+          '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        )
+      : grpc.createOtlpGrpcExportDelegate(
+          configuration,
+          passThrough,
+          'otlp_grpc_metric_exporter',
+          helper,
+          undefined,
+          'MetricsExportService',
+          '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+        );
   } else {
     const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
     const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
-    delegate = createOtlpHttpExportDelegate(configuration, passThrough, traces ? 'otlp_http_span_exporter' : 'otlp_http_metric_exporter', helper, undefined);
+    delegate = createOtlpHttpExportDelegate(
+      configuration,
+      passThrough,
+      traces ? 'otlp_http_span_exporter' : 'otlp_http_metric_exporter',
+      helper,
+      undefined,
+    );
   }
   const ready = delegate;
   return {
@@ -276,7 +323,10 @@ export async function loadRawSender(settings: OtlpExporterSettings): Promise<Raw
  * when a TLS file cannot be read.
  */
 export async function loadSpanExporter(settings: OtlpExporterSettings, bodies?: RequestBodies): Promise<SpanExporter> {
-  const [{ OTLPExporterBase }, transformer] = await Promise.all([import('@opentelemetry/otlp-exporter-base'), import('@opentelemetry/otlp-transformer')]);
+  const [{ OTLPExporterBase }, transformer] = await Promise.all([
+    import('@opentelemetry/otlp-exporter-base'),
+    import('@opentelemetry/otlp-transformer'),
+  ]);
   if (settings.protocol === 'grpc') {
     const { grpc, configuration } = await grpcConfiguration(settings);
     const delegate = grpc.createOtlpGrpcExportDelegate(
@@ -294,7 +344,15 @@ export async function loadSpanExporter(settings: OtlpExporterSettings, bodies?: 
   const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
   const serializer = remembering(json ? transformer.JsonTraceSerializer : transformer.ProtobufTraceSerializer, bodies);
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_span_exporter', transformer.TraceExporterMetricsHelper, undefined));
+  return new OTLPExporterBase(
+    createOtlpHttpExportDelegate(
+      configuration,
+      serializer,
+      'otlp_http_span_exporter',
+      transformer.TraceExporterMetricsHelper,
+      undefined,
+    ),
+  );
 }
 
 /**
@@ -303,7 +361,10 @@ export async function loadSpanExporter(settings: OtlpExporterSettings, bodies?: 
  * gives every pushed stream the same selector). Rejects when a TLS file
  * cannot be read.
  */
-export async function loadMetricExporter(settings: OtlpExporterSettings, bodies?: RequestBodies): Promise<PushMetricExporter> {
+export async function loadMetricExporter(
+  settings: OtlpExporterSettings,
+  bodies?: RequestBodies,
+): Promise<PushMetricExporter> {
   const [{ OTLPMetricExporterBase, AggregationTemporalityPreference }, transformer] = await Promise.all([
     import('@opentelemetry/exporter-metrics-otlp-http'),
     import('@opentelemetry/otlp-transformer'),
@@ -332,8 +393,20 @@ export async function loadMetricExporter(settings: OtlpExporterSettings, bodies?
   const json = settings.protocol === 'http/json';
   const { createOtlpHttpExportDelegate } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const configuration = await httpConfiguration(settings, json ? 'application/json' : 'application/x-protobuf');
-  const serializer = remembering(json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer, bodies);
-  return new OTLPMetricExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_metric_exporter', transformer.MetricsExporterMetricsHelper, undefined), options);
+  const serializer = remembering(
+    json ? transformer.JsonMetricsSerializer : transformer.ProtobufMetricsSerializer,
+    bodies,
+  );
+  return new OTLPMetricExporterBase(
+    createOtlpHttpExportDelegate(
+      configuration,
+      serializer,
+      'otlp_http_metric_exporter',
+      transformer.MetricsExporterMetricsHelper,
+      undefined,
+    ),
+    options,
+  );
 }
 
 function failed(error: unknown): ExportResult {

@@ -153,7 +153,10 @@ class LineWriter {
       return;
     }
     if (this.#pending.length >= MAX_PENDING_LINES || this.#pendingBytes + line.length > MAX_PENDING_BYTES) {
-      report({ code: ExportResultCode.FAILED, error: new Error(`${this.#sink.description}: write backlog full, line dropped`) });
+      report({
+        code: ExportResultCode.FAILED,
+        error: new Error(`${this.#sink.description}: write backlog full, line dropped`),
+      });
       return;
     }
     this.#pending.push({ line, report });
@@ -166,7 +169,10 @@ class LineWriter {
     while (this.#pending.length > 0) {
       let bytes = 0;
       let count = 0;
-      while (count < this.#pending.length && (count === 0 || bytes + (this.#pending[count]?.line.length ?? 0) <= MAX_GROUP_BYTES)) {
+      while (
+        count < this.#pending.length &&
+        (count === 0 || bytes + (this.#pending[count]?.line.length ?? 0) <= MAX_GROUP_BYTES)
+      ) {
         bytes += this.#pending[count]?.line.length ?? 0;
         count += 1;
       }
@@ -174,7 +180,14 @@ class LineWriter {
       this.#pendingBytes -= bytes;
       let result: ExportResult;
       try {
-        await this.#sink.append(group.length === 1 ? group[0]!.line : Buffer.concat(group.map((item) => item.line), bytes));
+        await this.#sink.append(
+          group.length === 1
+            ? group[0]!.line
+            : Buffer.concat(
+                group.map((item) => item.line),
+                bytes,
+              ),
+        );
         result = { code: ExportResultCode.SUCCESS };
       } catch (error) {
         result = { code: ExportResultCode.FAILED, error: asError(error) };

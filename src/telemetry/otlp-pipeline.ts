@@ -10,7 +10,13 @@
 import type { OtlpProtocol } from './config.js';
 import type { DestinationOutbox } from './outbox/destination.js';
 import type { OutboxListener } from './outbox/exporter.js';
-import { otlpExporterSettings, requestSerializer, type OtlpExporterSettings, type OtlpSignal, type RequestBodies } from './otlp-exporters.js';
+import {
+  otlpExporterSettings,
+  requestSerializer,
+  type OtlpExporterSettings,
+  type OtlpSignal,
+  type RequestBodies,
+} from './otlp-exporters.js';
 import type { PipelineContext, Spiller } from './pipeline-context.js';
 import type { OtlpDestination } from './plan.js';
 import { describeError } from './report-once.js';
@@ -49,7 +55,13 @@ export interface OtlpSignalParts<E> {
   /** An exporter standing for the one `load` gives. */
   lazy(load: Promise<E>): E;
   /** `inner` behind `box`: what the destination did not take is filed there. */
-  outbox(inner: E, box: DestinationOutbox, bodies: RequestBodies, serialize: () => ReturnType<typeof requestSerializer>, listener: OutboxListener): E & Spiller;
+  outbox(
+    inner: E,
+    box: DestinationOutbox,
+    bodies: RequestBodies,
+    serialize: () => ReturnType<typeof requestSerializer>,
+    listener: OutboxListener,
+  ): E & Spiller;
 }
 
 /**
@@ -61,20 +73,37 @@ export interface OtlpSignalParts<E> {
  *   `attach`) threw: that is noted and said once, and the caller writes the
  *   signal to the files instead. Never throws.
  */
-export function attachOtlpExporter<E>(parts: OtlpSignalParts<E>, otlp: OtlpDestination, context: PipelineContext, attach: (exporter: E) => void): boolean {
+export function attachOtlpExporter<E>(
+  parts: OtlpSignalParts<E>,
+  otlp: OtlpDestination,
+  context: PipelineContext,
+  attach: (exporter: E) => void,
+): boolean {
   const { accounts, reports } = context;
   try {
     const settings = otlpExporterSettings(parts.otlpSignal, otlp, context.plan.temporality, context.env, reports);
     const bodies: RequestBodies = new WeakMap();
     const load = parts.load(settings, bodies);
     load.catch((error: unknown) => {
-      accounts.note(`${parts.signal}: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`);
-      reports.report('error', `otlp-load:${parts.signal}`, `${parts.signal}: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its ${parts.items} are counted as dropped`);
+      accounts.note(
+        `${parts.signal}: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)})`,
+      );
+      reports.report(
+        'error',
+        `otlp-load:${parts.signal}`,
+        `${parts.signal}: ${PROTOCOL_LABEL[otlp.protocol]} exporter could not be loaded (${describeError(error)}); its ${parts.items} are counted as dropped`,
+      );
     });
     let inner = parts.lazy(load);
     const outbox = accounts.outboxFor(parts.signal, settings, displayUrl(otlp.url));
     if (outbox !== undefined) {
-      const wrapped = parts.outbox(inner, outbox.box, bodies, () => requestSerializer(parts.otlpSignal, otlp.protocol), outbox.listener);
+      const wrapped = parts.outbox(
+        inner,
+        outbox.box,
+        bodies,
+        () => requestSerializer(parts.otlpSignal, otlp.protocol),
+        outbox.listener,
+      );
       context.spillers.push(wrapped);
       inner = wrapped;
     }
@@ -83,7 +112,11 @@ export function attachOtlpExporter<E>(parts: OtlpSignalParts<E>, otlp: OtlpDesti
     return true;
   } catch (error) {
     accounts.note(`${parts.signal}: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
-    reports.report('error', `otlp-build:${parts.signal}`, `${parts.signal}: OTLP exporter could not be built (${describeError(error)}); writing files instead`);
+    reports.report(
+      'error',
+      `otlp-build:${parts.signal}`,
+      `${parts.signal}: OTLP exporter could not be built (${describeError(error)}); writing files instead`,
+    );
     return false;
   }
 }

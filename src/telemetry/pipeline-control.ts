@@ -20,7 +20,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = SETTINGS.shutdownTimeoutMs.default;
 
 /** A requested bound as a Node timer holds it: clamped to 2^31-1; nonsense (negative, not finite) is the default. */
 function clampTimeout(requestedMs: number): number {
-  return Number.isFinite(requestedMs) && requestedMs >= 0 ? Math.min(requestedMs, MAX_TIMER_MS) : DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  return Number.isFinite(requestedMs) && requestedMs >= 0
+    ? Math.min(requestedMs, MAX_TIMER_MS)
+    : DEFAULT_SHUTDOWN_TIMEOUT_MS;
 }
 
 /** Flush, settle and shutdown of one `createTelemetry`'s pipelines; the state between calls (shut down, the last settle). */
@@ -33,7 +35,12 @@ export class PipelineControl {
   #lossesAtLastSettle = 0;
   #gapAtLastSettle = 0;
 
-  constructor(traces: TracePipelines, metrics: MetricPipelines, accounts: ExportAccounts, spillers: readonly Spiller[]) {
+  constructor(
+    traces: TracePipelines,
+    metrics: MetricPipelines,
+    accounts: ExportAccounts,
+    spillers: readonly Spiller[],
+  ) {
     this.#traces = traces;
     this.#metrics = metrics;
     this.#accounts = accounts;
@@ -54,10 +61,18 @@ export class PipelineControl {
     if (this.#shuttingDown !== undefined) return true;
     const timeoutMs = clampTimeout(requestedMs);
     const deadline = Date.now() + timeoutMs;
-    const traced = await within(() => settleEach(this.#traces.spanProcessors.map((processor) => () => processor.forceFlush())), timeoutMs);
+    const traced = await within(
+      () => settleEach(this.#traces.spanProcessors.map((processor) => () => processor.forceFlush())),
+      timeoutMs,
+    );
     if (traced.status === 'timeout') return false;
     const metered = await within(
-      () => settleEach(this.#metrics.readers.map((reader) => () => reader.forceFlush({ timeoutMillis: Math.max(1, deadline - Date.now()) }))),
+      () =>
+        settleEach(
+          this.#metrics.readers.map(
+            (reader) => () => reader.forceFlush({ timeoutMillis: Math.max(1, deadline - Date.now()) }),
+          ),
+        ),
       Math.max(0, deadline - Date.now()),
     );
     return metered.status !== 'timeout';
@@ -88,7 +103,10 @@ export class PipelineControl {
     const tracesTimedOut = await this.#shutdownTraces(Math.floor(timeoutMs * 0.6));
     const metricsTimedOut = await this.#shutdownMetrics(Math.max(0, deadline - Date.now()), deadline);
     // The outbox last: what this process filed, and what earlier ones left, while the destination takes it.
-    await within(() => Promise.all(this.#accounts.outboxes.map((box) => box.finish(deadline))), Math.max(0, deadline - Date.now()));
+    await within(
+      () => Promise.all(this.#accounts.outboxes.map((box) => box.finish(deadline))),
+      Math.max(0, deadline - Date.now()),
+    );
     const prometheus = this.#metrics.prometheus;
     if (prometheus !== undefined) await within(() => prometheus.close(), Math.max(0, deadline - Date.now()));
     return { timedOut: tracesTimedOut || metricsTimedOut, ...this.#accounts.snapshot() };
@@ -106,7 +124,10 @@ export class PipelineControl {
     // Each pipeline is flushed on its own: the provider's shutdown rejects as
     // soon as one exporter fails (a collector answering 500), and returning
     // then would exit before the other pipelines (the file) finished writing.
-    const traced = await within(() => settleEach(spanProcessors.map((processor) => () => processor.shutdown())), traceBudget - reserve);
+    const traced = await within(
+      () => settleEach(spanProcessors.map((processor) => () => processor.shutdown())),
+      traceBudget - reserve,
+    );
     if (traced.status === 'timeout' && this.#spillers.length > 0) {
       await within(() => this.#spill(), reserve);
       // What is still unconfirmed now is counted below; the spilled batches were confirmed by the outbox.
@@ -128,15 +149,22 @@ export class PipelineControl {
     const reserve = this.#reserve(metricBudget);
     // Readers on their own for the same reason (the provider's shutdown is a Promise.all).
     const metered = await within(
-      () => settleEach(this.#metrics.readers.map((reader) => () => reader.shutdown({ timeoutMillis: Math.max(1, metricBudget - reserve) }))),
+      () =>
+        settleEach(
+          this.#metrics.readers.map(
+            (reader) => () => reader.shutdown({ timeoutMillis: Math.max(1, metricBudget - reserve) }),
+          ),
+        ),
       metricBudget - reserve,
     );
-    if (metered.status === 'timeout' && this.#spillers.length > 0) await within(() => this.#spill(), Math.max(0, deadline - Date.now()));
+    if (metered.status === 'timeout' && this.#spillers.length > 0)
+      await within(() => this.#spill(), Math.max(0, deadline - Date.now()));
     if (metered.status === 'timeout' && this.#spillers.length === 0) {
       this.#accounts.note(`metrics: shutdown did not finish within ${metricBudget} ms`);
       return true;
     }
-    if (metered.status === 'failed' && this.#accounts.dropped.metrics === 0) this.#accounts.note(`metrics: shutdown failed: ${describeError(metered.error)}`);
+    if (metered.status === 'failed' && this.#accounts.dropped.metrics === 0)
+      this.#accounts.note(`metrics: shutdown failed: ${describeError(metered.error)}`);
     return false;
   }
 }

@@ -73,7 +73,6 @@ export interface TelemetryOptions {
   readonly teamAttributes?: boolean;
 }
 
-
 /** OTLP destination of one signal: the protocol, and the URL the exporter sends to. */
 export interface OtlpDestination {
   readonly protocol: OtlpProtocol;
@@ -126,7 +125,12 @@ function parseExporterList(variable: string, raw: string | undefined, reports: O
   const known = new Set<string>();
   for (const name of names) {
     if (KNOWN_EXPORTERS.has(name)) known.add(name);
-    else reports.report('warn', `${variable}:${name}`, `${variable} names unsupported exporter ${JSON.stringify(name)} (supported: otlp, console, none); skipped`);
+    else
+      reports.report(
+        'warn',
+        `${variable}:${name}`,
+        `${variable} names unsupported exporter ${JSON.stringify(name)} (supported: otlp, console, none); skipped`,
+      );
   }
   return known;
 }
@@ -140,7 +144,11 @@ function parseExporterList(variable: string, raw: string | undefined, reports: O
  * the generic one with `/v1/traces` or `/v1/metrics` appended for HTTP (as
  * it is for gRPC). The exporter sends to exactly this URL.
  */
-function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports: OnceReporter): OtlpDestination | undefined {
+function otlpDestination(
+  env: Environment,
+  signal: 'TRACES' | 'METRICS',
+  reports: OnceReporter,
+): OtlpDestination | undefined {
   const specificVariable = `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`;
   const protocol = env[specificVariable]?.trim()
     ? readSetting(SETTINGS.otlpProtocol, env, reports, specificVariable)
@@ -157,22 +165,35 @@ function otlpDestination(env: Environment, signal: 'TRACES' | 'METRICS', reports
   }
   if (url === undefined || raw === undefined) return undefined;
   if (!isOtlpEndpoint(raw, protocol)) {
-    reports.report('warn', `endpoint:${signal}`, `OTLP ${signal.toLowerCase()} endpoint is not a valid URL; ${signal.toLowerCase()} go to the OTLP-JSON-lines files instead`);
+    reports.report(
+      'warn',
+      `endpoint:${signal}`,
+      `OTLP ${signal.toLowerCase()} endpoint is not a valid URL; ${signal.toLowerCase()} go to the OTLP-JSON-lines files instead`,
+    );
     return undefined;
   }
   return { protocol, url };
 }
 
-function signalPlan(env: Environment, signal: 'TRACES' | 'METRICS', out: string | undefined, defaultDir: string, reports: OnceReporter): SignalPlan {
+function signalPlan(
+  env: Environment,
+  signal: 'TRACES' | 'METRICS',
+  out: string | undefined,
+  defaultDir: string,
+  reports: OnceReporter,
+): SignalPlan {
   const variable = `OTEL_${signal}_EXPORTER`;
   const names = parseExporterList(variable, env[variable], reports);
   const none = names.has('none');
-  if (none && names.size > 1) reports.report('warn', `${variable}:none+`, `${variable} combines none with other exporters; none wins`);
+  if (none && names.size > 1)
+    reports.report('warn', `${variable}:none+`, `${variable} combines none with other exporters; none wins`);
   const otlp = !none && names.has('otlp') ? otlpDestination(env, signal, reports) : undefined;
   let fileDir: string | undefined;
   if (out !== undefined) fileDir = resolvePath(out);
   else if (!none && names.has('otlp') && otlp === undefined) fileDir = defaultDir;
-  const plan: { otlp?: OtlpDestination; fileDir?: string; console: boolean } = { console: !none && names.has('console') };
+  const plan: { otlp?: OtlpDestination; fileDir?: string; console: boolean } = {
+    console: !none && names.has('console'),
+  };
   if (otlp !== undefined) plan.otlp = otlp;
   if (fileDir !== undefined) plan.fileDir = fileDir;
   return plan;
@@ -183,11 +204,16 @@ function signalPlan(env: Environment, signal: 'TRACES' | 'METRICS', out: string 
  * building anything: pure apart from diag warnings (once per bad value and
  * `reports`). Options win over the environment. Never throws.
  */
-export function planTelemetry(options: TelemetryOptions = {}, reports: OnceReporter = new OnceReporter()): TelemetryPlan {
+export function planTelemetry(
+  options: TelemetryOptions = {},
+  reports: OnceReporter = new OnceReporter(),
+): TelemetryPlan {
   const env = options.env ?? process.env;
   const defaultDir = resolvePath(readSetting(SETTINGS.out, env, reports));
 
-  const prometheusPort = checkOption(SETTINGS.prometheusPort, options.prometheusPort, reports) ?? readSetting(SETTINGS.prometheusPort, env, reports);
+  const prometheusPort =
+    checkOption(SETTINGS.prometheusPort, options.prometheusPort, reports) ??
+    readSetting(SETTINGS.prometheusPort, env, reports);
   const prometheusHost = options.prometheusHost ?? readSetting(SETTINGS.prometheusHost, env, reports);
 
   const intervalMillis = readSetting(SETTINGS.metricExportIntervalMs, env, reports);
@@ -197,11 +223,15 @@ export function planTelemetry(options: TelemetryOptions = {}, reports: OnceRepor
     traces: signalPlan(env, 'TRACES', options.out, defaultDir, reports),
     metrics: signalPlan(env, 'METRICS', options.out, defaultDir, reports),
     content: resolveContentPolicy(options.content, env),
-    metricExport: { intervalMillis, timeoutMillis: Math.min(intervalMillis, readSetting(SETTINGS.metricExportTimeoutMs, env, reports)) },
+    metricExport: {
+      intervalMillis,
+      timeoutMillis: Math.min(intervalMillis, readSetting(SETTINGS.metricExportTimeoutMs, env, reports)),
+    },
     temporality: readSetting(SETTINGS.metricsTemporality, env, reports),
   };
   if (prometheusPort > 0) plan.prometheus = { port: prometheusPort, host: prometheusHost };
   const outbox = options.outbox ?? readSetting(SETTINGS.outbox, env, reports);
-  if (typeof outbox === 'string' && outbox !== '') plan.outbox = { dir: resolvePath(outbox), maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, reports) };
+  if (typeof outbox === 'string' && outbox !== '')
+    plan.outbox = { dir: resolvePath(outbox), maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, reports) };
   return plan;
 }

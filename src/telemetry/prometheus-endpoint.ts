@@ -120,12 +120,18 @@ export function startPrometheusEndpoint(
     try {
       const requested = new URL(request.url ?? '/', 'http://localhost').pathname;
       if (request.method === 'GET' && requested === path) {
-        Promise.all([reader.collect(), prometheusSerializer()]).then(([collected, text]) => {
-          if (collected.errors.length > 0) onError(`Prometheus endpoint: metrics collection failed: ${collected.errors.map(describeError).join('; ')}`);
-          response.statusCode = 200;
-          response.setHeader('content-type', 'text/plain');
-          response.end(text.serialize(collected.resourceMetrics));
-        }, (error: unknown) => failed(response, error));
+        Promise.all([reader.collect(), prometheusSerializer()]).then(
+          ([collected, text]) => {
+            if (collected.errors.length > 0)
+              onError(
+                `Prometheus endpoint: metrics collection failed: ${collected.errors.map(describeError).join('; ')}`,
+              );
+            response.statusCode = 200;
+            response.setHeader('content-type', 'text/plain');
+            response.end(text.serialize(collected.resourceMetrics));
+          },
+          (error: unknown) => failed(response, error),
+        );
         return;
       }
       response.statusCode = 404;
@@ -157,7 +163,9 @@ export function startPrometheusEndpoint(
           return;
         }
         listening.once('error', (error) => {
-          onError(`Prometheus endpoint could not listen on ${urlOf(host, options.port, path)}: ${describeError(error)}`);
+          onError(
+            `Prometheus endpoint could not listen on ${urlOf(host, options.port, path)}: ${describeError(error)}`,
+          );
           resolve(undefined);
         });
         listening.listen(options.port, host, () => {
@@ -174,17 +182,19 @@ export function startPrometheusEndpoint(
     ready,
     close() {
       isClosed = true;
-      closing ??= ready.then(() => server).then(
-        (listening) =>
-          new Promise<void>((resolve) => {
-            if (listening?.listening !== true) {
-              resolve();
-              return;
-            }
-            listening.close(() => resolve());
-            listening.closeAllConnections();
-          }),
-      );
+      closing ??= ready
+        .then(() => server)
+        .then(
+          (listening) =>
+            new Promise<void>((resolve) => {
+              if (listening?.listening !== true) {
+                resolve();
+                return;
+              }
+              listening.close(() => resolve());
+              listening.closeAllConnections();
+            }),
+        );
       return closing;
     },
   };

@@ -47,7 +47,14 @@ import { inputAttributes } from './input-messages.js';
 import { transcriptRunAttributes } from './transcript-attributes.js';
 import { describeError, OnceReporter } from './report-once.js';
 import { readSetting, SETTINGS } from './config.js';
-import { stableChatSpanId, stableRunSpanId, stableToolSpanId, stableTraceId, type PlannedIds, type StableIdGenerator } from './stable-ids.js';
+import {
+  stableChatSpanId,
+  stableRunSpanId,
+  stableToolSpanId,
+  stableTraceId,
+  type PlannedIds,
+  type StableIdGenerator,
+} from './stable-ids.js';
 import type { TeamAttributes } from './team-attributes.js';
 import {
   ATTR_ERROR_TYPE,
@@ -200,12 +207,22 @@ function tokenCounter(meter: Meter, name: string, description: string): Counter 
 }
 
 function tokenHistogram(meter: Meter, name: string, description: string): Histogram {
-  return meter.createHistogram(name, { unit: UNIT_TOKENS, description, valueType: ValueType.INT, advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] } });
+  return meter.createHistogram(name, {
+    unit: UNIT_TOKENS,
+    description,
+    valueType: ValueType.INT,
+    advice: { explicitBucketBoundaries: [...TOKEN_USAGE_BUCKETS] },
+  });
 }
 
 function createLatestInstruments(meter: Meter): LatestInstruments {
   const calls = (name: string, unit: string, description: string): Histogram =>
-    meter.createHistogram(name, { unit, description, valueType: ValueType.INT, advice: { explicitBucketBoundaries: [...CALL_COUNT_BUCKETS] } });
+    meter.createHistogram(name, {
+      unit,
+      description,
+      valueType: ValueType.INT,
+      advice: { explicitBucketBoundaries: [...CALL_COUNT_BUCKETS] },
+    });
   return {
     clientDuration: meter.createHistogram(METRIC_GEN_AI_CLIENT_OPERATION_DURATION, {
       unit: UNIT_SECONDS,
@@ -215,15 +232,51 @@ function createLatestInstruments(meter: Meter): LatestInstruments {
       // bucket by bucket, which needs one layout (decision 0095).
       advice: { explicitBucketBoundaries: [...AGENT_DURATION_BUCKETS] },
     }),
-    usageInput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS, 'Input tokens used, cached input included.'),
-    usageOutput: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS, 'Output tokens used, reasoning included.'),
-    usageCacheRead: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS, 'Input tokens served from the provider cache.'),
-    usageCacheWrite: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS, 'Input tokens written to the provider cache.'),
-    usageReasoning: tokenCounter(meter, METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS, 'Output tokens spent on reasoning.'),
-    operationInput: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS, 'Input tokens per model call.'),
-    operationOutput: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS, 'Output tokens per model call.'),
-    inferenceCalls: calls(METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS, UNIT_INFERENCE_CALLS, 'Model calls made during one delegated run.'),
-    toolCalls: calls(METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS, UNIT_TOOL_CALLS, 'Tool calls made during one delegated run.'),
+    usageInput: tokenCounter(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS,
+      'Input tokens used, cached input included.',
+    ),
+    usageOutput: tokenCounter(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS,
+      'Output tokens used, reasoning included.',
+    ),
+    usageCacheRead: tokenCounter(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS,
+      'Input tokens served from the provider cache.',
+    ),
+    usageCacheWrite: tokenCounter(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS,
+      'Input tokens written to the provider cache.',
+    ),
+    usageReasoning: tokenCounter(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS,
+      'Output tokens spent on reasoning.',
+    ),
+    operationInput: tokenHistogram(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS,
+      'Input tokens per model call.',
+    ),
+    operationOutput: tokenHistogram(
+      meter,
+      METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS,
+      'Output tokens per model call.',
+    ),
+    inferenceCalls: calls(
+      METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS,
+      UNIT_INFERENCE_CALLS,
+      'Model calls made during one delegated run.',
+    ),
+    toolCalls: calls(
+      METRIC_GEN_AI_INVOKE_AGENT_TOOL_CALLS,
+      UNIT_TOOL_CALLS,
+      'Tool calls made during one delegated run.',
+    ),
   };
 }
 
@@ -235,7 +288,15 @@ function createInstruments(meter: Meter, stability: SemconvStability): Instrumen
       description: 'Finished delegated runs by stop reason, agent name, provider and output source.',
       valueType: ValueType.INT,
     }),
-    ...(latest ? { latest: createLatestInstruments(meter) } : { tokenUsage: tokenHistogram(meter, METRIC_GEN_AI_CLIENT_TOKEN_USAGE, 'Number of input and output tokens used per run.') }),
+    ...(latest
+      ? { latest: createLatestInstruments(meter) }
+      : {
+          tokenUsage: tokenHistogram(
+            meter,
+            METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+            'Number of input and output tokens used per run.',
+          ),
+        }),
     agentDuration: meter.createHistogram(METRIC_GEN_AI_INVOKE_AGENT_DURATION, {
       unit: UNIT_SECONDS,
       description: 'End-to-end duration of a delegated run (equal to its invoke_agent span).',
@@ -266,7 +327,8 @@ function createInstruments(meter: Meter, stability: SemconvStability): Instrumen
     }),
     cost: meter.createCounter(METRIC_SUBAGENT_COST_USD, {
       unit: UNIT_USD,
-      description: 'What finished runs cost in US dollars, priced from a maintained price table by the model of each call.',
+      description:
+        'What finished runs cost in US dollars, priced from a maintained price table by the model of each call.',
       valueType: ValueType.DOUBLE,
     }),
   };
@@ -517,7 +579,11 @@ export class RunTelemetry implements RunListener {
   #instruments(): Instruments {
     if (this.#fixedInstruments !== undefined) return this.#fixedInstruments;
     const provider = this.#meterProvider ?? metricsApi.getMeterProvider();
-    if (this.#bound?.provider !== provider) this.#bound = { provider, instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME), this.#semconv) };
+    if (this.#bound?.provider !== provider)
+      this.#bound = {
+        provider,
+        instruments: createInstruments(provider.getMeter(INSTRUMENTATION_SCOPE_NAME), this.#semconv),
+      };
     return this.#bound.instruments;
   }
 
@@ -563,7 +629,10 @@ export class RunTelemetry implements RunListener {
   /** Counts one malformed frame by its origin and error code. Never throws. */
   onMalformed(origin: string, error: { readonly code: string; readonly message: string }): void {
     this.#guard('onMalformed', () => {
-      this.#instruments().malformed.add(1, { [ATTR_SUBAGENT_FRAME_ORIGIN]: origin, [ATTR_SUBAGENT_FRAME_ERROR]: error.code });
+      this.#instruments().malformed.add(1, {
+        [ATTR_SUBAGENT_FRAME_ORIGIN]: origin,
+        [ATTR_SUBAGENT_FRAME_ERROR]: error.code,
+      });
     });
   }
 
@@ -574,7 +643,11 @@ export class RunTelemetry implements RunListener {
    */
   recordDropped(signal: TelemetrySignal, exporter: string, count: number): void {
     this.#guard('recordDropped', () => {
-      if (count > 0) this.#instruments().dropped.add(count, { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: signal, [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: exporter });
+      if (count > 0)
+        this.#instruments().dropped.add(count, {
+          [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: signal,
+          [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: exporter,
+        });
     });
   }
 
@@ -583,7 +656,11 @@ export class RunTelemetry implements RunListener {
       body();
     } catch (error) {
       try {
-        this.#reports.report('error', `${method}:${describeError(error)}`, `RunTelemetry.${method} failed and was skipped: ${describeError(error)}`);
+        this.#reports.report(
+          'error',
+          `${method}:${describeError(error)}`,
+          `RunTelemetry.${method} failed and was skipped: ${describeError(error)}`,
+        );
       } catch {
         // Reporting itself failed (exotic error object): nothing more can be done without throwing into the tracker.
       }
@@ -593,8 +670,16 @@ export class RunTelemetry implements RunListener {
   #parentContext(start: RunStart, fallback: ParentSource): Context {
     if (start.parentRunId !== undefined && start.traceKey !== undefined && this.#stableIds !== undefined) {
       // Stable ids: the parent's span (or its tool call's) has a derived id, whether or not it was started here.
-      const spanId = start.parentToolCallId !== undefined ? stableToolSpanId(start.parentRunId, start.parentToolCallId) : stableRunSpanId(start.parentRunId);
-      return trace.setSpanContext(ROOT_CONTEXT, { traceId: stableTraceId(start.traceKey), spanId, traceFlags: TraceFlags.SAMPLED, isRemote: false });
+      const spanId =
+        start.parentToolCallId !== undefined
+          ? stableToolSpanId(start.parentRunId, start.parentToolCallId)
+          : stableRunSpanId(start.parentRunId);
+      return trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: stableTraceId(start.traceKey),
+        spanId,
+        traceFlags: TraceFlags.SAMPLED,
+        isRemote: false,
+      });
     }
     if (start.parentRunId !== undefined) {
       const parent = this.#open.get(start.parentRunId)?.span.spanContext() ?? this.#closed.get(start.parentRunId);
@@ -605,7 +690,11 @@ export class RunTelemetry implements RunListener {
       if (start.tracestate !== undefined) carrier['tracestate'] = start.tracestate;
       const extracted = this.#propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
       if (trace.getSpanContext(extracted) !== undefined) return extracted;
-      this.#reports.report('warn', 'traceparent-invalid', `run ${start.runId}: traceparent is not a valid W3C trace context; the run span starts a new trace`);
+      this.#reports.report(
+        'warn',
+        'traceparent-invalid',
+        `run ${start.runId}: traceparent is not a valid W3C trace context; the run span starts a new trace`,
+      );
     }
     return fallback();
   }
@@ -614,7 +703,10 @@ export class RunTelemetry implements RunListener {
     const name = start.agentName !== '' ? `${SPAN_NAME_INVOKE_AGENT} ${start.agentName}` : SPAN_NAME_INVOKE_AGENT;
     const context = this.#parentContext(start, parent);
     const span = this.#startSpan(
-      this.#plannedIds(start, () => ({ spanId: stableRunSpanId(start.runId), traceId: stableTraceId(start.traceKey ?? start.runId) })),
+      this.#plannedIds(start, () => ({
+        spanId: stableRunSpanId(start.runId),
+        traceId: stableTraceId(start.traceKey ?? start.runId),
+      })),
       name,
       { kind: spanKindOf(start), startTime: hrTimeOf(start.startTime), attributes: identityAttributes(start) },
       context,
@@ -687,20 +779,35 @@ export class RunTelemetry implements RunListener {
     } catch (error) {
       // An output that cannot be serialized (never from a validated frame) loses its output
       // attributes, not the run: the span still ends with everything else.
-      this.#reports.report('error', `output:${describeError(error)}`, `run ${record.runId}: output attributes skipped: ${describeError(error)}`);
+      this.#reports.report(
+        'error',
+        `output:${describeError(error)}`,
+        `run ${record.runId}: output attributes skipped: ${describeError(error)}`,
+      );
     }
     try {
       Object.assign(attributes, inputAttributes(record.prompt, this.#content));
     } catch (error) {
       // Same containment as the output: the prompt is lost, the run is not.
-      this.#reports.report('error', `input:${describeError(error)}`, `run ${record.runId}: input attributes skipped: ${describeError(error)}`);
+      this.#reports.report(
+        'error',
+        `input:${describeError(error)}`,
+        `run ${record.runId}: input attributes skipped: ${describeError(error)}`,
+      );
     }
     Object.assign(attributes, transcriptRunAttributes(record));
     // A run the file says nothing about (`unknown`) did not fail as far as anyone knows: no error status (decision 0093).
     const failed = !completed && record.stopReason !== STOP_REASON_VALUE_UNKNOWN;
     if (failed) attributes[ATTR_ERROR_TYPE] = record.stopReason;
     span.setAttributes(attributes);
-    if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: diagnostic.statusSuffix !== undefined ? `${acp.statusDescription}; ${diagnostic.statusSuffix}` : acp.statusDescription });
+    if (failed)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message:
+          diagnostic.statusSuffix !== undefined
+            ? `${acp.statusDescription}; ${diagnostic.statusSuffix}`
+            : acp.statusDescription,
+      });
 
     const window = runWindow(open.startTime, record.endTime);
     const runContext = trace.setSpan(ROOT_CONTEXT, span);
@@ -711,19 +818,33 @@ export class RunTelemetry implements RunListener {
     this.#recordRunMetrics(record, window, mismatch);
   }
 
-  #stepSpan(step: StepRecord, index: number, record: RunRecord, run: TimeWindow, parent: Context, carriesUsage: boolean): void {
+  #stepSpan(
+    step: StepRecord,
+    index: number,
+    record: RunRecord,
+    run: TimeWindow,
+    parent: Context,
+    carriesUsage: boolean,
+  ): void {
     const times = childWindow(run, step.startTime, step.endTime);
     const model = step.model ?? record.model;
     const attributes: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT };
     putString(attributes, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
     putString(attributes, ATTR_GEN_AI_REQUEST_MODEL, model);
-    if (carriesUsage && step.usage !== undefined) Object.assign(attributes, usageAttributes(step.usage, this.#usageNames));
-    if (step.finishReason !== undefined) attributes[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] = [finishReasonOfStepFinish(step.finishReason)];
+    if (carriesUsage && step.usage !== undefined)
+      Object.assign(attributes, usageAttributes(step.usage, this.#usageNames));
+    if (step.finishReason !== undefined)
+      attributes[ATTR_GEN_AI_RESPONSE_FINISH_REASONS] = [finishReasonOfStepFinish(step.finishReason)];
     const failed = step.finishReason === 'error' || step.finishReason === 'aborted';
     if (failed) attributes[ATTR_ERROR_TYPE] = step.finishReason;
     const name = model !== undefined && model !== '' ? `${SPAN_NAME_CHAT} ${model}` : SPAN_NAME_CHAT;
     const planned = this.#plannedIds(record, () => ({ spanId: stableChatSpanId(record.runId, index) }));
-    const span = this.#startSpan(planned, name, { kind: SpanKind.CLIENT, startTime: hrTimeOf(times.start), attributes }, parent);
+    const span = this.#startSpan(
+      planned,
+      name,
+      { kind: SpanKind.CLIENT, startTime: hrTimeOf(times.start), attributes },
+      parent,
+    );
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: `finish reason: ${String(step.finishReason)}` });
     span.end(hrTimeOf(times.end));
   }
@@ -742,15 +863,27 @@ export class RunTelemetry implements RunListener {
       putString(attributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
       putString(metricAttributes, ATTR_GEN_AI_AGENT_NAME, record.agentName);
     }
-    const errorType = call.isError ? (call.errorType !== undefined && call.errorType !== '' ? call.errorType : ERROR_TYPE_VALUE_TOOL_ERROR) : undefined;
+    const errorType = call.isError
+      ? call.errorType !== undefined && call.errorType !== ''
+        ? call.errorType
+        : ERROR_TYPE_VALUE_TOOL_ERROR
+      : undefined;
     if (errorType !== undefined) {
       attributes[ATTR_ERROR_TYPE] = errorType;
       metricAttributes[ATTR_ERROR_TYPE] = errorType;
     }
     // The later part of a run takes that run's tool span ids: what it delegates names that run as its parent.
-    const planned = this.#plannedIds(record, () => ({ spanId: stableToolSpanId(record.continuesRunId ?? record.runId, call.callId) }));
-    const name = call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL;
-    const span = this.#startSpan(planned, name, { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes }, parent);
+    const planned = this.#plannedIds(record, () => ({
+      spanId: stableToolSpanId(record.continuesRunId ?? record.runId, call.callId),
+    }));
+    const name =
+      call.name !== undefined && call.name !== '' ? `${SPAN_NAME_EXECUTE_TOOL} ${call.name}` : SPAN_NAME_EXECUTE_TOOL;
+    const span = this.#startSpan(
+      planned,
+      name,
+      { kind: SpanKind.INTERNAL, startTime: hrTimeOf(times.start), attributes },
+      parent,
+    );
     if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: `tool error: ${errorType}` });
     span.end(hrTimeOf(times.end));
     this.#instruments().toolDuration.record((times.end - times.start) / 1000, metricAttributes);
@@ -762,7 +895,11 @@ export class RunTelemetry implements RunListener {
     const agent: Attributes = { [ATTR_GEN_AI_AGENT_NAME]: record.agentName, ...this.#team?.(record.workspace) };
     putString(agent, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
 
-    instruments.runs.add(1, { ...agent, [ATTR_SUBAGENT_STOP_REASON]: record.stopReason, [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource });
+    instruments.runs.add(1, {
+      ...agent,
+      [ATTR_SUBAGENT_STOP_REASON]: record.stopReason,
+      [ATTR_SUBAGENT_OUTPUT_SOURCE]: record.outputSource,
+    });
 
     const operation: Attributes = { [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT };
     putString(operation, ATTR_GEN_AI_PROVIDER_NAME, record.provider);
@@ -778,8 +915,14 @@ export class RunTelemetry implements RunListener {
 
     if (instruments.tokenUsage !== undefined && record.usage.reported) {
       const tokens = conventionTokenCounts(record.usage);
-      instruments.tokenUsage.record(tokens.input, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT });
-      instruments.tokenUsage.record(tokens.output, { ...operation, [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT });
+      instruments.tokenUsage.record(tokens.input, {
+        ...operation,
+        [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_INPUT,
+      });
+      instruments.tokenUsage.record(tokens.output, {
+        ...operation,
+        [ATTR_GEN_AI_TOKEN_TYPE]: GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
+      });
     }
     if (latest !== undefined) this.#recordLatestUsage(latest, record);
     if (mismatch) instruments.mismatches.add(1, agent);

@@ -36,7 +36,11 @@ export function resourceAttributesOf(env: Environment, reports: OnceReporter): A
       value = undefined;
     }
     if (value === undefined) {
-      reports.report('warn', `resource:${raw}`, `OTEL_RESOURCE_ATTRIBUTES entry ${JSON.stringify(pair)} is not key=value with a percent-encoded value; the variable is ignored`);
+      reports.report(
+        'warn',
+        `resource:${raw}`,
+        `OTEL_RESOURCE_ATTRIBUTES entry ${JSON.stringify(pair)} is not key=value with a percent-encoded value; the variable is ignored`,
+      );
       attributes = {};
       break;
     }
@@ -62,7 +66,15 @@ const BSP: ReadonlyArray<readonly [keyof BatchSpanProcessorOptions, string, numb
  * with a warning reported once for a value out of range. The batch size is
  * at most the queue size, as the SDK requires. Never throws.
  */
-export function batchSpanProcessorConfig(env: Environment, reports: OnceReporter): Required<Pick<BatchSpanProcessorOptions, 'maxQueueSize' | 'maxExportBatchSize' | 'scheduledDelayMillis' | 'exportTimeoutMillis'>> {
+export function batchSpanProcessorConfig(
+  env: Environment,
+  reports: OnceReporter,
+): Required<
+  Pick<
+    BatchSpanProcessorOptions,
+    'maxQueueSize' | 'maxExportBatchSize' | 'scheduledDelayMillis' | 'exportTimeoutMillis'
+  >
+> {
   const values = new Map<keyof BatchSpanProcessorOptions, number>();
   for (const [field, variable, fallback, min] of BSP) {
     const raw = env[variable];
@@ -70,7 +82,12 @@ export function batchSpanProcessorConfig(env: Environment, reports: OnceReporter
     if (raw !== undefined && raw.trim() !== '') {
       const parsed = integerIn(min, MAX_TIMER_MS)(raw);
       if (parsed !== undefined) value = parsed;
-      else reports.report('warn', `${variable}:${raw}`, `${variable}=${JSON.stringify(raw)} is not a whole number ${min}..${MAX_TIMER_MS}; using ${fallback}`);
+      else
+        reports.report(
+          'warn',
+          `${variable}:${raw}`,
+          `${variable}=${JSON.stringify(raw)} is not a whole number ${min}..${MAX_TIMER_MS}; using ${fallback}`,
+        );
     }
     values.set(field, value);
   }

@@ -214,7 +214,8 @@ export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_AMOUNT = 'subagent.session.cu
 /** Input tokens of the whole ACP session so far, when an agent reported session totals that could not be made per-run. */
 export const ATTR_SUBAGENT_SESSION_CUMULATIVE_INPUT_TOKENS = 'subagent.session.cumulative_usage.input_tokens' as const;
 /** Output tokens of the whole ACP session so far, in the same case. */
-export const ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS = 'subagent.session.cumulative_usage.output_tokens' as const;
+export const ATTR_SUBAGENT_SESSION_CUMULATIVE_OUTPUT_TOKENS =
+  'subagent.session.cumulative_usage.output_tokens' as const;
 /** Currency of `subagent.session.cumulative_cost.amount`. @example `USD` */
 export const ATTR_SUBAGENT_SESSION_CUMULATIVE_COST_CURRENCY = 'subagent.session.cumulative_cost.currency' as const;
 /** The ACP tool call's title (`gen_ai.tool.name` is the agent's own tool name when it reports one). @example `Read config.json` */
@@ -294,17 +295,23 @@ export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.
 /** v0.1.0 (the default): counter of input tokens (cached included) per model call. Prometheus: `gen_ai_client_inference_usage_input_tokens_total`. */
 export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS = 'gen_ai.client.inference.usage.input_tokens' as const;
 /** v0.1.0 (the default): counter of output tokens (reasoning included) per model call. */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.output_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS =
+  'gen_ai.client.inference.usage.output_tokens' as const;
 /** v0.1.0 (the default): counter of input tokens read from the provider cache (a subset of input). */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_read.input_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_READ_INPUT_TOKENS =
+  'gen_ai.client.inference.usage.cache_read.input_tokens' as const;
 /** v0.1.0 (the default): counter of input tokens written to the provider cache (a subset of input). */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.client.inference.usage.cache_write.input_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_CACHE_WRITE_INPUT_TOKENS =
+  'gen_ai.client.inference.usage.cache_write.input_tokens' as const;
 /** v0.1.0 (the default): counter of output tokens spent on reasoning (a subset of output). */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.client.inference.usage.reasoning.output_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_REASONING_OUTPUT_TOKENS =
+  'gen_ai.client.inference.usage.reasoning.output_tokens' as const;
 /** v0.1.0 (the default): histogram of input tokens per model call (percentiles, not totals). */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS = 'gen_ai.client.inference.operation.input_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_INPUT_TOKENS =
+  'gen_ai.client.inference.operation.input_tokens' as const;
 /** v0.1.0 (the default): histogram of output tokens per model call (percentiles, not totals). */
-export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS = 'gen_ai.client.inference.operation.output_tokens' as const;
+export const METRIC_GEN_AI_CLIENT_INFERENCE_OPERATION_OUTPUT_TOKENS =
+  'gen_ai.client.inference.operation.output_tokens' as const;
 /** v0.1.0 (the default): histogram of model calls per run, recorded once per run whose steps are known. */
 export const METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS = 'gen_ai.invoke_agent.inference_calls' as const;
 /** v0.1.0 (the default): histogram of tool calls per run, recorded once per run. */
@@ -345,7 +352,9 @@ export const CALL_COUNT_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 12
  * duration: that metric in both naming modes and `gen_ai.client.operation.duration` of runs in another
  * process, so their buckets add up across modes and observers (decision 0095).
  */
-export const AGENT_DURATION_BUCKETS: readonly number[] = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6];
+export const AGENT_DURATION_BUCKETS: readonly number[] = [
+  0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6,
+];
 /** Bucket advice from the GenAI conventions for operation durations (seconds): `gen_ai.execute_tool.duration`. */
 export const DURATION_BUCKETS: readonly number[] = [
   0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
@@ -371,7 +380,10 @@ export function usageAttributeNames(stability: SemconvStability): UsageAttribute
     input: ATTR_GEN_AI_USAGE_INPUT_TOKENS,
     output: ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
     cacheRead: ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
-    cacheWrite: stability === 'latest' ? ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS : ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    cacheWrite:
+      stability === 'latest'
+        ? ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS
+        : ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
     reasoning: ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
   };
 }

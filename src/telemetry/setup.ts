@@ -50,7 +50,15 @@ import { StableIdGenerator } from './stable-ids.js';
 import { teamAttributes } from './team-attributes.js';
 import { buildTracePipelines } from './trace-pipelines.js';
 
-export { DEFAULT_OUT_DIR, ENV_OUT_DIR, planTelemetry, type OtlpDestination, type SignalPlan, type TelemetryOptions, type TelemetryPlan } from './plan.js';
+export {
+  DEFAULT_OUT_DIR,
+  ENV_OUT_DIR,
+  planTelemetry,
+  type OtlpDestination,
+  type SignalPlan,
+  type TelemetryOptions,
+  type TelemetryPlan,
+} from './plan.js';
 export { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './pipeline-control.js';
 export type { TelemetryShutdownReport } from './export-accounts.js';
 
@@ -154,7 +162,15 @@ export function createTelemetryFromPlan(options: TelemetryOptions, plan: Telemet
 function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports: OnceReporter): Telemetry {
   const env = options.env ?? process.env;
   const accounts = new ExportAccounts(reports, plan.outbox);
-  const context: PipelineContext = { env, plan, reports, accounts, destinations: [], spillers: [], consoleStream: options.consoleStream };
+  const context: PipelineContext = {
+    env,
+    plan,
+    reports,
+    accounts,
+    destinations: [],
+    spillers: [],
+    consoleStream: options.consoleStream,
+  };
 
   // OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel.
   const resource = defaultResource()
@@ -182,7 +198,9 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     content: plan.content,
     semconv: readSetting(SETTINGS.semconvStability, env, reports),
     stableIds,
-    ...((options.teamAttributes ?? readSetting(SETTINGS.teamAttributes, env, reports)) ? { team: teamAttributes(currentUserName()) } : {}),
+    ...((options.teamAttributes ?? readSetting(SETTINGS.teamAttributes, env, reports))
+      ? { team: teamAttributes(currentUserName()) }
+      : {}),
   });
   accounts.runs = runs;
 
@@ -201,7 +219,10 @@ function buildTelemetry(options: TelemetryOptions, plan: TelemetryPlan, reports:
     shutdown: (timeoutMs) => control.shutdown(timeoutMs),
   };
   const { prometheus } = metrics;
-  const withEndpoint = prometheus !== undefined ? { ...telemetry, prometheus: { url: prometheus.url, ready: prometheus.ready } } : telemetry;
+  const withEndpoint =
+    prometheus !== undefined
+      ? { ...telemetry, prometheus: { url: prometheus.url, ready: prometheus.ready } }
+      : telemetry;
   const outDir = traces.fileDir ?? metrics.fileDir;
   return outDir !== undefined ? { ...withEndpoint, outDir } : withEndpoint;
 }

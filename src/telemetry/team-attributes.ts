@@ -45,7 +45,10 @@ export function publicRepositoryUrl(remote: string): string | undefined {
   url.password = '';
   url.search = '';
   url.hash = '';
-  return url.toString().replace(/\.git\/?$/, '').replace(/\/$/, '');
+  return url
+    .toString()
+    .replace(/\.git\/?$/, '')
+    .replace(/\/$/, '');
 }
 
 /** The `url` of remote `origin` (else the first remote) in a git configuration's text. Pure. */
@@ -111,7 +114,10 @@ export function repositoryOfFolder(cwd: string): string | undefined {
  * The team attributes for `userName`, looking repositories up with
  * `repositoryOf` (cached per folder; at most 1,024 folders remembered).
  */
-export function teamAttributes(userName: string | undefined, repositoryOf: (cwd: string) => string | undefined = repositoryOfFolder): TeamAttributes {
+export function teamAttributes(
+  userName: string | undefined,
+  repositoryOf: (cwd: string) => string | undefined = repositoryOfFolder,
+): TeamAttributes {
   const cache = new Map<string, string | undefined>();
   return (workspace) => {
     const attributes: Attributes = {};
@@ -126,7 +132,8 @@ export function teamAttributes(userName: string | undefined, repositoryOf: (cwd:
       repository = cache.get(workspace.cwd);
     }
     if (repository !== undefined) attributes[ATTR_VCS_REPOSITORY_URL_FULL] = repository;
-    if (workspace.branch !== undefined && workspace.branch !== '' && workspace.branch !== 'HEAD') attributes[ATTR_VCS_REF_HEAD_NAME] = workspace.branch;
+    if (workspace.branch !== undefined && workspace.branch !== '' && workspace.branch !== 'HEAD')
+      attributes[ATTR_VCS_REF_HEAD_NAME] = workspace.branch;
     return attributes;
   };
 }

@@ -16,7 +16,12 @@ import { attachOtlpExporter, type OtlpSignalParts } from './otlp-pipeline.js';
 import { OutboxSpanExporter } from './outbox/exporter.js';
 import type { PipelineContext } from './pipeline-context.js';
 import { batchSpanProcessorConfig } from './sdk-environment.js';
-import { TELEMETRY_EXPORTER_VALUE_CONSOLE, TELEMETRY_EXPORTER_VALUE_FILE, TELEMETRY_EXPORTER_VALUE_OTLP, TELEMETRY_SIGNAL_VALUE_TRACES } from './semconv.js';
+import {
+  TELEMETRY_EXPORTER_VALUE_CONSOLE,
+  TELEMETRY_EXPORTER_VALUE_FILE,
+  TELEMETRY_EXPORTER_VALUE_OTLP,
+  TELEMETRY_SIGNAL_VALUE_TRACES,
+} from './semconv.js';
 
 /** The span side of `attachOtlpExporter`. */
 const SPAN_PARTS: OtlpSignalParts<SpanExporter> = {

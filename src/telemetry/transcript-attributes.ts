@@ -21,7 +21,9 @@ import {
  * @returns the cost and usage-note attributes of `record`: none for a run
  *   without those fields (every run not read from a transcript). Never throws.
  */
-export function transcriptRunAttributes(record: Pick<RunRecord, 'cost' | 'sessionTotalCost' | 'usageNotes'>): Attributes {
+export function transcriptRunAttributes(
+  record: Pick<RunRecord, 'cost' | 'sessionTotalCost' | 'usageNotes'>,
+): Attributes {
   const attributes: Attributes = {};
   if (record.cost !== undefined) {
     // Nothing priced: no amount (0 would read as free), only the models that could not be priced.
@@ -29,12 +31,14 @@ export function transcriptRunAttributes(record: Pick<RunRecord, 'cost' | 'sessio
       attributes[ATTR_SUBAGENT_COST_AMOUNT] = record.cost.amount;
       attributes[ATTR_SUBAGENT_COST_CURRENCY] = record.cost.currency;
     }
-    if (record.cost.unpricedModels.length > 0) attributes[ATTR_SUBAGENT_COST_UNPRICED_MODELS] = [...record.cost.unpricedModels];
+    if (record.cost.unpricedModels.length > 0)
+      attributes[ATTR_SUBAGENT_COST_UNPRICED_MODELS] = [...record.cost.unpricedModels];
   }
   if (record.sessionTotalCost !== undefined && record.sessionTotalCost.pricedCalls > 0) {
     attributes[ATTR_SUBAGENT_SESSION_COST_AMOUNT] = record.sessionTotalCost.amount;
     attributes[ATTR_SUBAGENT_SESSION_COST_CURRENCY] = record.sessionTotalCost.currency;
   }
-  if (record.usageNotes !== undefined && record.usageNotes.length > 0) attributes[ATTR_SUBAGENT_USAGE_NOTES] = [...record.usageNotes];
+  if (record.usageNotes !== undefined && record.usageNotes.length > 0)
+    attributes[ATTR_SUBAGENT_USAGE_NOTES] = [...record.usageNotes];
   return attributes;
 }

@@ -70,7 +70,11 @@ export function isQuietFile(file: TranscriptFile, context: Pick<TranscriptReadCo
   const live = context.live;
   if (live === undefined || file.mtimeMs < live.now - live.idleMs) return true;
   const ended = live.endedAt?.(file.path);
-  return ended !== undefined && file.mtimeMs <= ended + HOOK_SETTLE_MS && live.now >= Math.max(ended, file.mtimeMs) + HOOK_SETTLE_MS;
+  return (
+    ended !== undefined &&
+    file.mtimeMs <= ended + HOOK_SETTLE_MS &&
+    live.now >= Math.max(ended, file.mtimeMs) + HOOK_SETTLE_MS
+  );
 }
 
 /**
@@ -78,7 +82,11 @@ export function isQuietFile(file: TranscriptFile, context: Pick<TranscriptReadCo
  * above. Never rejects: an error thrown while reading becomes an
  * `unreadable` problem and ends reading, keeping what was read.
  */
-export async function readRecords<R, D extends RecordDefect = RecordDefect>(file: TranscriptFile, context: TranscriptReadContext, handlers: RecordLoopHandlers<R, D>): Promise<RecordLoopResult> {
+export async function readRecords<R, D extends RecordDefect = RecordDefect>(
+  file: TranscriptFile,
+  context: TranscriptReadContext,
+  handlers: RecordLoopHandlers<R, D>,
+): Promise<RecordLoopResult> {
   let records = 0;
   let problems = 0;
   let isSkipped = false;
@@ -88,11 +96,19 @@ export async function readRecords<R, D extends RecordDefect = RecordDefect>(file
     problems += 1;
     context.onProblem({ file: file.path, line, code, scope, message });
     if (problems < MAX_PROBLEMS_PER_FILE) return true;
-    context.onProblem({ file: file.path, line, code: 'too-many-problems', scope: 'record', message: `${MAX_PROBLEMS_PER_FILE} defective lines by line ${line}; the rest of the file is not read` });
+    context.onProblem({
+      file: file.path,
+      line,
+      code: 'too-many-problems',
+      scope: 'record',
+      message: `${MAX_PROBLEMS_PER_FILE} defective lines by line ${line}; the rest of the file is not read`,
+    });
     return false;
   };
   try {
-    reading: for await (const batch of readLineBatches(fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)))) {
+    reading: for await (const batch of readLineBatches(
+      fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)),
+    )) {
       for (const item of batch) {
         if (item.kind === 'problem') {
           if (item.code === 'torn-tail' && !quiet) continue;

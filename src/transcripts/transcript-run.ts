@@ -137,7 +137,8 @@ export class TranscriptRunBuilder {
       this.#models.add(call.model);
       events.push({ type: 'request/context', time: call.time, data: { model: call.model } });
     }
-    const stream: StreamChunk[] | undefined = call.finishReason !== undefined ? [{ type: 'finish', reason: { kind: call.finishReason } }] : undefined;
+    const stream: StreamChunk[] | undefined =
+      call.finishReason !== undefined ? [{ type: 'finish', reason: { kind: call.finishReason } }] : undefined;
     events.push({
       type: 'assistant/message',
       time: end,

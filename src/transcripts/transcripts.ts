@@ -13,7 +13,14 @@
  */
 import type { RunCost, RunListener, RunRecord } from '../observe/run-record.js';
 import { runCost, sumCosts } from '../pricing/run-cost.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext } from './format.js';
+import type {
+  TranscriptFile,
+  TranscriptFileInfo,
+  TranscriptFileResult,
+  TranscriptFormat,
+  TranscriptHead,
+  TranscriptReadContext,
+} from './format.js';
 import { TRANSCRIPT_FORMATS } from './formats.js';
 
 /**
@@ -21,7 +28,10 @@ import { TRANSCRIPT_FORMATS } from './formats.js';
  * @returns the first format's answer, or `undefined` when no format claims
  *   the file. Never throws (a format that throws is taken as not claiming it).
  */
-export function classifyTranscript(head: TranscriptHead, formats: readonly TranscriptFormat[] = TRANSCRIPT_FORMATS): TranscriptFileInfo | undefined {
+export function classifyTranscript(
+  head: TranscriptHead,
+  formats: readonly TranscriptFormat[] = TRANSCRIPT_FORMATS,
+): TranscriptFileInfo | undefined {
   for (const format of formats) {
     try {
       const info = format.classify(head);
@@ -59,7 +69,9 @@ export function withCost(target: RunListener): RunListener {
       }
       target.onRunEnd(priced);
     },
-    ...(target.onMalformed !== undefined ? { onMalformed: (origin, error) => target.onMalformed?.(origin, error) } : {}),
+    ...(target.onMalformed !== undefined
+      ? { onMalformed: (origin, error) => target.onMalformed?.(origin, error) }
+      : {}),
   };
 }
 
@@ -86,7 +98,13 @@ export async function readTranscripts(
     } catch (error) {
       // A grouper must not throw (its contract); if one does, its files are reported, not lost silently.
       for (const file of mine) {
-        context.onProblem({ file: file.path, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${format.name} reader failed: ${String(error)}` });
+        context.onProblem({
+          file: file.path,
+          line: 0,
+          code: 'transcript-failed',
+          scope: 'file',
+          message: `the ${format.name} reader failed: ${String(error)}`,
+        });
         results.push({ path: file.path, records: 0, runs: 0, isSkipped: true });
       }
       continue;
@@ -97,7 +115,13 @@ export async function readTranscripts(
       } catch (error) {
         // Same containment for a reader: the session is reported as skipped, the replay goes on.
         for (const file of session.files) {
-          context.onProblem({ file: file.path, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${format.name} reader failed: ${String(error)}` });
+          context.onProblem({
+            file: file.path,
+            line: 0,
+            code: 'transcript-failed',
+            scope: 'file',
+            message: `the ${format.name} reader failed: ${String(error)}`,
+          });
           results.push({ path: file.path, records: 0, runs: 0, isSkipped: true });
         }
       }

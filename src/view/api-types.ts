@@ -87,7 +87,9 @@ export interface SpanView {
   readonly end: number;
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   readonly status: number;
-  readonly attributes: Readonly<Record<string, string | number | boolean | ReadonlyArray<string | number | boolean> | null>>;
+  readonly attributes: Readonly<
+    Record<string, string | number | boolean | ReadonlyArray<string | number | boolean> | null>
+  >;
 }
 
 /** `/api/run?id=`: one run and its session's trace. */
@@ -98,7 +100,10 @@ export interface RunDetail {
   readonly output: string;
   readonly prompt: string;
   /** What the parent received, as the span records it: `subagent.reported_output.*`. */
-  readonly reported: { readonly agrees?: boolean; readonly attributes: Readonly<Record<string, string | number | boolean>> };
+  readonly reported: {
+    readonly agrees?: boolean;
+    readonly attributes: Readonly<Record<string, string | number | boolean>>;
+  };
   /** Every span of the run's trace, parents before children where times allow. */
   readonly spans: readonly SpanView[];
 }

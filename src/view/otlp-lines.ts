@@ -72,15 +72,19 @@ function isBlank(bytes: Buffer): boolean {
  * Validates one line as an OTLP JSON traces request.
  * @returns the request, or why not in words.
  */
-export function parseTracesLine(bytes: Buffer): { ok: true; request: OtlpJsonTracesRequest } | { ok: false; error: string; metrics?: true } {
+export function parseTracesLine(
+  bytes: Buffer,
+): { ok: true; request: OtlpJsonTracesRequest } | { ok: false; error: string; metrics?: true } {
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));
   } catch {
     return { ok: false, error: 'not JSON' };
   }
-  if (typeof json === 'object' && json !== null && 'resourceMetrics' in json) return { ok: false, error: 'an OTLP metrics request, not traces', metrics: true };
-  if (typeof json !== 'object' || json === null || !('resourceSpans' in json)) return { ok: false, error: 'not an OTLP JSON traces request (no resourceSpans)' };
+  if (typeof json === 'object' && json !== null && 'resourceMetrics' in json)
+    return { ok: false, error: 'an OTLP metrics request, not traces', metrics: true };
+  if (typeof json !== 'object' || json === null || !('resourceSpans' in json))
+    return { ok: false, error: 'not an OTLP JSON traces request (no resourceSpans)' };
   const parsed = parseOtlpJsonRequest('traces', json);
   if (!parsed.ok) return { ok: false, error: parsed.error };
   return { ok: true, request: parsed.value.body as OtlpJsonTracesRequest };
@@ -103,7 +107,9 @@ export async function readTracesFile(path: string, onLine: (line: TracesLine) =>
     const parsed = parseTracesLine(bytes);
     if (!parsed.ok) {
       if (report.lines === 0 && report.skipped === 0) {
-        throw new NotOtlpTracesError(`${path} is not an OTLP JSON traces file: line ${lineNumber} is ${parsed.error}${hintOf(parsed.metrics === true)}`);
+        throw new NotOtlpTracesError(
+          `${path} is not an OTLP JSON traces file: line ${lineNumber} is ${parsed.error}${hintOf(parsed.metrics === true)}`,
+        );
       }
       report.skipped += 1;
       report.firstProblem ??= `line ${lineNumber}: ${parsed.error}`;
@@ -127,7 +133,9 @@ export async function checkTracesFile(path: string): Promise<void> {
     if (isBlank(bytes)) continue;
     const parsed = parseTracesLine(bytes);
     if (parsed.ok) return;
-    throw new NotOtlpTracesError(`${path} is not an OTLP JSON traces file: line ${lineNumber} is ${parsed.error}${hintOf(parsed.metrics === true)}`);
+    throw new NotOtlpTracesError(
+      `${path} is not an OTLP JSON traces file: line ${lineNumber} is ${parsed.error}${hintOf(parsed.metrics === true)}`,
+    );
   }
 }
 

@@ -29,7 +29,8 @@ export function outputText(json: unknown): string {
     const block = asJsonObject(item);
     if (block === undefined) continue;
     if (typeof block.text === 'string') parts.push(block.text);
-    else if (typeof block.type === 'string') parts.push(`[${block.type}${typeof block.name === 'string' ? ` ${block.name}` : ''}]`);
+    else if (typeof block.type === 'string')
+      parts.push(`[${block.type}${typeof block.name === 'string' ? ` ${block.name}` : ''}]`);
   }
   return parts.join('\n\n');
 }

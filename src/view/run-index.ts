@@ -98,7 +98,13 @@ export class RunIndex {
     id: string,
     traceId: string,
     file: number,
-    span: { spanId: string; parentSpanId?: string | undefined; name: string; startTimeUnixNano?: string | number | undefined; endTimeUnixNano?: string | number | undefined },
+    span: {
+      spanId: string;
+      parentSpanId?: string | undefined;
+      name: string;
+      startTimeUnixNano?: string | number | undefined;
+      endTimeUnixNano?: string | number | undefined;
+    },
     attrs: Map<string, Plain>,
   ): IndexedRun {
     const start = millisOf(span.startTimeUnixNano) ?? 0;
@@ -146,7 +152,13 @@ export class RunIndex {
     }
     const list = (m: Map<string, number>): Array<{ name: string; runs: number }> =>
       [...m].map(([name, runs]) => ({ name, runs })).sort((a, b) => b.runs - a.runs || a.name.localeCompare(b.name));
-    return { runs: this.#runs.length, agents: list(agents), stops: list(stops), ...(first !== undefined ? { first } : {}), ...(last !== undefined ? { last } : {}) };
+    return {
+      runs: this.#runs.length,
+      agents: list(agents),
+      stops: list(stops),
+      ...(first !== undefined ? { first } : {}),
+      ...(last !== undefined ? { last } : {}),
+    };
   }
 
   #filtered(query: RunQuery): IndexedRun[] {
@@ -230,7 +242,15 @@ export class RunIndex {
       total[i] = (total[i] ?? 0) + 1;
       if (run.stop === MAX_TOKENS) truncated[i] = (truncated[i] ?? 0) + 1;
     }
-    return { days, stops, runsByStop, truncationRate: total.map((t, i) => (t === 0 ? 0 : (truncated[i] ?? 0) / t)), agents, tokensByAgent, costByAgent };
+    return {
+      days,
+      stops,
+      runsByStop,
+      truncationRate: total.map((t, i) => (t === 0 ? 0 : (truncated[i] ?? 0) / t)),
+      agents,
+      tokensByAgent,
+      costByAgent,
+    };
   }
 
   /** One run with its trace read again from its file; `undefined` for an unknown id. */
@@ -256,7 +276,9 @@ export class RunIndex {
               const status = (span as { status?: { code?: unknown } }).status?.code;
               spans.push({
                 spanId,
-                ...(span.parentSpanId !== undefined && span.parentSpanId !== '' ? { parentSpanId: span.parentSpanId.toLowerCase() } : {}),
+                ...(span.parentSpanId !== undefined && span.parentSpanId !== ''
+                  ? { parentSpanId: span.parentSpanId.toLowerCase() }
+                  : {}),
                 name: span.name,
                 operation: str(attrs.get('gen_ai.operation.name')) ?? span.name.split(' ')[0] ?? '',
                 start,
@@ -273,7 +295,8 @@ export class RunIndex {
     const placed = delegatingToolCalls(spans);
     const reported: Record<string, string | number | boolean> = {};
     for (const [key, value] of runAttrs) {
-      if (key.startsWith('subagent.reported_output.') && value !== undefined && !Array.isArray(value)) reported[key] = value;
+      if (key.startsWith('subagent.reported_output.') && value !== undefined && !Array.isArray(value))
+        reported[key] = value;
     }
     const match = runAttrs.get('subagent.reported_output.match');
     return {

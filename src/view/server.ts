@@ -105,7 +105,14 @@ export function queryOf(params: URLSearchParams): RunQuery {
   };
 }
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string, cache = 'no-store'): void {
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: Buffer | string,
+  cache = 'no-store',
+): void {
   let bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const headers: Record<string, string | number> = {
     'content-type': type,
@@ -135,11 +142,21 @@ function json(req: IncomingMessage, res: ServerResponse, status: number, value: 
  * without a socket). Never throws: a failing route answers 500 with the
  * message.
  */
-export function viewHandler(state: ViewState, assets: PageAssets, loopbackOnly: boolean): (req: IncomingMessage, res: ServerResponse) => void {
+export function viewHandler(
+  state: ViewState,
+  assets: PageAssets,
+  loopbackOnly: boolean,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     void (async () => {
       if (loopbackOnly && !isLoopback(hostName(req.headers.host))) {
-        send(req, res, 421, 'text/plain; charset=utf-8', 'this server answers requests to 127.0.0.1 or localhost only\n');
+        send(
+          req,
+          res,
+          421,
+          'text/plain; charset=utf-8',
+          'this server answers requests to 127.0.0.1 or localhost only\n',
+        );
         return;
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -160,7 +177,10 @@ export function viewHandler(state: ViewState, assets: PageAssets, loopbackOnly: 
           send(req, res, 200, 'text/css; charset=utf-8', assets.style, 'max-age=60');
           return;
         case '/api/summary':
-          json(req, res, 200, { ...state.summary, ...(ready ? state.index.summary() : { runs: 0, agents: [], stops: [] }) } satisfies Summary);
+          json(req, res, 200, {
+            ...state.summary,
+            ...(ready ? state.index.summary() : { runs: 0, agents: [], stops: [] }),
+          } satisfies Summary);
           return;
         case '/api/runs':
           if (!ready) json(req, res, 503, { error: 'still loading' });
@@ -197,14 +217,29 @@ export class ListenError extends Error {
  * @throws ListenError for a port in use (naming it and `--port`), a host
  *   that is no local address, or a port that needs privileges.
  */
-export async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void, host: string, port: number): Promise<{ server: Server; url: string }> {
+export async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  host: string,
+  port: number,
+): Promise<{ server: Server; url: string }> {
   const server = createServer(handler);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EADDRINUSE') reject(new ListenError(`port ${port} on ${host} is in use: give another with --port <port>, or leave --port out for a free one`));
-      else if (error.code === 'EACCES') reject(new ListenError(`port ${port} on ${host} needs privileges: give a port above 1023 with --port`));
-      else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') reject(new ListenError(`${host} is not an address of this machine: give --host 127.0.0.1 (the default) or one of its addresses`));
+      if (error.code === 'EADDRINUSE')
+        reject(
+          new ListenError(
+            `port ${port} on ${host} is in use: give another with --port <port>, or leave --port out for a free one`,
+          ),
+        );
+      else if (error.code === 'EACCES')
+        reject(new ListenError(`port ${port} on ${host} needs privileges: give a port above 1023 with --port`));
+      else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+        reject(
+          new ListenError(
+            `${host} is not an address of this machine: give --host 127.0.0.1 (the default) or one of its addresses`,
+          ),
+        );
       else reject(new ListenError(`cannot listen on ${host}:${port}: ${error.message}`));
     });
     server.listen(port, host, () => resolve());

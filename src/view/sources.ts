@@ -37,7 +37,9 @@ export async function resolveSources(paths: readonly string[], defaultDir: strin
   if (paths.length === 0) {
     const file = join(resolve(defaultDir), TRACES_FILE_NAME);
     if (!(await isFile(file))) {
-      throw new UsageError(`no runs to show: ${file} does not exist; run 'subagent-otel demo' (or replay, proxy, watch) first, or give files or agents' folders, e.g. subagent-otel view ~/.claude/projects`);
+      throw new UsageError(
+        `no runs to show: ${file} does not exist; run 'subagent-otel demo' (or replay, proxy, watch) first, or give files or agents' folders, e.g. subagent-otel view ~/.claude/projects`,
+      );
     }
     return { otlpFiles: [file], transcriptDirs };
   }
@@ -98,7 +100,11 @@ export async function replayTranscripts(
     if (env[key] !== undefined) content[key] = env[key];
   }
   const telemetry = createTelemetry({ env: content, out: into.dir });
-  const summary = await replayPaths(dirs, telemetry.runs, { onProgress, onProblem, backpressure: exportBackpressure(telemetry.tracerProvider) });
+  const summary = await replayPaths(dirs, telemetry.runs, {
+    onProgress,
+    onProblem,
+    backpressure: exportBackpressure(telemetry.tracerProvider),
+  });
   await telemetry.shutdown(60_000);
   return { runs: summary.runs, problems: summary.problems };
 }

@@ -49,7 +49,10 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'EPERM', 'EACCES']);
  * {@link ChangeFeed.follow}. `onFailure` hears, once, why watching stopped
  * (it must not throw). Never throws.
  */
-export function startChangeFeed(roots: readonly string[], onFailure: (message: string) => void = () => undefined): ChangeFeed {
+export function startChangeFeed(
+  roots: readonly string[],
+  onFailure: (message: string) => void = () => undefined,
+): ChangeFeed {
   const absoluteRoots = roots.map((root) => resolve(root));
   const watchers = new Map<string, FSWatcher>();
   let changed = true;
@@ -61,7 +64,10 @@ export function startChangeFeed(roots: readonly string[], onFailure: (message: s
   };
   const fail = (dir: string, error: unknown): void => {
     if (failure !== undefined) return;
-    const limit = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (raise fs.inotify.max_user_watches to follow them, or give --poll)' : '';
+    const limit =
+      (error as NodeJS.ErrnoException).code === 'ENOSPC'
+        ? ' (raise fs.inotify.max_user_watches to follow them, or give --poll)'
+        : '';
     failure = `cannot follow ${dir} by notifications (${errorMessage(error)}); listing the directories every pass instead${limit}`;
     closeAll();
     onFailure(failure);

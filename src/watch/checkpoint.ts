@@ -64,8 +64,17 @@ const CHECKPOINT_SCHEMAS = {
   }),
   // Version 1 kept each run's end time alone.
   1: z
-    .object({ version: z.literal(1), dirs: z.array(z.string()), since: z.number().nonnegative(), reported: z.record(z.string(), z.number()) })
-    .transform((v1) => ({ ...v1, version: 2 as const, reported: Object.fromEntries(Object.entries(v1.reported).map(([runId, end]) => [runId, { end }])) })),
+    .object({
+      version: z.literal(1),
+      dirs: z.array(z.string()),
+      since: z.number().nonnegative(),
+      reported: z.record(z.string(), z.number()),
+    })
+    .transform((v1) => ({
+      ...v1,
+      version: 2 as const,
+      reported: Object.fromEntries(Object.entries(v1.reported).map(([runId, end]) => [runId, { end }])),
+    })),
 } as const;
 
 /**
@@ -75,7 +84,10 @@ const CHECKPOINT_SCHEMAS = {
  * sorted directories.
  */
 export function defaultCheckpointPath(dirs: readonly string[], env: NodeJS.ProcessEnv): string {
-  const state = env['XDG_STATE_HOME'] !== undefined && env['XDG_STATE_HOME'] !== '' ? env['XDG_STATE_HOME'] : join(homedir(), '.local', 'state');
+  const state =
+    env['XDG_STATE_HOME'] !== undefined && env['XDG_STATE_HOME'] !== ''
+      ? env['XDG_STATE_HOME']
+      : join(homedir(), '.local', 'state');
   const key = createHash('sha256')
     .update(JSON.stringify([...dirs].map((dir) => resolve(dir)).sort()))
     .digest('hex')
@@ -84,7 +96,8 @@ export function defaultCheckpointPath(dirs: readonly string[], env: NodeJS.Proce
 }
 
 /** What {@link loadCheckpoint} found. */
-export type LoadedCheckpoint = { readonly ok: true; readonly checkpoint: Checkpoint | undefined } | { readonly ok: false; readonly message: string };
+export type LoadedCheckpoint =
+  { readonly ok: true; readonly checkpoint: Checkpoint | undefined } | { readonly ok: false; readonly message: string };
 
 /**
  * Reads the checkpoint at `path` (version 2, or version 1 read as 2).
@@ -104,15 +117,24 @@ export async function loadCheckpoint(path: string): Promise<LoadedCheckpoint> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, message: `the checkpoint ${path} is not JSON (${(error as Error).message}); move it away to start over, or give another with --checkpoint` };
+    return {
+      ok: false,
+      message: `the checkpoint ${path} is not JSON (${(error as Error).message}); move it away to start over, or give another with --checkpoint`,
+    };
   }
   const version = value !== null && typeof value === 'object' ? (value as { version?: unknown }).version : undefined;
   const schema = version === 1 || version === 2 ? CHECKPOINT_SCHEMAS[version] : undefined;
   const parsed = schema?.safeParse(value);
   if (parsed === undefined || !parsed.success) {
     const issue = parsed?.error.issues[0];
-    const why = parsed === undefined ? `version ${JSON.stringify(version) ?? 'missing'}, this subagent-otel reads 1 and 2` : `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
-    return { ok: false, message: `the checkpoint ${path} is not a subagent-otel watch checkpoint (${why}); move it away to start over, or give another with --checkpoint` };
+    const why =
+      parsed === undefined
+        ? `version ${JSON.stringify(version) ?? 'missing'}, this subagent-otel reads 1 and 2`
+        : `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+    return {
+      ok: false,
+      message: `the checkpoint ${path} is not a subagent-otel watch checkpoint (${why}); move it away to start over, or give another with --checkpoint`,
+    };
   }
   return { ok: true, checkpoint: parsed.data };
 }

@@ -64,7 +64,11 @@ export function laterPart(record: RunRecord, previous: ReportedRun): RunRecord |
   const outputIsNew = previous.output === undefined || previous.output !== outputDigest(record.output);
   if (steps.length === 0 && toolCalls.length === 0 && !outputIsNew) return undefined;
   const { prompt: _prompt, reported, cost: _cost, sessionTotalCost: _sessionTotalCost, ...rest } = record;
-  const startTime = Math.min(record.endTime, ...steps.map((step) => step.startTime), ...toolCalls.map((call) => call.startTime));
+  const startTime = Math.min(
+    record.endTime,
+    ...steps.map((step) => step.startTime),
+    ...toolCalls.map((call) => call.startTime),
+  );
   return {
     ...rest,
     runId: continuationRunId(record.runId, previous.end),

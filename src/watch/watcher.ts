@@ -27,7 +27,13 @@
 import { resolve, sep } from 'node:path';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { expandPaths, sniffFile } from '../replay/input-files.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFormat, TranscriptProblem, TranscriptSession } from '../transcripts/format.js';
+import type {
+  TranscriptFile,
+  TranscriptFileInfo,
+  TranscriptFormat,
+  TranscriptProblem,
+  TranscriptSession,
+} from '../transcripts/format.js';
 import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
 import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -212,14 +218,22 @@ class TranscriptWatch {
     for (;;) {
       await this.#onePass();
       if (options.signal.aborted) break;
-      const wait = this.#nextWake !== undefined ? Math.min(options.intervalMs, this.#nextWake - this.#now()) : options.intervalMs;
+      const wait =
+        this.#nextWake !== undefined ? Math.min(options.intervalMs, this.#nextWake - this.#now()) : options.intervalMs;
       await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
       if (options.signal.aborted) break;
     }
     // Reads since the last write (no run reported: nothing to flush) are kept for the next start.
     if (this.#readChanged && !this.#unsaved) await this.#saveCheckpoint();
     const checkpointError = this.#checkpointError;
-    return { passes: this.#passes, runs: this.#runs, reportedTotal: this.#reported.size, problems: this.#problemCount, repeated: this.#repeated, ...(checkpointError !== undefined ? { checkpointError } : {}) };
+    return {
+      passes: this.#passes,
+      runs: this.#runs,
+      reportedTotal: this.#reported.size,
+      problems: this.#problemCount,
+      repeated: this.#repeated,
+      ...(checkpointError !== undefined ? { checkpointError } : {}),
+    };
   }
 
   /** The report gate: the listener the formats read into. */
@@ -286,20 +300,32 @@ class TranscriptWatch {
     const expanded = await expandPaths(this.#dirs, options.exclude !== undefined ? { exclude: options.exclude } : {});
     options.changes?.follow(expanded.dirs);
     // A directory the agents have not written to yet is no problem for a watch.
-    for (const p of expanded.problems) if (p.code !== 'no-files') this.#problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
+    for (const p of expanded.problems)
+      if (p.code !== 'no-files')
+        this.#problem({ file: p.path, line: 0, code: p.code, scope: 'file', message: p.message }, true);
     let membershipChanged = false;
     const listed = new Set<string>();
     for (const file of expanded.files) {
       listed.add(file.path);
       const before = states.get(file.path);
       const replaced = before !== undefined && (before.ino !== file.ino || file.size < before.size);
-      const changed = before === undefined || before.size !== file.size || before.mtimeMs !== file.mtimeMs || before.ino !== file.ino;
+      const changed =
+        before === undefined || before.size !== file.size || before.mtimeMs !== file.mtimeMs || before.ino !== file.ino;
       if (!changed) continue;
       let info = before?.info ?? null;
       if (before === undefined || replaced || info === null) {
-        const sniffed = await sniffFile(file.path, { classifyTranscript: (head) => classifyTranscript(head, this.#formats) });
-        const next = sniffed.ok && sniffed.transcript !== undefined && sniffed.transcript.kind !== 'other' ? sniffed.transcript : null;
-        if (!sniffed.ok) this.#problem({ file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message }, file.mtimeMs < at - options.idleMs);
+        const sniffed = await sniffFile(file.path, {
+          classifyTranscript: (head) => classifyTranscript(head, this.#formats),
+        });
+        const next =
+          sniffed.ok && sniffed.transcript !== undefined && sniffed.transcript.kind !== 'other'
+            ? sniffed.transcript
+            : null;
+        if (!sniffed.ok)
+          this.#problem(
+            { file: file.path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message },
+            file.mtimeMs < at - options.idleMs,
+          );
         if ((next === null) !== (info === null) || next?.format !== info?.format) membershipChanged = true;
         info = next;
       }
@@ -336,7 +362,12 @@ class TranscriptWatch {
     const hooked = options.notices?.takeFresh() ?? false;
     options.notices?.prune(at - options.idleMs);
     this.#nextWake = undefined;
-    const listed = notified || hooked || options.changes?.watching !== true || this.#lastListing === undefined || at - this.#lastListing >= FULL_LISTING_MS;
+    const listed =
+      notified ||
+      hooked ||
+      options.changes?.watching !== true ||
+      this.#lastListing === undefined ||
+      at - this.#lastListing >= FULL_LISTING_MS;
     if (listed) {
       this.#lastListing = at;
       await this.#listFiles(at);
@@ -346,7 +377,13 @@ class TranscriptWatch {
       if (await this.#readIfDue(grouped, at)) sessionsRead += 1;
     }
     await this.#recordPass(at);
-    options.onPass?.({ pass: this.#passes, files: [...this.#states.values()].filter((s) => s.info !== null).length, listed, sessionsRead, runsReported: this.#reportedThisPass });
+    options.onPass?.({
+      pass: this.#passes,
+      files: [...this.#states.values()].filter((s) => s.info !== null).length,
+      listed,
+      sessionsRead,
+      runsReported: this.#reportedThisPass,
+    });
   }
 
   /** Reads `grouped` when a file changed, or once more when it has just gone quiet or settled. @returns whether it was due. */
@@ -402,7 +439,16 @@ class TranscriptWatch {
       });
     } catch (error) {
       // A format must not reject (its contract); if one does, the session is read again on its next change.
-      this.#problem({ file: session.files[0]?.path ?? session.key, line: 0, code: 'transcript-failed', scope: 'file', message: `the ${session.format} reader failed: ${String(error)}` }, true);
+      this.#problem(
+        {
+          file: session.files[0]?.path ?? session.key,
+          line: 0,
+          code: 'transcript-failed',
+          scope: 'file',
+          message: `the ${session.format} reader failed: ${String(error)}`,
+        },
+        true,
+      );
     }
     this.#pending.clear(); // a start whose end never came (a reader that broke its contract) is not held forever
   }
@@ -440,7 +486,13 @@ class TranscriptWatch {
   async #saveCheckpoint(): Promise<boolean> {
     const options = this.#options;
     try {
-      await saveCheckpoint(options.checkpointPath, { version: 2, dirs: this.#dirs, since: this.#since, reported: Object.fromEntries(this.#reported), read: Object.fromEntries(this.#lastRead) });
+      await saveCheckpoint(options.checkpointPath, {
+        version: 2,
+        dirs: this.#dirs,
+        since: this.#since,
+        reported: Object.fromEntries(this.#reported),
+        read: Object.fromEntries(this.#lastRead),
+      });
       return true;
     } catch (error) {
       this.#checkpointError = `cannot write the checkpoint ${options.checkpointPath}: ${(error as Error).message}`;
@@ -452,7 +504,8 @@ class TranscriptWatch {
 /** The sessions of the known transcript files, each format grouping its own. */
 function group(states: ReadonlyMap<string, FileState>, formats: readonly TranscriptFormat[]): TranscriptSession[] {
   const files: TranscriptFile[] = [];
-  for (const [path, state] of states) if (state.info !== null) files.push({ path, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
+  for (const [path, state] of states)
+    if (state.info !== null) files.push({ path, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
   const sessions: TranscriptSession[] = [];
   for (const format of formats) {
     const mine = files.filter((file) => file.info.format === format.name);
@@ -482,7 +535,8 @@ function refreshed(session: TranscriptSession, states: ReadonlyMap<string, FileS
   const files: TranscriptFile[] = [];
   for (const file of session.files) {
     const state = states.get(file.path);
-    if (state?.info !== null && state !== undefined) files.push({ ...file, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
+    if (state?.info !== null && state !== undefined)
+      files.push({ ...file, size: state.size, mtimeMs: state.mtimeMs, info: state.info });
   }
   return files.length > 0 ? { ...session, files } : undefined;
 }

@@ -215,7 +215,8 @@ export interface AcpSessionUpdateParams {
 }
 
 /** A validated value, or the first problem found. */
-export type AcpParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: WireError };
+export type AcpParseResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: WireError };
 
 /** Result of validating `session/update` params; `known` is `false` for an update kind this version does not read. */
 export type AcpSessionUpdateResult =
@@ -225,11 +226,13 @@ export type AcpSessionUpdateResult =
 const nat = z.number().int().nonnegative();
 
 /** A content block: any object with a string `type`; a `text` block must carry a string `text`. */
-const ContentBlockSchema = z.looseObject({ type: z.string(), text: z.unknown().optional() }).superRefine((block, ctx) => {
-  if (block.type === 'text' && typeof block.text !== 'string') {
-    ctx.addIssue({ code: 'invalid_type', expected: 'string', input: block.text, path: ['text'] });
-  }
-});
+const ContentBlockSchema = z
+  .looseObject({ type: z.string(), text: z.unknown().optional() })
+  .superRefine((block, ctx) => {
+    if (block.type === 'text' && typeof block.text !== 'string') {
+      ctx.addIssue({ code: 'invalid_type', expected: 'string', input: block.text, path: ['text'] });
+    }
+  });
 
 const PromptParamsSchema = z.looseObject({
   sessionId: z.string(),
@@ -300,7 +303,9 @@ export function isKnownSessionUpdateKind(kind: string): kind is KnownUpdateKind 
 }
 
 /** Narrows a session update to the known union; unknown kinds return `false`. */
-export function isKnownSessionUpdate(update: AcpKnownSessionUpdate | AcpUnknownSessionUpdate): update is AcpKnownSessionUpdate {
+export function isKnownSessionUpdate(
+  update: AcpKnownSessionUpdate | AcpUnknownSessionUpdate,
+): update is AcpKnownSessionUpdate {
   return isKnownSessionUpdateKind(update.sessionUpdate);
 }
 
@@ -348,7 +353,11 @@ export function parseAcpPromptParams(params: unknown): AcpParseResult<AcpPromptP
  *   malformed `usage`. Never throws.
  */
 export function parseAcpPromptResult(result: unknown): AcpParseResult<AcpPromptResult> {
-  const parsed = validate<{ stopReason?: string; usage?: AcpUsage | null; messageId?: string | null; _meta?: unknown }>(PromptResultSchema, result, 'result');
+  const parsed = validate<{ stopReason?: string; usage?: AcpUsage | null; messageId?: string | null; _meta?: unknown }>(
+    PromptResultSchema,
+    result,
+    'result',
+  );
   if (!parsed.ok) return parsed;
   const { stopReason, usage, messageId, _meta } = parsed.value;
   if (stopReason === undefined && (messageId === undefined || messageId === null)) {
@@ -381,18 +390,19 @@ export function parseAcpCancelParams(params: unknown): AcpParseResult<AcpCancelP
  *   `null`), or a `WireError` under `result`. Never throws.
  */
 export function parseAcpInitializeResult(result: unknown): AcpParseResult<AcpInitializeResult> {
-  const parsed = validate<{ protocolVersion?: number; agentInfo?: { name: string; title?: string | null; version?: string | null } | null }>(
-    InitializeResultSchema,
-    result,
-    'result',
-  );
+  const parsed = validate<{
+    protocolVersion?: number;
+    agentInfo?: { name: string; title?: string | null; version?: string | null } | null;
+  }>(InitializeResultSchema, result, 'result');
   if (!parsed.ok) return parsed;
   const { protocolVersion, agentInfo } = parsed.value;
   return {
     ok: true,
     value: {
       ...(protocolVersion !== undefined ? { protocolVersion } : {}),
-      ...(agentInfo !== undefined && agentInfo !== null ? { agentInfo: withoutNulls(agentInfo) as { name: string; title?: string; version?: string } } : {}),
+      ...(agentInfo !== undefined && agentInfo !== null
+        ? { agentInfo: withoutNulls(agentInfo) as { name: string; title?: string; version?: string } }
+        : {}),
     },
   };
 }
@@ -436,7 +446,11 @@ export function parseAcpSessionUpdate(params: unknown): AcpSessionUpdateResult {
 
 function normalizeUsageUpdate(update: Record<string, unknown>): AcpUsageWindowUpdate {
   const { cost, ...rest } = update;
-  const valid = isJsonObject(cost) && typeof cost.amount === 'number' && Number.isFinite(cost.amount) && typeof cost.currency === 'string';
+  const valid =
+    isJsonObject(cost) &&
+    typeof cost.amount === 'number' &&
+    Number.isFinite(cost.amount) &&
+    typeof cost.currency === 'string';
   return {
     ...(rest as unknown as AcpUsageWindowUpdate),
     ...(valid ? { cost: { amount: cost.amount as number, currency: cost.currency as string } } : {}),
@@ -515,14 +529,21 @@ const PermissionResponseSchema = z.looseObject({
  * @returns the params with `null` fields absent, or a `WireError` under `params`. Never throws.
  */
 export function parseAcpPermissionRequest(params: unknown): AcpParseResult<AcpPermissionRequestParams> {
-  const parsed = validate<{ sessionId: string; toolCall: AcpToolCallFields; options: { optionId: string; kind?: string | null }[] }>(
-    PermissionRequestSchema,
-    params,
-    'params',
-  );
+  const parsed = validate<{
+    sessionId: string;
+    toolCall: AcpToolCallFields;
+    options: { optionId: string; kind?: string | null }[];
+  }>(PermissionRequestSchema, params, 'params');
   if (!parsed.ok) return parsed;
   const { sessionId, toolCall, options } = parsed.value;
-  return { ok: true, value: { sessionId, toolCall: withoutNulls(toolCall), options: options.map((o) => withoutNulls(o) as AcpPermissionOption) } };
+  return {
+    ok: true,
+    value: {
+      sessionId,
+      toolCall: withoutNulls(toolCall),
+      options: options.map((o) => withoutNulls(o) as AcpPermissionOption),
+    },
+  };
 }
 
 /**
@@ -532,11 +553,16 @@ export function parseAcpPermissionRequest(params: unknown): AcpParseResult<AcpPe
  *   and any other shape are a `WireError` under `result`. Never throws.
  */
 export function parseAcpPermissionResponse(result: unknown): AcpParseResult<AcpPermissionOutcome> {
-  const parsed = validate<{ outcome: { outcome: string; optionId?: string | null } }>(PermissionResponseSchema, result, 'result');
+  const parsed = validate<{ outcome: { outcome: string; optionId?: string | null } }>(
+    PermissionResponseSchema,
+    result,
+    'result',
+  );
   if (!parsed.ok) return parsed;
   const { outcome, optionId } = parsed.value.outcome;
   if (outcome === 'selected') {
-    if (typeof optionId !== 'string') return { ok: false, error: wireError('invalid', 'result.outcome.optionId', 'string', describeValue(optionId)) };
+    if (typeof optionId !== 'string')
+      return { ok: false, error: wireError('invalid', 'result.outcome.optionId', 'string', describeValue(optionId)) };
     return { ok: true, value: { outcome, optionId } };
   }
   return { ok: true, value: { outcome } };
@@ -585,7 +611,9 @@ export function acpMetaQuota(meta: Readonly<Record<string, unknown>> | undefined
   if (!isCount(input) || !isCount(output)) return undefined;
   const usage = quota['model_usage'];
   const models = Array.isArray(usage)
-    ? usage.flatMap((entry: unknown) => (isJsonObject(entry) && typeof entry.model === 'string' && entry.model !== '' ? [entry.model] : []))
+    ? usage.flatMap((entry: unknown) =>
+        isJsonObject(entry) && typeof entry.model === 'string' && entry.model !== '' ? [entry.model] : [],
+      )
     : [];
   return { inputTokens: input, outputTokens: output, models };
 }
@@ -602,7 +630,8 @@ function isCount(value: unknown): value is number {
  */
 export function acpErrorText(error: { readonly message: string; readonly data?: unknown }): string {
   const data = error.data;
-  const detail = typeof data === 'string' ? data : isJsonObject(data) && typeof data.message === 'string' ? data.message : undefined;
+  const detail =
+    typeof data === 'string' ? data : isJsonObject(data) && typeof data.message === 'string' ? data.message : undefined;
   if (detail === undefined || detail === '' || error.message.includes(detail)) return error.message;
   return error.message === '' ? detail : `${error.message}: ${detail}`;
 }

@@ -42,7 +42,11 @@ export const FEED_SLICE_BYTES = 4096;
 export function detectCompression(firstBytes: Uint8Array): LogCompression {
   if (firstBytes.length < 4) return 'plain';
   const magic =
-    ((firstBytes[0] ?? 0) | ((firstBytes[1] ?? 0) << 8) | ((firstBytes[2] ?? 0) << 16) | ((firstBytes[3] ?? 0) << 24)) >>> 0;
+    ((firstBytes[0] ?? 0) |
+      ((firstBytes[1] ?? 0) << 8) |
+      ((firstBytes[2] ?? 0) << 16) |
+      ((firstBytes[3] ?? 0) << 24)) >>>
+    0;
   if (magic === ZSTD_MAGIC) return 'zstd';
   if (magic >= SKIPPABLE_MAGIC_MIN && magic <= SKIPPABLE_MAGIC_MAX) return 'zstd';
   return 'plain';
@@ -53,7 +57,8 @@ export const DEFAULT_MAX_ZSTD_WINDOW_BYTES = 32 * 1024 * 1024;
 /** The zstd format's largest block (Block_Maximum_Size is the smaller of this and the window). */
 const ZSTD_MAX_BLOCK_BYTES = 128 * 1024;
 
-type ScanState = 'magic' | 'skippable-size' | 'skippable-body' | 'frame-header' | 'block-header' | 'block-body' | 'stopped';
+type ScanState =
+  'magic' | 'skippable-size' | 'skippable-body' | 'frame-header' | 'block-header' | 'block-body' | 'stopped';
 
 /** Bytes of one zstd frame for the decompressor, and whether they end it. */
 interface FramePart {
@@ -121,7 +126,8 @@ class ZstdFrameScanner {
     /** Start, in `chunk`, of the frame bytes not yet in `parts`; -1 outside a zstd frame. */
     let runStart = this.#isInZstdFrame() ? 0 : -1;
     const cut = (end: number, endsFrame: boolean): void => {
-      if (runStart >= 0 && (end > runStart || endsFrame)) parts.push({ bytes: chunk.subarray(runStart, end), endsFrame, end: base + end });
+      if (runStart >= 0 && (end > runStart || endsFrame))
+        parts.push({ bytes: chunk.subarray(runStart, end), endsFrame, end: base + end });
       runStart = endsFrame ? -1 : end;
     };
     let i = 0;
@@ -189,7 +195,8 @@ class ZstdFrameScanner {
    */
   #advance(start: number, next: number): string | undefined {
     const held = this.#held;
-    const u32 = (): number => ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
+    const u32 = (): number =>
+      ((held[0] ?? 0) | ((held[1] ?? 0) << 8) | ((held[2] ?? 0) << 16) | ((held[3] ?? 0) << 24)) >>> 0;
     switch (this.#state) {
       case 'magic': {
         if (held.length < 4) return undefined;
@@ -213,7 +220,7 @@ class ZstdFrameScanner {
         const isSingleSegment = (descriptor & 0x20) !== 0;
         const sizeFlag = descriptor >> 6;
         const dictionaryBytes = [0, 1, 2, 4][descriptor & 3] ?? 0;
-        const sizeBytes = sizeFlag === 0 ? (isSingleSegment ? 1 : 0) : (1 << sizeFlag);
+        const sizeBytes = sizeFlag === 0 ? (isSingleSegment ? 1 : 0) : 1 << sizeFlag;
         const length = 1 + (isSingleSegment ? 0 : 1) + dictionaryBytes + sizeBytes;
         if (held.length < length) return undefined;
         let window: number;
@@ -246,7 +253,8 @@ class ZstdFrameScanner {
         if (type === 3) return 'a zstd block has the reserved block type';
         // Block_Maximum_Size: the smaller of the window and 128 KiB, for the stored size of every block type.
         const maxBlock = Math.min(this.#window, ZSTD_MAX_BLOCK_BYTES);
-        if (size > maxBlock) return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
+        if (size > maxBlock)
+          return `a zstd block of ${size} bytes exceeds the ${maxBlock}-byte block limit of its frame`;
         const body = type === 1 ? 1 : size;
         this.#blocks.push({ start, end: next + body });
         this.#isLastBlock = isLast;
@@ -439,7 +447,10 @@ export class ByteLineReader {
       const step = await zstd.write(part.bytes);
       for (const output of step.output) if (output.length > 0) this.#split(output, items);
       if (step.failure !== undefined) {
-        this.#corrupt(`${step.failure}, at compressed byte ${scanner.failureOffset(part.end - part.bytes.length)}`, items);
+        this.#corrupt(
+          `${step.failure}, at compressed byte ${scanner.failureOffset(part.end - part.bytes.length)}`,
+          items,
+        );
         return;
       }
       scanner.decodedUpTo(part.end);
@@ -450,7 +461,9 @@ export class ByteLineReader {
   #split(bytes: Uint8Array, items: ByteLineItem[]): void {
     for (const line of this.#splitter.push(bytes)) {
       this.#lines += 1;
-      items.push(line.kind === 'line' ? { kind: 'line', bytes: line.bytes } : { kind: 'oversized', length: line.length });
+      items.push(
+        line.kind === 'line' ? { kind: 'line', bytes: line.bytes } : { kind: 'oversized', length: line.length },
+      );
     }
   }
 

@@ -51,12 +51,24 @@ const HeaderSchema = z.looseObject({
   id: z.string().optional(),
 });
 const RecordSchema = z
-  .looseObject({ t: z.number(), d: z.enum(['c', 'a']), l: z.string().optional(), b: z.string().optional(), s: z.string().optional() })
+  .looseObject({
+    t: z.number(),
+    d: z.enum(['c', 'a']),
+    l: z.string().optional(),
+    b: z.string().optional(),
+    s: z.string().optional(),
+  })
   .refine((r) => (r.l === undefined) !== (r.b === undefined), { message: 'exactly one of l or b' });
 
 /** Serializes the header line (no newline); `id` names the stream of a writer sharing the file. */
 export function captureHeaderLine(protocol: string, startedAt: number, id?: string): string {
-  const header: CaptureHeader = { type: CAPTURE_HEADER_TYPE, version: CAPTURE_VERSION, protocol, startedAt, ...(id !== undefined ? { id } : {}) };
+  const header: CaptureHeader = {
+    type: CAPTURE_HEADER_TYPE,
+    version: CAPTURE_VERSION,
+    protocol,
+    startedAt,
+    ...(id !== undefined ? { id } : {}),
+  };
   return JSON.stringify(header);
 }
 
@@ -69,7 +81,12 @@ export function captureRecordLine(direction: 'c' | 'a', time: number, bytes: Uin
   const stream = id !== undefined ? { s: id } : {};
   const record: CaptureRecord = decoded.ok
     ? { t: time, d: direction, l: decoded.text, ...stream }
-    : { t: time, d: direction, b: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), ...stream };
+    : {
+        t: time,
+        d: direction,
+        b: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+        ...stream,
+      };
   return JSON.stringify(record);
 }
 
@@ -79,7 +96,9 @@ export function isCaptureHeader(value: unknown): boolean {
 }
 
 /** Validates a capture header. Never throws. */
-export function parseCaptureHeader(value: unknown): { ok: true; header: CaptureHeader } | { ok: false; error: WireError } {
+export function parseCaptureHeader(
+  value: unknown,
+): { ok: true; header: CaptureHeader } | { ok: false; error: WireError } {
   const parsed = HeaderSchema.safeParse(value);
   if (parsed.success) return { ok: true, header: parsed.data as CaptureHeader };
   return { ok: false, error: wireErrorFromIssues(parsed.error.issues, value) };
@@ -91,10 +110,13 @@ export function parseCaptureHeader(value: unknown): { ok: true; header: CaptureH
  */
 export function parseCaptureRecord(
   value: unknown,
-): { ok: true; time: number; direction: 'c' | 'a'; bytes: Uint8Array; stream?: string } | { ok: false; error: WireError } {
+):
+  | { ok: true; time: number; direction: 'c' | 'a'; bytes: Uint8Array; stream?: string }
+  | { ok: false; error: WireError } {
   const parsed = RecordSchema.safeParse(value);
   if (!parsed.success) {
-    if (value === null || typeof value !== 'object') return { ok: false, error: wireError('not-object', '', 'a capture record', describeValue(value)) };
+    if (value === null || typeof value !== 'object')
+      return { ok: false, error: wireError('not-object', '', 'a capture record', describeValue(value)) };
     return { ok: false, error: wireErrorFromIssues(parsed.error.issues, value) };
   }
   const r = parsed.data;

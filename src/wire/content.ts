@@ -17,7 +17,9 @@ const nonNegativeInt = z.number().int().nonnegative();
  * fractional, beyond 2^53, `1e400` read as Infinity) are no reason to drop the
  * message that carries them; consumers clamp them with {@link clampTokenCount}.
  */
-const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), { message: 'expected a number' });
+const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), {
+  message: 'expected a number',
+});
 
 /**
  * Token usage of one model call. The input buckets are disjoint
@@ -62,7 +64,8 @@ export function clampTokenCount(value: number): number {
 
 /** `usage` with every count clamped by {@link clampTokenCount} (absent optional counts stay absent). Never throws. */
 export function normalizeUsage(usage: TokenUsage): TokenUsage {
-  const optional = (value: number | undefined): number | undefined => (value === undefined ? undefined : clampTokenCount(value));
+  const optional = (value: number | undefined): number | undefined =>
+    value === undefined ? undefined : clampTokenCount(value);
   const cacheReadTokens = optional(usage.cacheReadTokens);
   const cacheWriteTokens = optional(usage.cacheWriteTokens);
   const reasoningTokens = optional(usage.reasoningTokens);
@@ -77,10 +80,24 @@ export function normalizeUsage(usage: TokenUsage): TokenUsage {
   };
 }
 
-export interface TextBlock { readonly type: 'text'; readonly text: string }
-export interface ReasoningBlock { readonly type: 'reasoning'; readonly text: string }
-export interface ImageBlock { readonly type: 'image'; readonly attachment: unknown }
-export interface ToolCallBlock { readonly type: 'tool-call'; readonly id: string; readonly name: string; readonly arguments: string }
+export interface TextBlock {
+  readonly type: 'text';
+  readonly text: string;
+}
+export interface ReasoningBlock {
+  readonly type: 'reasoning';
+  readonly text: string;
+}
+export interface ImageBlock {
+  readonly type: 'image';
+  readonly attachment: unknown;
+}
+export interface ToolCallBlock {
+  readonly type: 'tool-call';
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
 export interface ToolResultBlock {
   readonly type: 'tool-result';
   readonly toolCallId: string;
@@ -88,7 +105,10 @@ export interface ToolResultBlock {
   readonly isError?: boolean;
 }
 /** A block of a type this version does not know; kept, and it still makes a message non-empty. */
-export interface UnknownBlock { readonly type: string; readonly [field: string]: unknown }
+export interface UnknownBlock {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
 
 /** One block of message content. */
 export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock | UnknownBlock;
@@ -116,28 +136,43 @@ function byType<T>(known: Record<string, z.ZodType>, lenient = false): z.ZodType
  * without `attachment`, a `text` whose `text` is not a string) is kept
  * verbatim and read defensively by every consumer ({@link isTextBlock}).
  */
-export const ContentBlockSchema: z.ZodType<ContentBlock> = byType<ContentBlock>({
-  text: z.looseObject({ text: z.string() }),
-  reasoning: z.looseObject({ text: z.string() }),
-  image: z.looseObject({ attachment: z.unknown() }),
-  'tool-call': z.looseObject({ id: z.string(), name: z.string(), arguments: z.string() }),
-  'tool-result': z.looseObject({
-    toolCallId: z.string(),
-    get content(): z.ZodArray<z.ZodType<ContentBlock>> {
-      return z.array(ContentBlockSchema);
-    },
-    isError: z.boolean().optional(),
-  }),
-}, true);
+export const ContentBlockSchema: z.ZodType<ContentBlock> = byType<ContentBlock>(
+  {
+    text: z.looseObject({ text: z.string() }),
+    reasoning: z.looseObject({ text: z.string() }),
+    image: z.looseObject({ attachment: z.unknown() }),
+    'tool-call': z.looseObject({ id: z.string(), name: z.string(), arguments: z.string() }),
+    'tool-result': z.looseObject({
+      toolCallId: z.string(),
+      get content(): z.ZodArray<z.ZodType<ContentBlock>> {
+        return z.array(ContentBlockSchema);
+      },
+      isError: z.boolean().optional(),
+    }),
+  },
+  true,
+);
 
 /** `true` for a text block. */
 export function isTextBlock(block: ContentBlock): block is TextBlock {
   return block.type === 'text' && typeof (block as TextBlock).text === 'string';
 }
 
-export interface BlockStartChunk { readonly type: 'block-start'; readonly index: number; readonly blockType: string }
-export interface TextDeltaChunk { readonly type: 'text-delta'; readonly index: number; readonly text: string }
-export interface ReasoningDeltaChunk { readonly type: 'reasoning-delta'; readonly index: number; readonly text: string }
+export interface BlockStartChunk {
+  readonly type: 'block-start';
+  readonly index: number;
+  readonly blockType: string;
+}
+export interface TextDeltaChunk {
+  readonly type: 'text-delta';
+  readonly index: number;
+  readonly text: string;
+}
+export interface ReasoningDeltaChunk {
+  readonly type: 'reasoning-delta';
+  readonly index: number;
+  readonly text: string;
+}
 export interface ToolCallDeltaChunk {
   readonly type: 'tool-call-delta';
   readonly index: number;
@@ -145,16 +180,29 @@ export interface ToolCallDeltaChunk {
   readonly name?: string;
   readonly argumentsDelta: string;
 }
-export interface BlockEndChunk { readonly type: 'block-end'; readonly index: number; readonly block: ContentBlock }
-export interface UsageChunk { readonly type: 'usage'; readonly usage: TokenUsage }
+export interface BlockEndChunk {
+  readonly type: 'block-end';
+  readonly index: number;
+  readonly block: ContentBlock;
+}
+export interface UsageChunk {
+  readonly type: 'usage';
+  readonly usage: TokenUsage;
+}
 /** Finish kinds of one model call; unknown kinds are kept as strings. */
 export type FinishKind = 'stop' | 'tool-calls' | 'max-tokens' | 'aborted' | 'error' | (string & {});
 export interface FinishChunk {
   readonly type: 'finish';
-  readonly reason: { readonly kind: FinishKind; readonly failure?: { readonly message: string; readonly code: string } };
+  readonly reason: {
+    readonly kind: FinishKind;
+    readonly failure?: { readonly message: string; readonly code: string };
+  };
 }
 /** A chunk of a type this version does not know; ignored by every consumer. */
-export interface UnknownChunk { readonly type: string; readonly [field: string]: unknown }
+export interface UnknownChunk {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
 
 export type KnownStreamChunk =
   | BlockStartChunk

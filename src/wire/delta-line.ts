@@ -105,7 +105,11 @@ const HIGH_BITS = 0x80808080 | 0;
 function hasSpecialByte(w: number): boolean {
   const quote = w ^ 0x22222222;
   const backslash = w ^ 0x5c5c5c5c;
-  return ((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((w - 0x20202020) & ~w)) & HIGH_BITS) !== 0;
+  return (
+    ((((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash) | ((w - 0x20202020) & ~w)) &
+      HIGH_BITS) !==
+    0
+  );
 }
 
 /** The chunk types a delta line carries. */
@@ -233,7 +237,14 @@ export class DeltaLineReader implements DeltaLine {
         if (kind === 0) return false;
         if (kind === 2) {
           if (textEnd + 5 >= end) return false;
-          if ((HEX[buffer[textEnd + 2] as number] as number) + (HEX[buffer[textEnd + 3] as number] as number) + (HEX[buffer[textEnd + 4] as number] as number) + (HEX[buffer[textEnd + 5] as number] as number) !== 4) return false;
+          if (
+            (HEX[buffer[textEnd + 2] as number] as number) +
+              (HEX[buffer[textEnd + 3] as number] as number) +
+              (HEX[buffer[textEnd + 4] as number] as number) +
+              (HEX[buffer[textEnd + 5] as number] as number) !==
+            4
+          )
+            return false;
           textEnd += 6;
         } else {
           textEnd += 2;
@@ -277,7 +288,9 @@ export class DeltaLineReader implements DeltaLine {
     // Escapes were checked in `read`, so this parse of the string literal cannot fail.
     if (this.#escaped) return JSON.parse(buffer.toString('utf8', this.#textStart - 1, this.#textEnd + 1)) as string;
     const decoders = buffer as unknown as SliceDecoders;
-    return this.#nonAscii ? decoders.utf8Slice(this.#textStart, this.#textEnd) : decoders.latin1Slice(this.#textStart, this.#textEnd);
+    return this.#nonAscii
+      ? decoders.utf8Slice(this.#textStart, this.#textEnd)
+      : decoders.latin1Slice(this.#textStart, this.#textEnd);
   }
 
   /** {@inheritDoc DeltaLine.toFrame} */
@@ -291,7 +304,11 @@ export class DeltaLineReader implements DeltaLine {
           type: 'assistant/chunk',
           seq: this.seq,
           time: this.time,
-          data: { turn: this.turn, step: this.step, chunk: { type: this.chunkType, index: this.index, text: this.text() } },
+          data: {
+            turn: this.turn,
+            step: this.step,
+            chunk: { type: this.chunkType, index: this.index, text: this.text() },
+          },
         },
       },
     };
@@ -349,7 +366,11 @@ const shared = new DeltaLineReader();
  *   `undefined` when the line is not exactly of that shape, in which case the
  *   caller parses it in full. Never throws; never modifies `buffer`.
  */
-export function parseDeltaLine(buffer: Buffer, start = 0, end: number = buffer.length): JsonRpcNotification | undefined {
+export function parseDeltaLine(
+  buffer: Buffer,
+  start = 0,
+  end: number = buffer.length,
+): JsonRpcNotification | undefined {
   if (!shared.read(buffer, start, end)) return undefined;
   const frame = shared.toFrame();
   shared.release();

@@ -22,7 +22,13 @@
  */
 
 import * as z from 'zod';
-import { ByteLineReader, DEFAULT_MAX_ZSTD_WINDOW_BYTES, detectCompression, type ByteLineItem, type LogCompression } from './byte-lines.js';
+import {
+  ByteLineReader,
+  DEFAULT_MAX_ZSTD_WINDOW_BYTES,
+  detectCompression,
+  type ByteLineItem,
+  type LogCompression,
+} from './byte-lines.js';
 import { fileChunks } from './file-chunks.js';
 import { DEFAULT_MAX_LINE_BYTES, decodeUtf8Line } from './ndjson.js';
 import type { SplitLine } from './ndjson.js';
@@ -151,7 +157,12 @@ const toolRowSchema = z.strictObject({
   type: z.literal('tool-call-chunks'),
   seq0: safeInteger.nonnegative().optional(),
   time0: safeInteger.optional(),
-  data: z.strictObject({ ...runPosition, id: z.string(), name: z.string().optional(), args: z.array(z.string()).min(1) }),
+  data: z.strictObject({
+    ...runPosition,
+    id: z.string(),
+    name: z.string().optional(),
+    args: z.array(z.string()).min(1),
+  }),
 });
 const packedRowSchema = z.discriminatedUnion('type', [textRowSchema, toolRowSchema]);
 
@@ -193,7 +204,12 @@ function plainPackedRow(row: unknown): PackedRow | undefined {
   const { type, seq0, time0, data } = row;
   if (seq0 !== undefined && (!Number.isSafeInteger(seq0) || (seq0 as number) < 0)) return undefined;
   if ((time0 !== undefined && !Number.isSafeInteger(time0)) || !isJsonObject(data)) return undefined;
-  if (!Number.isFinite(data['turn']) || !Number.isFinite(data['step']) || !Number.isFinite(data['index']) || !isSafeIntegerList(data['dt'])) {
+  if (
+    !Number.isFinite(data['turn']) ||
+    !Number.isFinite(data['step']) ||
+    !Number.isFinite(data['index']) ||
+    !isSafeIntegerList(data['dt'])
+  ) {
     return undefined;
   }
   if (type === 'text-chunks' || type === 'reasoning-chunks') {
@@ -201,7 +217,11 @@ function plainPackedRow(row: unknown): PackedRow | undefined {
   }
   if (type === 'tool-call-chunks') {
     const name = data['name'];
-    const ok = hasOnlyKeys(data, TOOL_DATA_KEYS) && typeof data['id'] === 'string' && (name === undefined || typeof name === 'string') && isStringList(data['args']);
+    const ok =
+      hasOnlyKeys(data, TOOL_DATA_KEYS) &&
+      typeof data['id'] === 'string' &&
+      (name === undefined || typeof name === 'string') &&
+      isStringList(data['args']);
     return ok ? (row as PackedRow) : undefined;
   }
   return undefined;
@@ -209,8 +229,7 @@ function plainPackedRow(row: unknown): PackedRow | undefined {
 
 /** Result of {@link expandPackedRow}. */
 export type PackedRowExpansion =
-  | { readonly ok: true; readonly events: Record<string, unknown>[] }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly events: Record<string, unknown>[] } | { readonly ok: false; readonly message: string };
 
 /**
  * @returns whether `value` is an object whose `type` is one of the
@@ -278,7 +297,12 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
       chunk = { type: packed.type === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index, text: member };
     }
     // Without `seq0`/`time0` (upstream's recorded snapshots) the members carry no seq/time, as such events do.
-    events.push({ type: 'assistant/chunk', ...(seq0 !== undefined ? { seq: seq0 + k } : {}), ...(time !== undefined ? { time } : {}), data: { turn, step, chunk } });
+    events.push({
+      type: 'assistant/chunk',
+      ...(seq0 !== undefined ? { seq: seq0 + k } : {}),
+      ...(time !== undefined ? { time } : {}),
+      data: { turn, step, chunk },
+    });
   }
   return { ok: true, events };
 }
@@ -353,11 +377,20 @@ export class DurableLogDecoder {
         case 'line':
         case 'oversized': {
           const before = out.length;
-          this.#interpret(item.kind === 'line' ? { kind: 'line', bytes: item.bytes } : { kind: 'oversized', length: item.length }, out);
+          this.#interpret(
+            item.kind === 'line' ? { kind: 'line', bytes: item.bytes } : { kind: 'oversized', length: item.length },
+            out,
+          );
           for (let i = before; i < out.length; i += 1) if (out[i]?.kind === 'problem') this.#problemCount += 1;
           if (this.#problemCount >= MAX_PROBLEMS_PER_FILE && !this.#isStopped) {
             this.#stop();
-            out.push(problem(this.#lineCount, 'too-many-problems', `${MAX_PROBLEMS_PER_FILE} defective lines by line ${this.#lineCount}; the rest of the file is not read`));
+            out.push(
+              problem(
+                this.#lineCount,
+                'too-many-problems',
+                `${MAX_PROBLEMS_PER_FILE} defective lines by line ${this.#lineCount}; the rest of the file is not read`,
+              ),
+            );
           }
           break;
         }
@@ -394,12 +427,20 @@ export class DurableLogDecoder {
     const line = ++this.#lineCount;
     if (item.kind === 'oversized') {
       const why = `line ${line} is ${item.length} bytes, over the ${this.#maxLineBytes}-byte line limit`;
-      out.push(line === 1 ? this.#notALog(`${why}; expected a session header`) : problem(line, 'oversized-line', `${why}; skipped`));
+      out.push(
+        line === 1
+          ? this.#notALog(`${why}; expected a session header`)
+          : problem(line, 'oversized-line', `${why}; skipped`),
+      );
       return;
     }
     const decoded = decodeUtf8Line(item.bytes);
     if (!decoded.ok) {
-      out.push(line === 1 ? this.#notALog('line 1 is not valid UTF-8') : problem(line, 'invalid-utf8', `line ${line} is not valid UTF-8`));
+      out.push(
+        line === 1
+          ? this.#notALog('line 1 is not valid UTF-8')
+          : problem(line, 'invalid-utf8', `line ${line} is not valid UTF-8`),
+      );
       return;
     }
     const parsed = parseJson(decoded.text);
@@ -459,7 +500,9 @@ export class DurableLogDecoder {
     }
     const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
     const frameNote = isTornFrame ? ', and the file ends inside a zstd frame' : '';
-    out.push(problem(line, 'torn-tail', `line ${line} is incomplete: ${length} bytes without a final newline${frameNote}`));
+    out.push(
+      problem(line, 'torn-tail', `line ${line} is incomplete: ${length} bytes without a final newline${frameNote}`),
+    );
   }
 
   #notALog(message: string): DurableLogProblem {

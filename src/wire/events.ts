@@ -61,7 +61,10 @@ export type TurnEndEvent = Envelope<'turn/end', { readonly turn: number; readonl
 export type StepStartEvent = Envelope<'step/start', { readonly turn: number; readonly step: number }>;
 export type StepEndEvent = Envelope<'step/end', { readonly turn: number; readonly step: number }>;
 export type UserMessageEvent = Envelope<'user/message', UserMessage>;
-export type AssistantChunkEvent = Envelope<'assistant/chunk', { readonly turn: number; readonly step: number; readonly chunk: StreamChunk }>;
+export type AssistantChunkEvent = Envelope<
+  'assistant/chunk',
+  { readonly turn: number; readonly step: number; readonly chunk: StreamChunk }
+>;
 export type AssistantMessageEvent = Envelope<
   'assistant/message',
   {
@@ -84,7 +87,13 @@ export type AssistantAttemptEvent = Envelope<
 >;
 export type ToolCallEvent = Envelope<
   'tool/call',
-  { readonly turn: number; readonly step: number; readonly callId: string; readonly name: string; readonly arguments: unknown }
+  {
+    readonly turn: number;
+    readonly step: number;
+    readonly callId: string;
+    readonly name: string;
+    readonly arguments: unknown;
+  }
 >;
 export type ToolResultEvent = Envelope<
   'tool/result',
@@ -95,7 +104,10 @@ export type ToolResultEvent = Envelope<
     readonly error?: { readonly name?: string; readonly code?: string };
   }
 >;
-export type RequestContextEvent = Envelope<'request/context', { readonly provider?: string; readonly model?: string; readonly [field: string]: unknown }>;
+export type RequestContextEvent = Envelope<
+  'request/context',
+  { readonly provider?: string; readonly model?: string; readonly [field: string]: unknown }
+>;
 export type EndSeedEvent = Envelope<'session/end-seed', Record<string, unknown>>;
 /**
  * A mutation of the session's inbox. With `inserted` messages and no
@@ -266,7 +278,8 @@ function isPlainTurnEndReason(reason: unknown): boolean {
   const error = reason.error;
   return (
     (inner === undefined || (isJsonObject(inner) && typeof inner.kind === 'string')) &&
-    (error === undefined || (isJsonObject(error) && typeof error.message === 'string' && typeof error.code === 'string'))
+    (error === undefined ||
+      (isJsonObject(error) && typeof error.message === 'string' && typeof error.code === 'string'))
   );
 }
 
@@ -322,7 +335,13 @@ function isPlainValidData(type: KnownType, data: unknown): boolean {
       return isNat(data.turn) && isPlainTurnEndReason(data.reason);
     case 'tool/call':
       // The schema's `arguments` is unknown but required: a missing key is its to reject.
-      return isNat(data.turn) && isNat(data.step) && typeof data.callId === 'string' && typeof data.name === 'string' && data.arguments !== undefined;
+      return (
+        isNat(data.turn) &&
+        isNat(data.step) &&
+        typeof data.callId === 'string' &&
+        typeof data.name === 'string' &&
+        data.arguments !== undefined
+      );
     case 'tool/result': {
       const message = data.message;
       const error = data.error;

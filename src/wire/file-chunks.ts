@@ -12,7 +12,10 @@ import { createReadStream } from 'node:fs';
  * are thrown from the iteration; the file is closed when iteration ends,
  * also when the consumer stops early.
  */
-export async function* fileChunks(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<Uint8Array, void, undefined> {
+export async function* fileChunks(
+  path: string,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<Uint8Array, void, undefined> {
   const stream = createReadStream(path, { highWaterMark: 64 * 1024 });
   try {
     for await (const chunk of stream) {

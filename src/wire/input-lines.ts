@@ -39,7 +39,10 @@ export interface ReadLinesOptions {
  * each slice read as one batch (a line per step of an async iteration costs
  * as much as splitting it).
  */
-export async function* readLineBatches(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<readonly InputLine[], void, undefined> {
+export async function* readLineBatches(
+  source: AsyncIterable<Uint8Array>,
+  options: ReadLinesOptions = {},
+): AsyncGenerator<readonly InputLine[], void, undefined> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const reader = new ByteLineReader({ maxLineBytes });
   let lineCount = 0;
@@ -54,7 +57,12 @@ export async function* readLineBatches(source: AsyncIterable<Uint8Array>, option
           break;
         case 'oversized':
           lineCount += 1;
-          lines.push({ kind: 'problem', line: lineCount, code: 'oversized-line', message: `line of ${item.length} bytes exceeds the ${maxLineBytes}-byte limit; skipped` });
+          lines.push({
+            kind: 'problem',
+            line: lineCount,
+            code: 'oversized-line',
+            message: `line of ${item.length} bytes exceeds the ${maxLineBytes}-byte limit; skipped`,
+          });
           break;
         case 'corrupt-zstd':
           lines.push({
@@ -71,13 +79,29 @@ export async function* readLineBatches(source: AsyncIterable<Uint8Array>, option
             lines.push({ kind: 'line', line: lineCount, bytes: tail.bytes });
           } else {
             const length = tail.kind === 'line' ? tail.bytes.length : tail.length;
-            lines.push({ kind: 'problem', line: lineCount, code: 'torn-tail', message: `line ${lineCount} is incomplete: ${length} bytes without a final newline; skipped` });
+            lines.push({
+              kind: 'problem',
+              line: lineCount,
+              code: 'torn-tail',
+              message: `line ${lineCount} is incomplete: ${length} bytes without a final newline; skipped`,
+            });
           }
-          if (item.isTornFrame) lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
+          if (item.isTornFrame)
+            lines.push({
+              kind: 'problem',
+              line: lineCount + 1,
+              code: 'torn-tail',
+              message: 'the file ends inside a zstd frame',
+            });
           break;
         }
         case 'torn-frame':
-          lines.push({ kind: 'problem', line: lineCount + 1, code: 'torn-tail', message: 'the file ends inside a zstd frame' });
+          lines.push({
+            kind: 'problem',
+            line: lineCount + 1,
+            code: 'torn-tail',
+            message: 'the file ends inside a zstd frame',
+          });
           break;
         case 'empty':
           break;
@@ -106,7 +130,10 @@ export async function* readLineBatches(source: AsyncIterable<Uint8Array>, option
  * {@link readLineBatches} one line at a time: the same lines and problems, in
  * the same order. Never throws.
  */
-export async function* readLines(source: AsyncIterable<Uint8Array>, options: ReadLinesOptions = {}): AsyncGenerator<InputLine, void, undefined> {
+export async function* readLines(
+  source: AsyncIterable<Uint8Array>,
+  options: ReadLinesOptions = {},
+): AsyncGenerator<InputLine, void, undefined> {
   for await (const batch of readLineBatches(source, options)) yield* batch;
 }
 

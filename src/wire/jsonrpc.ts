@@ -30,7 +30,8 @@ export interface JsonRpcResponse {
 }
 export type JsonRpcFrame = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
-export type FrameResult = { readonly ok: true; readonly frame: JsonRpcFrame } | { readonly ok: false; readonly error: WireError };
+export type FrameResult =
+  { readonly ok: true; readonly frame: JsonRpcFrame } | { readonly ok: false; readonly error: WireError };
 
 /**
  * Parses one NDJSON line (without its line terminator) as a JSON-RPC 2.0 message.
@@ -68,17 +69,22 @@ export function classifyFrame(value: unknown): FrameResult {
   }
   if (typeof msg.method === 'string') {
     if (!hasId) return { ok: true, frame: { kind: 'notification', method: msg.method, params: msg.params } };
-    if (id === null) return { ok: false, error: wireError('not-jsonrpc', 'id', 'string or number on a request', 'null') };
+    if (id === null)
+      return { ok: false, error: wireError('not-jsonrpc', 'id', 'string or number on a request', 'null') };
     return { ok: true, frame: { kind: 'request', id: id as string | number, method: msg.method, params: msg.params } };
   }
   if ('method' in msg) {
     return { ok: false, error: wireError('not-jsonrpc', 'method', 'string', describeValue(msg.method)) };
   }
-  if (!hasId) return { ok: false, error: wireError('not-jsonrpc', 'id', 'an id on a response', 'nothing (field missing)') };
+  if (!hasId)
+    return { ok: false, error: wireError('not-jsonrpc', 'id', 'an id on a response', 'nothing (field missing)') };
   if ('error' in msg) {
     const err = msg.error as Record<string, unknown> | null;
     if (err === null || typeof err !== 'object' || typeof err.code !== 'number' || typeof err.message !== 'string') {
-      return { ok: false, error: wireError('not-jsonrpc', 'error', '{ code: number, message: string }', describeValue(msg.error)) };
+      return {
+        ok: false,
+        error: wireError('not-jsonrpc', 'error', '{ code: number, message: string }', describeValue(msg.error)),
+      };
     }
     return {
       ok: true,

@@ -46,8 +46,7 @@ export interface LineSplitterOptions {
  *   (the `\n` excluded), its content was dropped.
  */
 export type SplitLine =
-  | { readonly kind: 'line'; readonly bytes: Uint8Array }
-  | { readonly kind: 'oversized'; readonly length: number };
+  { readonly kind: 'line'; readonly bytes: Uint8Array } | { readonly kind: 'oversized'; readonly length: number };
 
 /**
  * Incremental `\n` line splitter with bounded memory and constant work per byte.

@@ -38,7 +38,9 @@ const anyValue: z.ZodType<OtlpAnyValue> = z.lazy(() =>
     })
     .passthrough(),
 );
-const keyValue: z.ZodType<OtlpKeyValue> = z.lazy(() => z.object({ key: z.string(), value: anyValue.optional() }).passthrough());
+const keyValue: z.ZodType<OtlpKeyValue> = z.lazy(() =>
+  z.object({ key: z.string(), value: anyValue.optional() }).passthrough(),
+);
 
 const attributes = z.array(keyValue).optional();
 const resource = z.object({ attributes }).passthrough().optional();
@@ -71,7 +73,14 @@ const logRecord = z
 const tracesRequest = z
   .object({
     resourceSpans: z
-      .array(z.object({ resource, scopeSpans: z.array(z.object({ spans: z.array(span).optional() }).passthrough()).optional() }).passthrough())
+      .array(
+        z
+          .object({
+            resource,
+            scopeSpans: z.array(z.object({ spans: z.array(span).optional() }).passthrough()).optional(),
+          })
+          .passthrough(),
+      )
       .optional(),
   })
   .passthrough();
@@ -79,12 +88,21 @@ const tracesRequest = z
 const logsRequest = z
   .object({
     resourceLogs: z
-      .array(z.object({ resource, scopeLogs: z.array(z.object({ logRecords: z.array(logRecord).optional() }).passthrough()).optional() }).passthrough())
+      .array(
+        z
+          .object({
+            resource,
+            scopeLogs: z.array(z.object({ logRecords: z.array(logRecord).optional() }).passthrough()).optional(),
+          })
+          .passthrough(),
+      )
       .optional(),
   })
   .passthrough();
 
-const metricsRequest = z.object({ resourceMetrics: z.array(z.object({ resource }).passthrough()).optional() }).passthrough();
+const metricsRequest = z
+  .object({ resourceMetrics: z.array(z.object({ resource }).passthrough()).optional() })
+  .passthrough();
 
 export type OtlpJsonSpan = z.infer<typeof span>;
 export type OtlpJsonLogRecord = z.infer<typeof logRecord>;
@@ -105,12 +123,18 @@ export type OtlpJsonRequest =
  * Validates a parsed JSON body as the export request of `signal`.
  * @returns the request, or the first problem in words (path and issue).
  */
-export function parseOtlpJsonRequest(signal: OtlpSignal, json: unknown): { ok: true; value: OtlpJsonRequest } | { ok: false; error: string } {
+export function parseOtlpJsonRequest(
+  signal: OtlpSignal,
+  json: unknown,
+): { ok: true; value: OtlpJsonRequest } | { ok: false; error: string } {
   const schema = signal === 'traces' ? tracesRequest : signal === 'logs' ? logsRequest : metricsRequest;
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, error: `${signal} request: ${issue !== undefined ? `${issue.path.join('.') || '(body)'}: ${issue.message}` : 'invalid'}` };
+    return {
+      ok: false,
+      error: `${signal} request: ${issue !== undefined ? `${issue.path.join('.') || '(body)'}: ${issue.message}` : 'invalid'}`,
+    };
   }
   return { ok: true, value: { signal, body: parsed.data } as OtlpJsonRequest };
 }
@@ -120,7 +144,9 @@ export function parseOtlpJsonRequest(signal: OtlpSignal, json: unknown): { ok: t
  * becomes a number when it is a safe integer), boolean, or an array of those;
  * `undefined` for kvlists and empty values.
  */
-export function attributeValue(value: OtlpAnyValue | undefined): string | number | boolean | Array<string | number | boolean> | undefined {
+export function attributeValue(
+  value: OtlpAnyValue | undefined,
+): string | number | boolean | Array<string | number | boolean> | undefined {
   if (value === undefined) return undefined;
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.boolValue !== undefined) return value.boolValue;
@@ -141,7 +167,9 @@ export function attributeValue(value: OtlpAnyValue | undefined): string | number
 }
 
 /** The attributes of a record as a plain map (later keys win). */
-export function attributeMap(list: readonly OtlpKeyValue[] | undefined): Map<string, ReturnType<typeof attributeValue>> {
+export function attributeMap(
+  list: readonly OtlpKeyValue[] | undefined,
+): Map<string, ReturnType<typeof attributeValue>> {
   const map = new Map<string, ReturnType<typeof attributeValue>>();
   for (const { key, value } of list ?? []) map.set(key, attributeValue(value));
   return map;

@@ -74,7 +74,11 @@ export interface SubagentFinishedParams {
 
 /** A validated runtime notification. */
 export type SdkNotification =
-  | { readonly method: typeof SDK_NOTIFICATIONS.sessionEvent; readonly params: SessionEventParams; readonly eventKnown: boolean }
+  | {
+      readonly method: typeof SDK_NOTIFICATIONS.sessionEvent;
+      readonly params: SessionEventParams;
+      readonly eventKnown: boolean;
+    }
   | { readonly method: typeof SDK_NOTIFICATIONS.sessionStatus; readonly params: SessionStatusParams }
   | { readonly method: typeof SDK_NOTIFICATIONS.subagentStarted; readonly params: SubagentStartedParams }
   | { readonly method: typeof SDK_NOTIFICATIONS.subagentFinished; readonly params: SubagentFinishedParams };
@@ -159,7 +163,9 @@ export function parseSdkNotification(method: string, params: unknown): SdkNotifi
  * `cwd`, `provider` and `model`, and `maxTokens` absent or a positive safe
  * integer. @returns the params or a `WireError`; never throws.
  */
-export function parseInitializeParams(params: unknown): { ok: true; value: InitializeParams } | { ok: false; error: WireError } {
+export function parseInitializeParams(
+  params: unknown,
+): { ok: true; value: InitializeParams } | { ok: false; error: WireError } {
   return validate<InitializeParams>(InitializeSchema, params ?? {});
 }
 
@@ -168,7 +174,9 @@ export function parseInitializeParams(params: unknown): { ok: true; value: Initi
  * `messageId` and treats any other answer as a protocol error.
  * @returns the result or a `WireError` under `result`; never throws.
  */
-export function parsePromptResult(result: unknown): { ok: true; value: PromptResult } | { ok: false; error: WireError } {
+export function parsePromptResult(
+  result: unknown,
+): { ok: true; value: PromptResult } | { ok: false; error: WireError } {
   const parsed = PromptResultSchema.safeParse(result);
   if (parsed.success) return { ok: true, value: parsed.data as PromptResult };
   return { ok: false, error: wireErrorFromIssues(parsed.error.issues, result, 'result') };
@@ -182,7 +190,9 @@ export function parsePromptResult(result: unknown): { ok: true; value: PromptRes
 export function isReceipt(event: SessionEvent): boolean {
   if (event.type !== 'agent/inbox/spliced') return false;
   const data = event.data as { removedCount?: unknown; inserted?: unknown } | undefined;
-  return data !== undefined && data.removedCount === undefined && Array.isArray(data.inserted) && data.inserted.length > 0;
+  return (
+    data !== undefined && data.removedCount === undefined && Array.isArray(data.inserted) && data.inserted.length > 0
+  );
 }
 
 /**
@@ -202,6 +212,8 @@ export function upstreamRejectsEvent(event: unknown): boolean {
 }
 
 /** Validates `session/prompt` params. @returns the params or a `WireError`; never throws. */
-export function parsePromptParams(params: unknown): { ok: true; value: PromptParams } | { ok: false; error: WireError } {
+export function parsePromptParams(
+  params: unknown,
+): { ok: true; value: PromptParams } | { ok: false; error: WireError } {
   return validate<PromptParams>(PromptSchema, params);
 }

@@ -46,7 +46,10 @@ const WINDOW_LOG_MAX = 31;
  * fails with libzstd's `Frame requires too much memory for decoding`.
  */
 export function zstdInflater(maxWindowBytes: number): ZstdInflater {
-  const windowLog = Math.min(WINDOW_LOG_MAX, Math.max(WINDOW_LOG_MIN, Math.ceil(Math.log2(Math.max(1, maxWindowBytes)))));
+  const windowLog = Math.min(
+    WINDOW_LOG_MAX,
+    Math.max(WINDOW_LOG_MIN, Math.ceil(Math.log2(Math.max(1, maxWindowBytes)))),
+  );
   const stream = createZstdDecompress({ params: { [constants.ZSTD_d_windowLogMax]: windowLog } });
   let output: Buffer[] = [];
   let failure: string | undefined;

@@ -52,7 +52,10 @@ export interface AcpPeer {
    * As an editor closes an agent: ends its input, and when the process has not exited `graceMs` later sends
    * `signal` to that process (not its group: what it spawned is its own to end), then waits for the exit.
    */
-  closeThenSignal(graceMs: number, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; signalled: boolean }>;
+  closeThenSignal(
+    graceMs: number,
+    signal: NodeJS.Signals,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; signalled: boolean }>;
   /** Sends `signal` to the process now (not its group). */
   signal(signal: NodeJS.Signals): void;
   /** Sends the ACP `session/cancel` notification for `sessionId` (the editor's stop button). */
@@ -131,7 +134,12 @@ function installExitHook(): void {
 /** Spawns `argv` and connects the SDK client; resolves after `initialize`. */
 export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<AcpPeer> {
   // Its own process group, so that close() also ends what the agent spawned (claude runs its CLI as a child).
-  const child: ChildProcessWithoutNullStreams = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env, cwd, detached: true });
+  const child: ChildProcessWithoutNullStreams = spawn(argv[0]!, argv.slice(1), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env,
+    cwd,
+    detached: true,
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal })),
   );
@@ -147,7 +155,10 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
   });
   child.stdin.on('error', () => undefined); // EPIPE after the agent exits: close() reports the exit instead
   const frames: Frame[] = [];
-  child.stdout.on('data', lineSplitter((line) => frames.push({ dir: 'agent->client', frame: parsed(line) })));
+  child.stdout.on(
+    'data',
+    lineSplitter((line) => frames.push({ dir: 'agent->client', frame: parsed(line) })),
+  );
   const recordOut = lineSplitter((line) => frames.push({ dir: 'client->agent', frame: parsed(line) }));
   const toAgent = new WritableStream<Uint8Array>({
     write: (chunk) =>
@@ -175,8 +186,11 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
     })
     .onRequest(methods.client.session.requestPermission, ({ params }) => {
       bucket(params.sessionId).permissions.push(params);
-      const allow = params.options.find((o) => o.kind === 'allow_once') ?? params.options.find((o) => o.kind === 'allow_always');
-      return { outcome: allow !== undefined ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' } };
+      const allow =
+        params.options.find((o) => o.kind === 'allow_once') ?? params.options.find((o) => o.kind === 'allow_always');
+      return {
+        outcome: allow !== undefined ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' },
+      };
     })
     .connect(ndJsonStream(toAgent, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
 
@@ -203,7 +217,10 @@ export async function startPeer(argv: readonly string[], env: NodeJS.ProcessEnv,
       let response: unknown;
       let error: Turn['error'];
       try {
-        response = await connection.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
+        response = await connection.agent.request(methods.agent.session.prompt, {
+          sessionId,
+          prompt: [{ type: 'text', text }],
+        });
       } catch (e) {
         if (!(e instanceof RequestError)) throw e;
         error = { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) };

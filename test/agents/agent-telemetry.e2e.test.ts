@@ -68,7 +68,11 @@ async function play(agent: AgentName, ending: Ending = 'close'): Promise<AgentTe
   };
   delete env.DISABLE_TELEMETRY;
   try {
-    const peer = await startPeer([process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--out', out, '--', ...spec.argv], env, spec.cwd);
+    const peer = await startPeer(
+      [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--out', out, '--', ...spec.argv],
+      env,
+      spec.cwd,
+    );
     const turns = {} as Record<Played, Turn>;
     try {
       for (const [name, prompt] of Object.entries(PROMPTS) as Array<[Played, string]>) {
@@ -120,7 +124,9 @@ for (const agent of AGENT_NAMES) {
 
     it("says on each run whether the agent's own telemetry about it came", () => {
       for (const name of ['normal', 'max-tokens', 'tool'] as const) {
-        expect(attributes(runOf(p, name))['subagent.agent_telemetry'], name).toBe(REPORTS_TURNS[agent] ? 'joined' : 'none');
+        expect(attributes(runOf(p, name))['subagent.agent_telemetry'], name).toBe(
+          REPORTS_TURNS[agent] ? 'joined' : 'none',
+        );
       }
     });
 
@@ -137,7 +143,8 @@ for (const agent of AGENT_NAMES) {
       for (const span of native) {
         // Walk up to the first span of ours: it must be a run span of the same trace.
         let at: OtlpSpan | undefined = span;
-        for (let hops = 0; at !== undefined && !ours.has(at.spanId) && hops < 64; hops += 1) at = at.parentSpanId !== undefined ? byId.get(at.parentSpanId) : undefined;
+        for (let hops = 0; at !== undefined && !ours.has(at.spanId) && hops < 64; hops += 1)
+          at = at.parentSpanId !== undefined ? byId.get(at.parentSpanId) : undefined;
         expect(at, `${span.name} reaches no run span`).toBeDefined();
         expect(at?.traceId).toBe(span.traceId);
       }
@@ -167,14 +174,18 @@ for (const [agent, graceMs] of AGENT_NAMES.flatMap((a) => [1000, 8000].map((ms) 
       const attrs = attributes(runOf(p, 'max-tokens'));
       // gemini's records come when its input ends; a machine slow enough for the signal to come first leaves the
       // run as the wire said it, marked so.
-      if (agent === 'gemini' && attrs['subagent.agent_telemetry'] === 'none') expect(attrs['subagent.stop_reason']).toBe('completed');
+      if (agent === 'gemini' && attrs['subagent.agent_telemetry'] === 'none')
+        expect(attrs['subagent.stop_reason']).toBe('completed');
       else expect(attrs['subagent.stop_reason']).toBe('max-tokens');
     });
 
     it('says in the log how each held run was passed on', () => {
       const line = p.log.split('\n').find((l) => l.includes('agent telemetry: took')) ?? '';
       const released = /held runs released: ([^;]*)/.exec(line)?.[1] ?? '';
-      const total = released === 'none' ? 0 : released.split(', ').reduce((sum, part) => sum + Number(/\d+$/.exec(part)?.[0] ?? 'NaN'), 0);
+      const total =
+        released === 'none'
+          ? 0
+          : released.split(', ').reduce((sum, part) => sum + Number(/\d+$/.exec(part)?.[0] ?? 'NaN'), 0);
       // Every ACP run is held at its end and passed on once, whatever released it.
       expect(total, line).toBe(3);
     });

@@ -39,7 +39,8 @@ const ENTRY: Record<AgentName, string> = {
  */
 export function requireAgent(name: AgentName): string {
   const entry = ENTRY[name];
-  if (!existsSync(entry)) throw new Error(`${name} ACP agent not installed (${entry} is missing): run '${INSTALL_AGENTS}'`);
+  if (!existsSync(entry))
+    throw new Error(`${name} ACP agent not installed (${entry} is missing): run '${INSTALL_AGENTS}'`);
   return entry;
 }
 
@@ -57,7 +58,14 @@ export interface AgentLaunch {
 
 /** Environment every agent gets: the parent's PATH and nothing that would reach a real service. */
 function baseEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1', CI: '1' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    CI: '1',
+  };
   return env;
 }
 
@@ -97,14 +105,22 @@ export function launchSpec(name: AgentName, origin: string): AgentLaunch {
       ].join('\n'),
     );
     // codex-acp 2.6 starts in its `agent` mode, whose automatic reviewer (a model call) answers permission requests: the tests want them asked.
-    Object.assign(env, { CODEX_HOME: codexHome, FIXTURE_OPENAI_KEY: 'dummy', RUST_LOG: 'error', INITIAL_AGENT_MODE: 'workspace-write' });
+    Object.assign(env, {
+      CODEX_HOME: codexHome,
+      FIXTURE_OPENAI_KEY: 'dummy',
+      RUST_LOG: 'error',
+      INITIAL_AGENT_MODE: 'workspace-write',
+    });
     argv = [process.execPath, entry];
   } else if (name === 'claude') {
     // claude-agent-acp 0.101 starts sessions in Claude Code's `auto` mode, whose classifier asks the model
     // about each tool call (and warns in the chat about a gateway): the tests want the permission request.
     const claudeDir = join(home, '.claude');
     mkdirSync(claudeDir, { recursive: true });
-    writeFileSync(join(claudeDir, 'settings.json'), `${JSON.stringify({ permissions: { defaultMode: 'default' } }, null, 2)}\n`);
+    writeFileSync(
+      join(claudeDir, 'settings.json'),
+      `${JSON.stringify({ permissions: { defaultMode: 'default' } }, null, 2)}\n`,
+    );
     Object.assign(env, {
       ANTHROPIC_BASE_URL: origin,
       ANTHROPIC_API_KEY: 'dummy',

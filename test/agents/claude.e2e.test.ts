@@ -13,10 +13,15 @@
 import { describeRealAgent, type TurnExpectation } from './real-agent-expectations.js';
 
 const PARTIAL = 'Here is the first part of a long';
-const LIMIT_ERROR = "API Error: Claude's response exceeded the 128000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.";
+const LIMIT_ERROR =
+  "API Error: Claude's response exceeded the 128000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.";
 const oneCall = { input: 1400, output: 17, cacheRead: 200, origin: 'prompt-response' };
 const twoCalls = { input: 2800, output: 34, cacheRead: 400, origin: 'prompt-response' };
-const normal: TurnExpectation = { text: 'The answer is 42.', answer: { stopReason: 'end_turn' }, span: { stopReason: 'completed', usage: oneCall } };
+const normal: TurnExpectation = {
+  text: 'The answer is 42.',
+  answer: { stopReason: 'end_turn' },
+  span: { stopReason: 'completed', usage: oneCall },
+};
 
 describeRealAgent('claude', {
   normal: [normal],
@@ -33,7 +38,11 @@ describeRealAgent('claude', {
     },
   ],
   'limit-once': [
-    { ...normal, text: `${PARTIAL}Continuing: the rest of the answer.`, span: { stopReason: 'completed', usage: twoCalls } },
+    {
+      ...normal,
+      text: `${PARTIAL}Continuing: the rest of the answer.`,
+      span: { stopReason: 'completed', usage: twoCalls },
+    },
     { ...normal, text: 'Continuing: the rest of the answer.' },
   ],
   'auth-fail': [

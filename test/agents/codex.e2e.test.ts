@@ -16,7 +16,11 @@ const ANSWER = 'The answer is 42.';
 const PARTIAL = 'Here is the first part of a long';
 const LIMIT_TEXT = 'Incomplete response returned, reason: max_output_tokens\n\n';
 const oneCall = { input: 1200, output: 17, cacheRead: 200, origin: 'prompt-response' };
-const normal: TurnExpectation = { text: ANSWER, answer: { stopReason: 'end_turn' }, span: { stopReason: 'completed', usage: oneCall } };
+const normal: TurnExpectation = {
+  text: ANSWER,
+  answer: { stopReason: 'end_turn' },
+  span: { stopReason: 'completed', usage: oneCall },
+};
 const truncated: TurnExpectation = {
   text: `${PARTIAL}${LIMIT_TEXT}`,
   answer: { stopReason: 'end_turn' },

@@ -21,7 +21,11 @@ import { CLI, ROOT } from '../helpers/paths.js';
 import { startPeer } from './acp-driver.js';
 import { AGENTS_DIR, launchSpec, requireAgent, type AgentName } from './agents.js';
 import { startModelServer, TEXT, type ModelServer } from './model-server.js';
-import { ATTR_GEN_AI_CONVERSATION_ID, ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
+import {
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_SUBAGENT_OUTPUT,
+  ATTR_SUBAGENT_STOP_REASON,
+} from '../../src/telemetry/semconv.js';
 
 interface EditorAgent {
   readonly title: string;
@@ -82,34 +86,49 @@ describe("docs/AGENTS.md's editor configurations, run as an editor would", () =>
       ['custom', 'subagent-otel', ['proxy', '--protocol', 'acp', '--'], 'codex'],
       ['custom', 'subagent-otel', ['proxy', '--protocol', 'acp', '--'], 'gemini'],
     ]);
-    for (const e of entries) expect(e.env).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    for (const e of entries)
+      expect(e.env).toEqual({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      });
   });
 
-  it.each(entries.map((e) => [e.title, e] as const))('%s answers a prompt and exports its span', async (_title, entry) => {
-    const agent = agentOf(entry);
-    requireAgent(agent);
-    const spec = launchSpec(agent, server.origin);
-    try {
-      const env: NodeJS.ProcessEnv = {
-        ...spec.env,
-        ...entry.env,
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_BSP_SCHEDULE_DELAY: '200', // export each run soon after it ends, not at the default 5 s
-        PATH: [binDir, join(AGENTS_DIR, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter),
-      };
-      const peer = await startPeer([entry.command, ...entry.args], env, spec.cwd);
-      const sessionId = await peer.newSession(spec.cwd);
-      const turn = await peer.prompt(sessionId, `scenario:normal#editor-${agent} Please answer.`);
-      const request = await receiver.waitFor(
-        (r) => r.path === '/v1/traces' && spansOfTraceBody(r.body).some((s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId),
-      );
-      await peer.close();
-      expect(turn.text).toBe(TEXT.normal);
-      const run = spansOfTraceBody(request.body).find((s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId);
-      expect(run?.name.startsWith('invoke_agent')).toBe(true);
-      expect(attributes(run!)).toMatchObject({ [ATTR_SUBAGENT_OUTPUT]: JSON.stringify([{ type: 'text', text: TEXT.normal }]), [ATTR_SUBAGENT_STOP_REASON]: 'completed' });
-    } finally {
-      spec.dispose();
-    }
-  }, 120_000);
+  it.each(entries.map((e) => [e.title, e] as const))(
+    '%s answers a prompt and exports its span',
+    async (_title, entry) => {
+      const agent = agentOf(entry);
+      requireAgent(agent);
+      const spec = launchSpec(agent, server.origin);
+      try {
+        const env: NodeJS.ProcessEnv = {
+          ...spec.env,
+          ...entry.env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_BSP_SCHEDULE_DELAY: '200', // export each run soon after it ends, not at the default 5 s
+          PATH: [binDir, join(AGENTS_DIR, 'node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter),
+        };
+        const peer = await startPeer([entry.command, ...entry.args], env, spec.cwd);
+        const sessionId = await peer.newSession(spec.cwd);
+        const turn = await peer.prompt(sessionId, `scenario:normal#editor-${agent} Please answer.`);
+        const request = await receiver.waitFor(
+          (r) =>
+            r.path === '/v1/traces' &&
+            spansOfTraceBody(r.body).some((s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId),
+        );
+        await peer.close();
+        expect(turn.text).toBe(TEXT.normal);
+        const run = spansOfTraceBody(request.body).find(
+          (s) => attributes(s)[ATTR_GEN_AI_CONVERSATION_ID] === sessionId,
+        );
+        expect(run?.name.startsWith('invoke_agent')).toBe(true);
+        expect(attributes(run!)).toMatchObject({
+          [ATTR_SUBAGENT_OUTPUT]: JSON.stringify([{ type: 'text', text: TEXT.normal }]),
+          [ATTR_SUBAGENT_STOP_REASON]: 'completed',
+        });
+      } finally {
+        spec.dispose();
+      }
+    },
+    120_000,
+  );
 });

@@ -11,7 +11,11 @@
 import { describeRealAgent, type TurnExpectation } from './real-agent-expectations.js';
 
 const oneCall = { input: 1200, output: 17, origin: 'meta-quota' };
-const normal: TurnExpectation = { text: 'The answer is 42.', answer: { stopReason: 'end_turn' }, span: { stopReason: 'completed', usage: oneCall } };
+const normal: TurnExpectation = {
+  text: 'The answer is 42.',
+  answer: { stopReason: 'end_turn' },
+  span: { stopReason: 'completed', usage: oneCall },
+};
 const cut: TurnExpectation = { ...normal, text: 'Here is the first part of a long' };
 
 describeRealAgent('gemini', {

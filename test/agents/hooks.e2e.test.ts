@@ -50,7 +50,10 @@ describe('setup claude-code with the real Claude Code', () => {
     stateDir = join(home, 'state');
     out = join(home, 'telemetry');
     // What the delegation scenarios need (test/agents/transcript-generator.ts): the Agent tool allowed without asking.
-    writeFileSync(join(home, '.claude', 'settings.json'), `${JSON.stringify({ permissions: { allow: ['Agent', 'Task'], defaultMode: 'bypassPermissions' } }, null, 2)}\n`);
+    writeFileSync(
+      join(home, '.claude', 'settings.json'),
+      `${JSON.stringify({ permissions: { allow: ['Agent', 'Task'], defaultMode: 'bypassPermissions' } }, null, 2)}\n`,
+    );
     env = { ...spec.env, XDG_STATE_HOME: stateDir, XDG_CONFIG_HOME: join(home, 'config') };
     const setup = await runCli(['setup', 'claude-code', '--out', out], '', env);
     expect(setup.stderr.toString()).toBe('');
@@ -77,13 +80,20 @@ describe('setup claude-code with the real Claude Code', () => {
     const sessionId = await peer.newSession(spec.cwd);
     const first = await peer.prompt(sessionId, 'scenario:delegate#hooks-one Please delegate this to a subagent.');
     expect(first.text).toContain(TEXT.delegated);
-    await until('the first subagent and the first turn', () => withText(TEXT.child).length === 1 && withText(TEXT.delegated).length === 1);
+    await until(
+      'the first subagent and the first turn',
+      () => withText(TEXT.child).length === 1 && withText(TEXT.delegated).length === 1,
+    );
     const second = await peer.prompt(sessionId, 'scenario:delegate#hooks-two Please delegate this to a subagent.');
     expect(second.text).toContain(TEXT.delegated);
     // The second turn is the session's run taken up again: reported as its later part (decision 0098), whose output is
     // none here because the selection did not change (the same closing text as the first turn's).
-    const continuation = (): OtlpSpan[] => runs().filter((span) => span.attributes.some((a) => a.key === 'subagent.run.continues'));
-    await until('the second subagent and the second turn', () => withText(TEXT.child).length === 2 && continuation().length === 1);
+    const continuation = (): OtlpSpan[] =>
+      runs().filter((span) => span.attributes.some((a) => a.key === 'subagent.run.continues'));
+    await until(
+      'the second subagent and the second turn',
+      () => withText(TEXT.child).length === 2 && continuation().length === 1,
+    );
 
     const children = withText(TEXT.child);
     const [firstTurn] = withText(TEXT.delegated);

@@ -20,7 +20,11 @@ afterAll(async () => {
 });
 
 const SHELL_TOOL = { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } };
-const PROMPT = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'scenario:tool#bookkeeping Please answer.' }] };
+const PROMPT = {
+  type: 'message',
+  role: 'user',
+  content: [{ type: 'input_text', text: 'scenario:tool#bookkeeping Please answer.' }],
+};
 const CALL = { type: 'function_call', name: 'exec_command', arguments: '{}', call_id: 'call_fixture_bookkeeping_1' };
 const OUTPUT = { type: 'function_call_output', call_id: 'call_fixture_bookkeeping_1', output: 'tool-ran\n' };
 
@@ -29,15 +33,32 @@ const titleRequest = {
   model: 'gpt-5.6-luna',
   stream: true,
   input: [
-    { type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'functions', tools: [SHELL_TOOL] }] },
-    { type: 'message', role: 'user', content: [{ type: 'input_text', text: "Generate a title.\n\nUser's first message:\nscenario:tool#bookkeeping Please answer." }] },
+    {
+      type: 'additional_tools',
+      role: 'developer',
+      tools: [{ type: 'namespace', name: 'functions', tools: [SHELL_TOOL] }],
+    },
+    {
+      type: 'message',
+      role: 'user',
+      content: [
+        {
+          type: 'input_text',
+          text: "Generate a title.\n\nUser's first message:\nscenario:tool#bookkeeping Please answer.",
+        },
+      ],
+    },
   ],
   text: { format: { type: 'json_schema', name: 'codex_output_schema', strict: true, schema: { type: 'object' } } },
 };
 
 /** POSTs `body` to the Responses endpoint and returns the raw event stream. */
 async function responses(body: unknown): Promise<string> {
-  const res = await fetch(`${server.origin}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.origin}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -47,9 +68,19 @@ describe('model server: side requests that quote the marker', () => {
     const before = await responses(titleRequest);
     const call = await responses({ model: 'gpt-5.5', stream: true, tools: [SHELL_TOOL], input: [PROMPT] });
     const middle = await responses(titleRequest);
-    const after = await responses({ model: 'gpt-5.5', stream: true, tools: [SHELL_TOOL], input: [PROMPT, CALL, OUTPUT] });
+    const after = await responses({
+      model: 'gpt-5.5',
+      stream: true,
+      tools: [SHELL_TOOL],
+      input: [PROMPT, CALL, OUTPUT],
+    });
 
-    expect(server.requests.map((r) => `${r.scenario ?? '-'} ${r.answered}`)).toEqual(['tool side', 'tool tool-call', 'tool side', 'tool after-tool']);
+    expect(server.requests.map((r) => `${r.scenario ?? '-'} ${r.answered}`)).toEqual([
+      'tool side',
+      'tool tool-call',
+      'tool side',
+      'tool after-tool',
+    ]);
     expect(before).toContain('"delta":"ok"');
     expect(middle).toContain('"delta":"ok"');
     // The turn's own ids count only the turn's requests: the first and second of nonce `bookkeeping`.
@@ -72,18 +103,31 @@ describe('model server: side requests that quote the marker', () => {
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('"text":"ok"');
-    expect(server.requests.slice(count).map((r) => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`)).toEqual(['anthropic normal side']);
+    expect(server.requests.slice(count).map((r) => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`)).toEqual([
+      'anthropic normal side',
+    ]);
   });
 
   it("answers Claude Code's prompt suggestion after a finished turn as a side request, and a later prompt of the session as a turn", async () => {
     const count = server.requests.length;
     const bash = { name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: {} } };
     const prompt = { role: 'user', content: [{ type: 'text', text: 'scenario:tool#suggestion Please answer.' }] };
-    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_fixture_suggestion_1', name: 'Bash', input: { command: 'echo tool-ran' } }] };
-    const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_fixture_suggestion_1', content: 'tool-ran' }] };
+    const call = {
+      role: 'assistant',
+      content: [
+        { type: 'tool_use', id: 'toolu_fixture_suggestion_1', name: 'Bash', input: { command: 'echo tool-ran' } },
+      ],
+    };
+    const result = {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_fixture_suggestion_1', content: 'tool-ran' }],
+    };
     const answer = { role: 'assistant', content: [{ type: 'text', text: 'The tool said: done.' }] };
     // What Claude Code 2.1 sends after the turn: the finished conversation, the same tools, its own instruction last.
-    const suggestion = { role: 'user', content: '[SUGGESTION MODE: Suggest what the user might naturally type next into Claude Code.]' };
+    const suggestion = {
+      role: 'user',
+      content: '[SUGGESTION MODE: Suggest what the user might naturally type next into Claude Code.]',
+    };
     const messages = async (list: unknown[]): Promise<string> => {
       const res = await fetch(`${server.origin}/v1/messages`, {
         method: 'POST',
@@ -112,7 +156,11 @@ describe('model server: side requests that quote the marker', () => {
 });
 
 describe('model server: delegation scenarios', () => {
-  const agentTool = { name: 'Agent', description: 'Launch a subagent', input_schema: { type: 'object', properties: {} } };
+  const agentTool = {
+    name: 'Agent',
+    description: 'Launch a subagent',
+    input_schema: { type: 'object', properties: {} },
+  };
   const messages = async (list: unknown[], system = ''): Promise<string> => {
     const res = await fetch(`${server.origin}/v1/messages`, {
       method: 'POST',
@@ -138,12 +186,24 @@ describe('model server: delegation scenarios', () => {
     });
     // The subagent's own request: its first message is the prompt its parent wrote.
     const child = await messages([{ role: 'user', content: [{ type: 'text', text: input.prompt }] }]);
-    const useCall = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_fixture_unit-bg_1', name: 'Agent', input }] };
-    const launched = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_fixture_unit-bg_1', content: 'Async agent launched successfully.' }] };
+    const useCall = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_fixture_unit-bg_1', name: 'Agent', input }],
+    };
+    const launched = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_fixture_unit-bg_1', content: 'Async agent launched successfully.' },
+      ],
+    };
     // The tool descriptions name `<task-notification>`: only the conversation counts.
     const interim = await messages([prompt, useCall, launched], 'You will get a <task-notification> when it ends.');
     const waiting = { role: 'assistant', content: [{ type: 'text', text: 'The subagent is working.' }] };
-    const notification = { role: 'user', content: '<task-notification>\n<status>completed</status>\n<result>The subagent found 7 files.</result>\n</task-notification>' };
+    const notification = {
+      role: 'user',
+      content:
+        '<task-notification>\n<status>completed</status>\n<result>The subagent found 7 files.</result>\n</task-notification>',
+    };
     const last = await messages([prompt, useCall, launched, waiting, notification]);
 
     expect(server.requests.slice(count).map((r) => `${r.scenario ?? '-'} ${r.nonce ?? '-'} ${r.answered}`)).toEqual([
@@ -160,22 +220,49 @@ describe('model server: delegation scenarios', () => {
 
   it('cuts the subagent of a delegate-cut scenario at its output limit on every request, retries included', async () => {
     const count = server.requests.length;
-    const child = { role: 'user', content: [{ type: 'text', text: 'Count the files in this folder. child:cut#unit-cut' }] };
+    const child = {
+      role: 'user',
+      content: [{ type: 'text', text: 'Count the files in this folder. child:cut#unit-cut' }],
+    };
     const first = await messages([child]);
-    const retry = await messages([child, { role: 'assistant', content: [{ type: 'text', text: 'Here is the first part of a long' }] }, { role: 'user', content: 'Output token limit hit. Resume directly.' }]);
+    const retry = await messages([
+      child,
+      { role: 'assistant', content: [{ type: 'text', text: 'Here is the first part of a long' }] },
+      { role: 'user', content: 'Output token limit hit. Resume directly.' },
+    ]);
     expect([first, retry].map((s) => s.includes('"stop_reason":"max_tokens"'))).toEqual([true, true]);
     expect(server.requests.slice(count).map((r) => r.answered)).toEqual(['child-truncated', 'child-truncated']);
   });
 
   it("plays Codex's deferred multi-agent tools: tool_search, then spawn_agent and wait_agent in their namespace", async () => {
     const count = server.requests.length;
-    const prompt = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'scenario:delegate#unit-codex Please delegate.' }] };
-    const search = { type: 'tool_search_call', call_id: 'call_fixture_unit-codex_1', execution: 'client', arguments: { query: 'spawn agent' } };
+    const prompt = {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'scenario:delegate#unit-codex Please delegate.' }],
+    };
+    const search = {
+      type: 'tool_search_call',
+      call_id: 'call_fixture_unit-codex_1',
+      execution: 'client',
+      arguments: { query: 'spawn agent' },
+    };
     const found = { type: 'tool_search_output', call_id: 'call_fixture_unit-codex_1', execution: 'client', tools: [] };
-    const spawn = { type: 'function_call', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{}', call_id: 'call_fixture_unit-codex_2' };
-    const spawned = { type: 'function_call_output', call_id: 'call_fixture_unit-codex_2', output: '{"agent_id":"child-thread-1","nickname":"Noether"}' };
+    const spawn = {
+      type: 'function_call',
+      name: 'spawn_agent',
+      namespace: 'multi_agent_v1',
+      arguments: '{}',
+      call_id: 'call_fixture_unit-codex_2',
+    };
+    const spawned = {
+      type: 'function_call_output',
+      call_id: 'call_fixture_unit-codex_2',
+      output: '{"agent_id":"child-thread-1","nickname":"Noether"}',
+    };
     const shell = { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } };
-    const turn = async (input: unknown[]): Promise<string> => responses({ model: 'gpt-5.5', stream: true, tools: [shell], input });
+    const turn = async (input: unknown[]): Promise<string> =>
+      responses({ model: 'gpt-5.5', stream: true, tools: [shell], input });
 
     expect(await turn([prompt])).toContain('"type":"tool_search_call"');
     const spawnCall = await turn([prompt, search, found]);

@@ -65,7 +65,14 @@ export type Scenario = (typeof SCENARIOS)[number];
  * - `delegate-hang`: the subagent's request is never answered (held open
  *   until the client cancels and the server closes), for interrupts.
  */
-export const DELEGATION_SCENARIOS = ['delegate', 'delegate-bg', 'delegate-cut', 'delegate-bg-cut', 'delegate-parent-cut', 'delegate-hang'] as const;
+export const DELEGATION_SCENARIOS = [
+  'delegate',
+  'delegate-bg',
+  'delegate-cut',
+  'delegate-bg-cut',
+  'delegate-parent-cut',
+  'delegate-hang',
+] as const;
 export type DelegationScenario = (typeof DELEGATION_SCENARIOS)[number];
 type AnyScenario = Scenario | DelegationScenario;
 /** What the subagent of a delegation scenario does (named by its `child:<kind>#<nonce>` marker). */
@@ -165,8 +172,19 @@ export async function startModelServer(port = 0): Promise<ModelServer> {
         const child = childOf(dialect, req.url ?? '/', body);
         const marker = child === undefined ? lastMarker(raw) : { scenario: undefined, nonce: child.nonce };
         const { scenario, nonce } = marker;
-        const step = child !== undefined ? childStep(child.kind) : stepFor(dialect, req.url ?? '/', raw, body, scenario, nonce, turns);
-        requests.push({ dialect, method: req.method ?? 'GET', path: req.url ?? '/', scenario, nonce, answered: step, body });
+        const step =
+          child !== undefined
+            ? childStep(child.kind)
+            : stepFor(dialect, req.url ?? '/', raw, body, scenario, nonce, turns);
+        requests.push({
+          dialect,
+          method: req.method ?? 'GET',
+          path: req.url ?? '/',
+          scenario,
+          nonce,
+          answered: step,
+          body,
+        });
         if (child !== undefined) turns.set(`child-${child.nonce}`, (turns.get(`child-${child.nonce}`) ?? 0) + 1);
         if (requests.length > MAX_LOG) requests.shift();
         sequence += 1;
@@ -236,7 +254,14 @@ function isDelegation(scenario: AnyScenario): scenario is DelegationScenario {
 /** The conversation a request carries (Anthropic `messages`, Responses `input`, Gemini `contents`), as JSON. */
 function conversationOf(dialect: Dialect | 'other', body: unknown): string {
   const b = (body ?? {}) as { messages?: unknown; input?: unknown; contents?: unknown };
-  const part = dialect === 'anthropic' ? b.messages : dialect === 'openai' ? b.input : dialect === 'gemini' ? b.contents : undefined;
+  const part =
+    dialect === 'anthropic'
+      ? b.messages
+      : dialect === 'openai'
+        ? b.input
+        : dialect === 'gemini'
+          ? b.contents
+          : undefined;
   return JSON.stringify(part ?? null);
 }
 
@@ -245,7 +270,11 @@ function conversationOf(dialect: Dialect | 'other', body: unknown): string {
  * marker (the subagent's first message is the prompt its parent wrote). The parent's requests name the scenario
  * first (its prompt) and the child marker only later, in its delegation call.
  */
-function childOf(dialect: Dialect | 'other', url: string, body: unknown): { kind: ChildKind; nonce: string } | undefined {
+function childOf(
+  dialect: Dialect | 'other',
+  url: string,
+  body: unknown,
+): { kind: ChildKind; nonce: string } | undefined {
   if (dialect === 'other') return undefined;
   if (dialect === 'gemini' && !url.includes(':streamGenerateContent')) return undefined;
   if (dialect === 'anthropic' && !isMainAnthropic(body)) return undefined;
@@ -283,7 +312,8 @@ function afterLastMarker(raw: string): string {
 function hasToolResult(dialect: Dialect | 'other', raw: string): boolean {
   const tail = afterLastMarker(raw);
   if (dialect === 'anthropic') return tail.includes('"tool_result"');
-  if (dialect === 'openai') return tail.includes('"function_call_output"') || tail.includes('"custom_tool_call_output"');
+  if (dialect === 'openai')
+    return tail.includes('"function_call_output"') || tail.includes('"custom_tool_call_output"');
   if (dialect === 'gemini') return tail.includes('"functionResponse"');
   return false;
 }
@@ -339,12 +369,27 @@ function delegationStep(dialect: Dialect, body: unknown, scenario: DelegationSce
     dialect === 'anthropic'
       ? count(tail, '"tool_result"')
       : dialect === 'openai'
-        ? count(tail, '"function_call_output"') + count(tail, '"custom_tool_call_output"') + count(tail, '"tool_search_output"')
+        ? count(tail, '"function_call_output"') +
+          count(tail, '"custom_tool_call_output"') +
+          count(tail, '"tool_search_output"')
         : count(tail, '"functionResponse"');
   // Codex 0.166 offers its multi-agent tools deferred, behind `tool_search`: search, spawn, wait.
-  if (dialect === 'openai') return results === 0 ? 'search-call' : results === 1 ? 'delegate-call' : results === 2 ? 'wait-call' : scenario === 'delegate-parent-cut' ? 'truncated' : 'delegated';
+  if (dialect === 'openai')
+    return results === 0
+      ? 'search-call'
+      : results === 1
+        ? 'delegate-call'
+        : results === 2
+          ? 'wait-call'
+          : scenario === 'delegate-parent-cut'
+            ? 'truncated'
+            : 'delegated';
   if (results === 0) return 'delegate-call';
-  if (dialect === 'anthropic' && (scenario === 'delegate-bg' || scenario === 'delegate-bg-cut') && !tail.includes('<task-notification>')) {
+  if (
+    dialect === 'anthropic' &&
+    (scenario === 'delegate-bg' || scenario === 'delegate-bg-cut') &&
+    !tail.includes('<task-notification>')
+  ) {
     return 'waiting';
   }
   return scenario === 'delegate-parent-cut' ? 'truncated' : 'delegated';
@@ -406,15 +451,33 @@ function childPrompt(ctx: TurnContext): string {
 /** The call of a `tool-call`, `delegate-call` or `wait-call` step in `dialect`. */
 function callOf(dialect: Dialect, step: Step, ctx: TurnContext, body: unknown): Call {
   if (step === 'tool-call') {
-    if (dialect === 'anthropic') return { name: 'Bash', input: { command: TOOL_COMMAND, description: 'Print a marker' } };
-    if (dialect === 'openai') return { name: 'exec_command', input: { cmd: TOOL_COMMAND, sandbox_permissions: 'require_escalated', justification: 'Print a marker?' } };
+    if (dialect === 'anthropic')
+      return { name: 'Bash', input: { command: TOOL_COMMAND, description: 'Print a marker' } };
+    if (dialect === 'openai')
+      return {
+        name: 'exec_command',
+        input: { cmd: TOOL_COMMAND, sandbox_permissions: 'require_escalated', justification: 'Print a marker?' },
+      };
     return { name: 'run_shell_command', input: { command: TOOL_COMMAND, description: 'Print a marker' } };
   }
   const prompt = childPrompt(ctx);
-  if (step === 'wait-call') return { name: 'wait_agent', namespace: 'multi_agent_v1', input: { targets: spawnedIds(body), timeout_ms: 60_000 } };
+  if (step === 'wait-call')
+    return {
+      name: 'wait_agent',
+      namespace: 'multi_agent_v1',
+      input: { targets: spawnedIds(body), timeout_ms: 60_000 },
+    };
   if (dialect === 'anthropic') {
     const background = ctx.scenario === 'delegate-bg' || ctx.scenario === 'delegate-bg-cut';
-    return { name: 'Agent', input: { description: 'Count the files', prompt, subagent_type: 'general-purpose', run_in_background: background } };
+    return {
+      name: 'Agent',
+      input: {
+        description: 'Count the files',
+        prompt,
+        subagent_type: 'general-purpose',
+        run_in_background: background,
+      },
+    };
   }
   if (dialect === 'openai') return { name: 'spawn_agent', namespace: 'multi_agent_v1', input: { message: prompt } };
   return { name: 'invoke_agent', input: { agent_name: 'generalist', prompt } };
@@ -469,7 +532,8 @@ function answer(
     }
     anthropic(body, step, seq, res, ctx);
   } else if (dialect === 'openai') openai(body, step, seq, res, ctx);
-  else if (url.includes(':countTokens')) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ totalTokens: USAGE.input }));
+  else if (url.includes(':countTokens'))
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ totalTokens: USAGE.input }));
   else gemini(url, body, step, res, ctx);
 }
 
@@ -478,8 +542,17 @@ function authFailure(dialect: Dialect, res: ServerResponse): void {
     dialect === 'anthropic'
       ? { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }
       : dialect === 'openai'
-        ? { error: { message: 'Incorrect API key provided: dummy.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }
-        : { error: { code: 401, message: 'API key not valid. Please pass a valid API key.', status: 'UNAUTHENTICATED' } };
+        ? {
+            error: {
+              message: 'Incorrect API key provided: dummy.',
+              type: 'invalid_request_error',
+              param: null,
+              code: 'invalid_api_key',
+            },
+          }
+        : {
+            error: { code: 401, message: 'API key not valid. Please pass a valid API key.', status: 'UNAUTHENTICATED' },
+          };
   res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
@@ -521,30 +594,73 @@ function anthropic(body: unknown, step: Step, seq: string, res: ServerResponse, 
   const id = `msg_fixture_${seq}`;
   const stopReason = isCut(step) ? 'max_tokens' : isCall(step) ? 'tool_use' : 'end_turn';
   const u = usageOf(step);
-  const usage = { input_tokens: u.input, output_tokens: u.output, cache_creation_input_tokens: 0, cache_read_input_tokens: u.cached };
+  const usage = {
+    input_tokens: u.input,
+    output_tokens: u.output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: u.cached,
+  };
   const call = isCall(step) ? callOf('anthropic', step, ctx, body) : undefined;
   const toolId = `toolu_fixture_${seq}`;
   if (request.stream !== true) {
-    const content = call !== undefined ? [{ type: 'tool_use', id: toolId, name: call.name, input: call.input }] : [{ type: 'text', text: textOf(step).join('') }];
+    const content =
+      call !== undefined
+        ? [{ type: 'tool_use', id: toolId, name: call.name, input: call.input }]
+        : [{ type: 'text', text: textOf(step).join('') }];
     res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage }),
+      JSON.stringify({
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage,
+      }),
     );
     return;
   }
   const send = sse(res);
   send('message_start', {
     type: 'message_start',
-    message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 },
+    },
   });
   if (call !== undefined) {
-    send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: toolId, name: call.name, input: {} } });
-    send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) } });
+    send('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'tool_use', id: toolId, name: call.name, input: {} },
+    });
+    send('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) },
+    });
   } else {
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-    for (const piece of textOf(step)) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } });
+    for (const piece of textOf(step))
+      send('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: piece },
+      });
   }
   send('content_block_stop', { type: 'content_block_stop', index: 0 });
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: u.output } });
+  send('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: u.output },
+  });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -563,7 +679,11 @@ function openai(body: unknown, step: Step, seq: string, res: ServerResponse, ctx
     output_tokens_details: { reasoning_tokens: u.reasoning },
     total_tokens: u.input + u.output,
   };
-  send('response.created', { type: 'response.created', sequence_number: 0, response: { ...base, status: 'in_progress' } });
+  send('response.created', {
+    type: 'response.created',
+    sequence_number: 0,
+    response: { ...base, status: 'in_progress' },
+  });
   let n = 1;
   let item: Record<string, unknown>;
   if (step === 'search-call') {
@@ -575,8 +695,18 @@ function openai(body: unknown, step: Step, seq: string, res: ServerResponse, ctx
       execution: 'client',
       arguments: { query: 'spawn agent', limit: 8 },
     };
-    send('response.output_item.added', { type: 'response.output_item.added', sequence_number: n++, output_index: 0, item });
-    send('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index: 0, item });
+    send('response.output_item.added', {
+      type: 'response.output_item.added',
+      sequence_number: n++,
+      output_index: 0,
+      item,
+    });
+    send('response.output_item.done', {
+      type: 'response.output_item.done',
+      sequence_number: n++,
+      output_index: 0,
+      item,
+    });
   } else if (isCall(step)) {
     const call = callOf('openai', step, ctx, body);
     item = {
@@ -588,8 +718,18 @@ function openai(body: unknown, step: Step, seq: string, res: ServerResponse, ctx
       ...(call.namespace !== undefined ? { namespace: call.namespace } : {}),
       arguments: JSON.stringify(call.input),
     };
-    send('response.output_item.added', { type: 'response.output_item.added', sequence_number: n++, output_index: 0, item: { ...item, arguments: '' } });
-    send('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index: 0, item });
+    send('response.output_item.added', {
+      type: 'response.output_item.added',
+      sequence_number: n++,
+      output_index: 0,
+      item: { ...item, arguments: '' },
+    });
+    send('response.output_item.done', {
+      type: 'response.output_item.done',
+      sequence_number: n++,
+      output_index: 0,
+      item,
+    });
   } else {
     const itemId = `msg_fixture_${seq}`;
     const text = textOf(step).join('');
@@ -608,22 +748,64 @@ function openai(body: unknown, step: Step, seq: string, res: ServerResponse, ctx
       part: { type: 'output_text', text: '', annotations: [] },
     });
     for (const delta of textOf(step)) {
-      send('response.output_text.delta', { type: 'response.output_text.delta', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, delta });
+      send('response.output_text.delta', {
+        type: 'response.output_text.delta',
+        sequence_number: n++,
+        item_id: itemId,
+        output_index: 0,
+        content_index: 0,
+        delta,
+      });
     }
-    send('response.output_text.done', { type: 'response.output_text.done', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, text });
+    send('response.output_text.done', {
+      type: 'response.output_text.done',
+      sequence_number: n++,
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      text,
+    });
     const part = { type: 'output_text', text, annotations: [] };
-    send('response.content_part.done', { type: 'response.content_part.done', sequence_number: n++, item_id: itemId, output_index: 0, content_index: 0, part });
-    item = { id: itemId, type: 'message', role: 'assistant', status: isCut(step) ? 'incomplete' : 'completed', content: [part] };
-    send('response.output_item.done', { type: 'response.output_item.done', sequence_number: n++, output_index: 0, item });
+    send('response.content_part.done', {
+      type: 'response.content_part.done',
+      sequence_number: n++,
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part,
+    });
+    item = {
+      id: itemId,
+      type: 'message',
+      role: 'assistant',
+      status: isCut(step) ? 'incomplete' : 'completed',
+      content: [part],
+    };
+    send('response.output_item.done', {
+      type: 'response.output_item.done',
+      sequence_number: n++,
+      output_index: 0,
+      item,
+    });
   }
   if (isCut(step)) {
     send('response.incomplete', {
       type: 'response.incomplete',
       sequence_number: n++,
-      response: { ...base, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [item], usage },
+      response: {
+        ...base,
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+        output: [item],
+        usage,
+      },
     });
   } else {
-    send('response.completed', { type: 'response.completed', sequence_number: n++, response: { ...base, status: 'completed', output: [item], usage } });
+    send('response.completed', {
+      type: 'response.completed',
+      sequence_number: n++,
+      response: { ...base, status: 'completed', output: [item], usage },
+    });
   }
   res.end();
 }
@@ -646,12 +828,21 @@ function gemini(url: string, body: unknown, step: Step, res: ServerResponse, ctx
       ? { name: 'complete_task', input: { result: { response: TEXT.child } } }
       : undefined;
   const chunks: Array<Record<string, unknown>> =
-    call !== undefined ? [{ functionCall: { name: call.name, args: call.input } }] : textOf(step).map((text) => ({ text }));
+    call !== undefined
+      ? [{ functionCall: { name: call.name, args: call.input } }]
+      : textOf(step).map((text) => ({ text }));
   if (!url.includes(':streamGenerateContent')) {
     // Side calls (next-speaker checks and the like) want JSON; answer the shape they parse.
-    const text = step === 'side' ? JSON.stringify({ reasoning: 'The model answered.', next_speaker: 'user' }) : chunks.map((c) => c.text ?? '').join('');
+    const text =
+      step === 'side'
+        ? JSON.stringify({ reasoning: 'The model answered.', next_speaker: 'user' })
+        : chunks.map((c) => c.text ?? '').join('');
     res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-fixture' }),
+      JSON.stringify({
+        candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata,
+        modelVersion: 'gemini-fixture',
+      }),
     );
     return;
   }

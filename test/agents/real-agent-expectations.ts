@@ -13,7 +13,17 @@ import { attributes, type OtlpSpan } from '../helpers/cli.js';
 import type { Turn } from './acp-driver.js';
 import { requireAgent, type AgentName } from './agents.js';
 import { SCENARIOS, type Scenario } from './model-server.js';
-import { clientView, framesView, normalised, outputOf, playAgent, runSpans, toolSpans, turnsOf, type AgentPlay } from './real-agent-suite.js';
+import {
+  clientView,
+  framesView,
+  normalised,
+  outputOf,
+  playAgent,
+  runSpans,
+  toolSpans,
+  turnsOf,
+  type AgentPlay,
+} from './real-agent-suite.js';
 import {
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
@@ -91,7 +101,9 @@ function lastUsageUpdate(turn: Turn): { used: number; size: number } | undefined
     .map((u) => (u as { update: { sessionUpdate: string; used?: number; size?: number } }).update)
     .filter((u) => u.sessionUpdate === 'usage_update');
   const last = updates.at(-1);
-  return last !== undefined && typeof last.used === 'number' && typeof last.size === 'number' ? { used: last.used, size: last.size } : undefined;
+  return last !== undefined && typeof last.used === 'number' && typeof last.size === 'number'
+    ? { used: last.used, size: last.size }
+    : undefined;
 }
 
 /** Tool call ids the client saw in a turn (tool_call notifications and permission requests). */
@@ -100,7 +112,11 @@ function toolCallIds(turn: Turn): string[] {
   for (const p of turn.permissions) ids.add((p as { toolCall: { toolCallId: string } }).toolCall.toolCallId);
   for (const u of turn.updates) {
     const update = (u as { update: { sessionUpdate: string; toolCallId?: string } }).update;
-    if ((update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update') && update.toolCallId !== undefined) ids.add(update.toolCallId);
+    if (
+      (update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update') &&
+      update.toolCallId !== undefined
+    )
+      ids.add(update.toolCallId);
   }
   return [...ids];
 }
@@ -131,10 +147,12 @@ export function describeRealAgent(agent: AgentName, expected: AgentExpectations)
     });
 
     it('asks the model server the same through the proxy', () => {
-      const summary = (r: (typeof play.direct.modelRequests)[number]): string => `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`;
+      const summary = (r: (typeof play.direct.modelRequests)[number]): string =>
+        `${r.dialect} ${r.scenario ?? '-'} ${r.answered}`;
       // The turns' own requests, in order. Side requests (titles, checks) are the agent's background work:
       // they race the turns, and whether some are made at all depends on timing (codex's, claude's titles).
-      const main = (view: typeof play.direct): string[] => view.modelRequests.filter((r) => r.answered !== 'side').map(summary);
+      const main = (view: typeof play.direct): string[] =>
+        view.modelRequests.filter((r) => r.answered !== 'side').map(summary);
       expect(main(play.proxied)).toEqual(main(play.direct));
       expect(main(play.direct).length).toBeGreaterThan(0);
     });

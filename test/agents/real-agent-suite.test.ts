@@ -11,13 +11,29 @@ import { clientView } from './real-agent-suite.js';
 const S = 'e3b0c442-98fc-1c14-9afb-f4c8996fb924';
 const chunk = (data: string): unknown => ({
   sessionId: S,
-  update: { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', _meta: { terminal_output_delta: { data, terminal_id: 'call_1' } } },
+  update: {
+    sessionUpdate: 'tool_call_update',
+    toolCallId: 'call_1',
+    _meta: { terminal_output_delta: { data, terminal_id: 'call_1' } },
+  },
 });
 const end = (meta: Record<string, unknown>): unknown => ({
   sessionId: S,
-  update: { sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'completed', _meta: { terminal_exit: { exit_code: 0, signal: null, terminal_id: 'call_1' }, ...meta } },
+  update: {
+    sessionUpdate: 'tool_call_update',
+    toolCallId: 'call_1',
+    status: 'completed',
+    _meta: { terminal_exit: { exit_code: 0, signal: null, terminal_id: 'call_1' }, ...meta },
+  },
 });
-const turn = (updates: unknown[]): Turn => ({ sessionId: S, updates, permissions: [], response: { stopReason: 'end_turn' }, frames: [], text: '' });
+const turn = (updates: unknown[]): Turn => ({
+  sessionId: S,
+  updates,
+  permissions: [],
+  response: { stopReason: 'end_turn' },
+  frames: [],
+  text: '',
+});
 
 describe('clientView and codex-acp tool output', () => {
   it('reads [chunk, chunk, end] as the end update carrying the whole output', () => {
@@ -37,10 +53,29 @@ describe('clientView and claude-agent-acp tool calls refined later', () => {
   const meta = { claudeCode: { toolName: 'Bash' } };
   const input = { command: 'echo tool-ran | tee tool-ran.txt', description: 'Print a marker' };
   const content = [{ type: 'content', content: { type: 'text', text: 'Print a marker' } }];
-  const update = (u: Record<string, unknown>): unknown => ({ sessionId: S, update: { _meta: meta, toolCallId: 'toolu_1', ...u } });
-  const bare = update({ sessionUpdate: 'tool_call', content: [], kind: 'execute', name: 'Bash', rawInput: {}, status: 'pending', title: 'Terminal' });
+  const update = (u: Record<string, unknown>): unknown => ({
+    sessionId: S,
+    update: { _meta: meta, toolCallId: 'toolu_1', ...u },
+  });
+  const bare = update({
+    sessionUpdate: 'tool_call',
+    content: [],
+    kind: 'execute',
+    name: 'Bash',
+    rawInput: {},
+    status: 'pending',
+    title: 'Terminal',
+  });
   const refine = update({ sessionUpdate: 'tool_call_update', content, rawInput: input, title: input.command });
-  const whole = update({ sessionUpdate: 'tool_call', content, kind: 'execute', name: 'Bash', rawInput: input, status: 'pending', title: input.command });
+  const whole = update({
+    sessionUpdate: 'tool_call',
+    content,
+    kind: 'execute',
+    name: 'Bash',
+    rawInput: input,
+    status: 'pending',
+    title: input.command,
+  });
   const done = update({ sessionUpdate: 'tool_call_update', status: 'completed' });
 
   it('reads an input-less tool_call and its refining update as the one tool_call with the input', () => {
@@ -48,7 +83,12 @@ describe('clientView and claude-agent-acp tool calls refined later', () => {
   });
 
   it('keeps a refinement of other input, or of another call, apart', () => {
-    const other = update({ sessionUpdate: 'tool_call_update', content, rawInput: { command: 'rm -rf /' }, title: input.command });
+    const other = update({
+      sessionUpdate: 'tool_call_update',
+      content,
+      rawInput: { command: 'rm -rf /' },
+      title: input.command,
+    });
     expect(clientView(turn([bare, other, done]))).not.toEqual(clientView(turn([whole, done])));
     const elsewhere = { sessionId: S, update: { ...(refine as { update: object }).update, toolCallId: 'toolu_2' } };
     expect((clientView(turn([bare, elsewhere])) as { updates: unknown[] }).updates).toHaveLength(2);

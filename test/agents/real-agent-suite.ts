@@ -83,7 +83,9 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
       for (const scenario of SCENARIOS) {
         const turns: Turn[] = [];
         const sessionFrames: Frame[] = [];
-        for (const prompt of turnsOf(scenario) === 2 ? [promptOf(scenario), followUpOf(scenario)] : [promptOf(scenario)]) {
+        for (const prompt of turnsOf(scenario) === 2
+          ? [promptOf(scenario), followUpOf(scenario)]
+          : [promptOf(scenario)]) {
           const before = peer.frames.length;
           const sessionId = await peer.newSession(spec.cwd);
           sessionFrames.push(...peer.frames.slice(before));
@@ -95,9 +97,20 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
       failure = error;
     }
     const exit = await peer.close();
-    if (failure !== undefined) throw new Error(`${agent} failed (${JSON.stringify(exit)}); its stderr ends: ${peer.stderr().slice(-2000)}`, { cause: failure });
+    if (failure !== undefined)
+      throw new Error(`${agent} failed (${JSON.stringify(exit)}); its stderr ends: ${peer.stderr().slice(-2000)}`, {
+        cause: failure,
+      });
     const connectionNotifications = peer.frames.filter(isConnectionLevel);
-    return { initialize: peer.initialize, initFrames, scenarios, modelRequests: [...server.requests], connectionNotifications, exit, stderr: peer.stderr() };
+    return {
+      initialize: peer.initialize,
+      initFrames,
+      scenarios,
+      modelRequests: [...server.requests],
+      connectionNotifications,
+      exit,
+      stderr: peer.stderr(),
+    };
   } finally {
     await server.close();
     spec.dispose();
@@ -112,7 +125,17 @@ async function playPath(agent: AgentName, wrap: (argv: readonly string[]) => str
 export async function playAgent(agent: AgentName): Promise<AgentPlay> {
   const out = mkdtempSync(join(tmpdir(), `real-agent-${agent}-otel-`));
   const direct = await playPath(agent, (argv) => [...argv]);
-  const proxied = await playPath(agent, (argv) => [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--out', out, '--', ...argv]);
+  const proxied = await playPath(agent, (argv) => [
+    process.execPath,
+    CLI,
+    'proxy',
+    '--protocol',
+    'acp',
+    '--out',
+    out,
+    '--',
+    ...argv,
+  ]);
   const captureDir = process.env.ACP_CAPTURE_DIR;
   if (captureDir !== undefined && captureDir !== '') writeCaptures(captureDir, agent, direct);
   return { direct, proxied, spans: readSpans(out) };
@@ -145,7 +168,12 @@ const VOLATILE_KEY = /(_ms|_at|At|[Tt]ime|^process_id$|^turn_id$|^duration$|^nan
  * under time- and process-id keys and claude's `model_usage` and `cost`. Everything else, order included, is kept.
  */
 export function normalised(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UUID, '<uuid>').replace(TEMP_ROOT, '<tmp>').replace(EPOCH_MS, '<ms>').replace(LOOPBACK_PORT, '127.0.0.1:<port>');
+  if (typeof value === 'string')
+    return value
+      .replace(UUID, '<uuid>')
+      .replace(TEMP_ROOT, '<tmp>')
+      .replace(EPOCH_MS, '<ms>')
+      .replace(LOOPBACK_PORT, '127.0.0.1:<port>');
   if (Array.isArray(value)) return value.map(normalised);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -156,7 +184,12 @@ export function normalised(value: unknown): unknown {
 }
 
 /** Session updates that are not part of a turn: agents send them after `session/new`, racing the first prompt. */
-const SESSION_LEVEL_UPDATES = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update']);
+const SESSION_LEVEL_UPDATES = new Set([
+  'available_commands_update',
+  'current_mode_update',
+  'config_option_update',
+  'session_info_update',
+]);
 
 function turnLevel(update: unknown): boolean {
   const kind = (update as { update?: { sessionUpdate?: unknown } }).update?.sessionUpdate;
@@ -174,13 +207,23 @@ export const CONNECTION_LEVEL_METHODS: ReadonlySet<string> = new Set(['_auth/sta
 
 function isConnectionLevel(f: Frame): boolean {
   const method = (f.frame as { method?: unknown; id?: unknown }).method;
-  return f.dir === 'agent->client' && typeof method === 'string' && CONNECTION_LEVEL_METHODS.has(method) && (f.frame as { id?: unknown }).id === undefined;
+  return (
+    f.dir === 'agent->client' &&
+    typeof method === 'string' &&
+    CONNECTION_LEVEL_METHODS.has(method) &&
+    (f.frame as { id?: unknown }).id === undefined
+  );
 }
 
 /** Frames, normalised, less session-level `session/update` notifications (see {@link clientView}) and connection-level ones. */
 export function framesView(frames: readonly Frame[]): unknown {
   return normalised(
-    frames.filter((f) => !isConnectionLevel(f) && ((f.frame as { method?: unknown }).method !== 'session/update' || turnLevel((f.frame as { params?: unknown }).params))),
+    frames.filter(
+      (f) =>
+        !isConnectionLevel(f) &&
+        ((f.frame as { method?: unknown }).method !== 'session/update' ||
+          turnLevel((f.frame as { params?: unknown }).params)),
+    ),
   );
 }
 
@@ -195,7 +238,11 @@ export function framesView(frames: readonly Frame[]): unknown {
 export function clientView(turn: Turn): unknown {
   const { frames: _frames, updates, ...rest } = turn;
   const kept = updates.filter(turnLevel);
-  return normalised({ ...rest, updates: foldRefinedToolCalls(foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u)))), usageUpdates: kept.filter(isUsageUpdate) });
+  return normalised({
+    ...rest,
+    updates: foldRefinedToolCalls(foldStreamedOutput(kept.filter((u) => !isUsageUpdate(u)))),
+    usageUpdates: kept.filter(isUsageUpdate),
+  });
 }
 
 /**
@@ -218,7 +265,12 @@ function foldRefinedToolCalls(updates: readonly unknown[]): unknown[] {
       continue;
     }
     const rawInput = update.rawInput;
-    if (update.sessionUpdate === 'tool_call' && rawInput !== null && typeof rawInput === 'object' && Object.keys(rawInput).length === 0) {
+    if (
+      update.sessionUpdate === 'tool_call' &&
+      rawInput !== null &&
+      typeof rawInput === 'object' &&
+      Object.keys(rawInput).length === 0
+    ) {
       open.set(id, out.length);
       out.push(u);
       continue;
@@ -235,7 +287,10 @@ function foldRefinedToolCalls(updates: readonly unknown[]): unknown[] {
   return out;
 }
 
-type ToolUpdate = { sessionId?: unknown; update: { sessionUpdate: string; toolCallId?: string; _meta?: Record<string, unknown> } & Record<string, unknown> };
+type ToolUpdate = {
+  sessionId?: unknown;
+  update: { sessionUpdate: string; toolCallId?: string; _meta?: Record<string, unknown> } & Record<string, unknown>;
+};
 type OutputChunk = { data: string; terminal_id: unknown };
 
 /** A `tool_call_update` that carries nothing but codex-acp's `_meta.terminal_output_delta` chunk. */
@@ -267,8 +322,16 @@ function foldStreamedOutput(updates: readonly unknown[]): unknown[] {
   for (const u of updates) {
     const only = outputChunkOnly(u);
     if (only !== undefined) {
-      if (pending !== undefined && pending.toolCallId === only.toolCallId && pending.chunk.terminal_id === only.chunk.terminal_id) {
-        pending = { ...pending, chunk: { ...pending.chunk, data: pending.chunk.data + only.chunk.data }, updates: [...pending.updates, u] };
+      if (
+        pending !== undefined &&
+        pending.toolCallId === only.toolCallId &&
+        pending.chunk.terminal_id === only.chunk.terminal_id
+      ) {
+        pending = {
+          ...pending,
+          chunk: { ...pending.chunk, data: pending.chunk.data + only.chunk.data },
+          updates: [...pending.updates, u],
+        };
       } else {
         flush();
         pending = { ...only, updates: [u] };
@@ -284,7 +347,10 @@ function foldStreamedOutput(updates: readonly unknown[]): unknown[] {
       exit?.terminal_id === pending.chunk.terminal_id &&
       update._meta?.terminal_output_delta === undefined
     ) {
-      out.push({ ...(u as ToolUpdate), update: { ...update, _meta: { ...update._meta, terminal_output_delta: pending.chunk } } });
+      out.push({
+        ...(u as ToolUpdate),
+        update: { ...update, _meta: { ...update._meta, terminal_output_delta: pending.chunk } },
+      });
       pending = undefined;
       continue;
     }

@@ -163,7 +163,11 @@ export async function runPlan(plan: Plan, outRoot: string, debugDir?: string): P
       const sessionId = await peer.newSession(spec.cwd);
       const prompt = peer.prompt(sessionId, `scenario:${plan.scenario}#${nonce} Please delegate this to a subagent.`);
       if (plan.cancel === true) {
-        await until('the held subagent request', () => server.requests.some((r) => r.answered === 'hang'), SCENARIO_BUDGET_MS);
+        await until(
+          'the held subagent request',
+          () => server.requests.some((r) => r.answered === 'hang'),
+          SCENARIO_BUDGET_MS,
+        );
         await peer.cancel(sessionId);
       }
       turn = await prompt;
@@ -171,7 +175,10 @@ export async function runPlan(plan: Plan, outRoot: string, debugDir?: string): P
         // The background subagent's notification starts the parent's last answer after the prompt's own answer.
         await until(
           "the parent's answer after the task notification",
-          () => server.requests.some((r) => r.nonce === nonce && (r.answered === 'delegated' || r.answered === 'truncated')),
+          () =>
+            server.requests.some(
+              (r) => r.nonce === nonce && (r.answered === 'delegated' || r.answered === 'truncated'),
+            ),
           SCENARIO_BUDGET_MS,
         );
       }
@@ -182,7 +189,10 @@ export async function runPlan(plan: Plan, outRoot: string, debugDir?: string): P
     const answered = server.requests.map((r) => `${r.dialect} ${r.scenario ?? '-'} ${r.nonce ?? '-'} ${r.answered}`);
     if (debugDir !== undefined) {
       mkdirSync(debugDir, { recursive: true });
-      writeFileSync(join(debugDir, `${plan.agent}-${plan.folder}.json`), JSON.stringify({ answered, requests: server.requests, turn }, null, 1));
+      writeFileSync(
+        join(debugDir, `${plan.agent}-${plan.folder}.json`),
+        JSON.stringify({ answered, requests: server.requests, turn }, null, 1),
+      );
     }
     const target = join(outRoot, FORMAT_DIR[plan.agent], 'generated', plan.folder);
     rmSync(target, { recursive: true, force: true });

@@ -37,7 +37,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderRules } from '../../collector-config/prometheus/render-rules.mjs';
 import { CLI, ROOT } from '../helpers/paths.js';
-import { freePort, instantQuery, pollUntil, prometheusAlerts, startPrometheus, type LocalServer } from '../helpers/prometheus.js';
+import {
+  freePort,
+  instantQuery,
+  pollUntil,
+  prometheusAlerts,
+  startPrometheus,
+  type LocalServer,
+} from '../helpers/prometheus.js';
 import { gridSeries, rawSamples, runPromtoolTest } from '../helpers/promtool-replay.js';
 import { startPeer, type AcpPeer } from './acp-driver.js';
 import { AGENT_NAMES, launchSpec, requireAgent, type AgentLaunch, type AgentName } from './agents.js';
@@ -58,7 +65,11 @@ const CONDITION_BUDGET_MS = 120_000;
 /** Per-test budget: every answer of the slower agent (about 2 s each on a busy machine) plus the conditions after them. */
 const TEST_BUDGET_MS = 900_000;
 /** The label each agent's runs carry (its `initialize` `agentInfo.name`). */
-const AGENT_LABEL: Record<AgentName, string> = { codex: '@agentclientprotocol/codex-acp', claude: '@agentclientprotocol/claude-agent-acp', gemini: 'gemini-cli' };
+const AGENT_LABEL: Record<AgentName, string> = {
+  codex: '@agentclientprotocol/codex-acp',
+  claude: '@agentclientprotocol/claude-agent-acp',
+  gemini: 'gemini-cli',
+};
 
 interface Observed {
   readonly agent: AgentName;
@@ -94,14 +105,35 @@ async function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T | unde
 async function startObserved(agent: AgentName, server: ModelServer): Promise<Observed> {
   const port = await freePort();
   const spec = launchSpec(agent, server.origin);
-  const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--prometheus-port', String(port), '--', ...spec.argv];
+  const argv = [
+    process.execPath,
+    CLI,
+    'proxy',
+    '--protocol',
+    'acp',
+    '--agent-telemetry',
+    '--prometheus-port',
+    String(port),
+    '--',
+    ...spec.argv,
+  ];
   // A generous bound on the wait for gemini's and claude's own records (released as soon as they are in).
   const env = agent === 'codex' ? spec.env : { ...spec.env, SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' };
   const peer = await startPeer(argv, env, spec.cwd);
   const sessionId = await peer.newSession(spec.cwd);
-  return { agent, job: `real-${agent}`, target: `127.0.0.1:${port}`, peer, sessionId, spec, answered: 0, maxTokensErrors: 0, stalled: 0, otherErrors: 0 };
+  return {
+    agent,
+    job: `real-${agent}`,
+    target: `127.0.0.1:${port}`,
+    peer,
+    sessionId,
+    spec,
+    answered: 0,
+    maxTokensErrors: 0,
+    stalled: 0,
+    otherErrors: 0,
+  };
 }
-
 
 it('has codex, claude and gemini installed in test/agents/pinned', () => {
   expect(AGENT_NAMES.map(requireAgent)).toHaveLength(3);
@@ -119,11 +151,17 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
   const answer = async (o: Observed, count: number, sent: { n: number }): Promise<void> => {
     const goal = o.answered + count;
     while (o.answered < goal && !stopDriving) {
-      if (sent.n >= MAX_PROMPTS) throw new Error(`${o.job}: ${sent.n} prompts sent, ${o.answered} answered, ${o.stalled} unanswered: the agent does not answer`);
+      if (sent.n >= MAX_PROMPTS)
+        throw new Error(
+          `${o.job}: ${sent.n} prompts sent, ${o.answered} answered, ${o.stalled} unanswered: the agent does not answer`,
+        );
       const scenario = BATCH[sent.n % BATCH.length] ?? 'normal';
       sent.n += 1;
       nonce += 1;
-      const turn = await answeredWithin(o.peer.prompt(o.sessionId, `scenario:${scenario}#alert${nonce} Please answer.`), PROMPT_BOUND_MS);
+      const turn = await answeredWithin(
+        o.peer.prompt(o.sessionId, `scenario:${scenario}#alert${nonce} Please answer.`),
+        PROMPT_BOUND_MS,
+      );
       if (turn === undefined) {
         // The agent never answered (no run ends, so nothing to count): go on in a new session.
         o.stalled += 1;
@@ -132,7 +170,8 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
       }
       o.answered += 1;
       // What the client saw of the limit: claude's error, codex's text chunk, gemini's cut text.
-      if (/output token|max_output_tokens/.test(JSON.stringify(turn.error ?? turn.text)) || turn.text === TEXT.partial) o.maxTokensErrors += 1;
+      if (/output token|max_output_tokens/.test(JSON.stringify(turn.error ?? turn.text)) || turn.text === TEXT.partial)
+        o.maxTokensErrors += 1;
       else if (turn.error !== undefined) o.otherErrors += 1;
     }
   };
@@ -156,15 +195,23 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
     driving = (async () => {
       const sent = observed.map(() => ({ n: 0 }));
       while (!stopDriving && observed.some((o) => o.answered < ANSWERS)) {
-        await Promise.all(observed.map((o, i) => answer(o, Math.min(BATCH.length, ANSWERS - o.answered), sent[i] ?? { n: 0 })));
+        await Promise.all(
+          observed.map((o, i) => answer(o, Math.min(BATCH.length, ANSWERS - o.answered), sent[i] ?? { n: 0 })),
+        );
         await pollUntil(
           async () => {
             if (stopDriving) return true;
             const totals = await instantQuery(p, 'sum by (job) (subagent_runs_total)');
-            const seen = observed.every((o) => totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered));
+            const seen = observed.every((o) =>
+              totals.some((t) => t.metric.job === o.job && Number(t.value[1]) === o.answered),
+            );
             return seen ? true : undefined;
           },
-          { what: 'Prometheus to scrape every answered run from every proxy', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 100 },
+          {
+            what: 'Prometheus to scrape every answered run from every proxy',
+            timeoutMs: CONDITION_BUDGET_MS,
+            intervalMs: 100,
+          },
         );
       }
     })();
@@ -184,90 +231,142 @@ describe('SubagentMaxTokensTruncationRateHigh for real codex, claude and gemini 
 
   /** Waits until every agent answered {@link ANSWERS} prompts and Prometheus scraped every run. @returns the server. */
   const allAnswered = async (): Promise<LocalServer> => {
-    if (prom === undefined || driving === undefined) throw new Error('Prometheus or the driver did not start (see beforeAll)');
+    if (prom === undefined || driving === undefined)
+      throw new Error('Prometheus or the driver did not start (see beforeAll)');
     await driving;
     return prom;
   };
 
-  it('fires warning and critical for all three agents, labelled with the agent', async () => {
-    const p = await allAnswered();
-    const firing = await pollUntil(
-      async () => {
-        const mine = (await prometheusAlerts(p))
-          .filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.state === 'firing')
-          .map((a) => `${a.labels.job} ${a.labels.gen_ai_agent_name} ${a.labels.severity}`)
-          .sort();
-        return mine.length === 6 ? mine : undefined;
-      },
-      { what: 'the truncation alerts of all three agents to fire', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 250 },
-    ).catch(async (error: unknown) => {
-      // Say how far the runs got and what Prometheus computed, then fail as before.
-      const ratios = await instantQuery(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
-      const state = observed.map((o) => `${o.job}: ${o.answered} answered, ${o.maxTokensErrors} truncation errors, ${o.stalled} unanswered`).join('; ');
-      const computed = ratios.map((r) => `${r.metric.__name__}{${r.metric.job}}=${r.value[1]}`).join(', ');
-      throw new Error(`${error instanceof Error ? error.message : String(error)} (${state}; ${computed})`);
-    });
-    expect(firing).toEqual([
-      `real-claude ${AGENT_LABEL.claude} critical`,
-      `real-claude ${AGENT_LABEL.claude} warning`,
-      `real-codex ${AGENT_LABEL.codex} critical`,
-      `real-codex ${AGENT_LABEL.codex} warning`,
-      `real-gemini ${AGENT_LABEL.gemini} critical`,
-      `real-gemini ${AGENT_LABEL.gemini} warning`,
-    ]);
-  }, TEST_BUDGET_MS);
+  it(
+    'fires warning and critical for all three agents, labelled with the agent',
+    async () => {
+      const p = await allAnswered();
+      const firing = await pollUntil(
+        async () => {
+          const mine = (await prometheusAlerts(p))
+            .filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.state === 'firing')
+            .map((a) => `${a.labels.job} ${a.labels.gen_ai_agent_name} ${a.labels.severity}`)
+            .sort();
+          return mine.length === 6 ? mine : undefined;
+        },
+        { what: 'the truncation alerts of all three agents to fire', timeoutMs: CONDITION_BUDGET_MS, intervalMs: 250 },
+      ).catch(async (error: unknown) => {
+        // Say how far the runs got and what Prometheus computed, then fail as before.
+        const ratios = await instantQuery(p, '{__name__=~"job_gen_ai_agent_name:subagent_.*"}').catch(() => []);
+        const state = observed
+          .map(
+            (o) => `${o.job}: ${o.answered} answered, ${o.maxTokensErrors} truncation errors, ${o.stalled} unanswered`,
+          )
+          .join('; ');
+        const computed = ratios.map((r) => `${r.metric.__name__}{${r.metric.job}}=${r.value[1]}`).join(', ');
+        throw new Error(`${error instanceof Error ? error.message : String(error)} (${state}; ${computed})`);
+      });
+      expect(firing).toEqual([
+        `real-claude ${AGENT_LABEL.claude} critical`,
+        `real-claude ${AGENT_LABEL.claude} warning`,
+        `real-codex ${AGENT_LABEL.codex} critical`,
+        `real-codex ${AGENT_LABEL.codex} warning`,
+        `real-gemini ${AGENT_LABEL.gemini} critical`,
+        `real-gemini ${AGENT_LABEL.gemini} warning`,
+      ]);
+    },
+    TEST_BUDGET_MS,
+  );
 
-  it('counted every answered turn once, the agents’ own truncation errors as max-tokens runs', async () => {
-    const p = await allAnswered();
-    const totals = await instantQuery(p, 'sum by (job) (subagent_runs_total)');
-    expect(Object.fromEntries(totals.map((t) => [t.metric.job, Number(t.value[1])]))).toEqual({ 'real-codex': ANSWERS, 'real-claude': ANSWERS, 'real-gemini': ANSWERS });
-    const series = await instantQuery(p, 'sum by (job, gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total)');
-    const maxTokens = Object.fromEntries(series.filter((s) => s.metric.subagent_stop_reason === 'max-tokens').map((s) => [s.metric.job, Number(s.value[1])]));
-    for (const o of observed) {
-      // The agents really did answer with their truncation errors (claude
-      // answers the prompt after one with an empty turn, so fewer than 3 in 4).
-      expect(o.maxTokensErrors, o.job).toBeGreaterThan(0);
-      expect(maxTokens[o.job], `${o.job}: max-tokens runs in Prometheus against truncated turns the client saw`).toBeGreaterThanOrEqual(o.maxTokensErrors);
-    }
-    // An error run only for a turn the client saw answered with another error (none on an idle machine): telemetry agrees with the client.
-    const errors = Object.fromEntries(series.filter((s) => s.metric.subagent_stop_reason === 'error').map((s) => [s.metric.job, Number(s.value[1])]));
-    expect(Object.fromEntries(observed.map((o) => [o.job, errors[o.job] ?? 0]))).toEqual(Object.fromEntries(observed.map((o) => [o.job, o.otherErrors])));
-  }, TEST_BUDGET_MS);
+  it(
+    'counted every answered turn once, the agents’ own truncation errors as max-tokens runs',
+    async () => {
+      const p = await allAnswered();
+      const totals = await instantQuery(p, 'sum by (job) (subagent_runs_total)');
+      expect(Object.fromEntries(totals.map((t) => [t.metric.job, Number(t.value[1])]))).toEqual({
+        'real-codex': ANSWERS,
+        'real-claude': ANSWERS,
+        'real-gemini': ANSWERS,
+      });
+      const series = await instantQuery(
+        p,
+        'sum by (job, gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total)',
+      );
+      const maxTokens = Object.fromEntries(
+        series
+          .filter((s) => s.metric.subagent_stop_reason === 'max-tokens')
+          .map((s) => [s.metric.job, Number(s.value[1])]),
+      );
+      for (const o of observed) {
+        // The agents really did answer with their truncation errors (claude
+        // answers the prompt after one with an empty turn, so fewer than 3 in 4).
+        expect(o.maxTokensErrors, o.job).toBeGreaterThan(0);
+        expect(
+          maxTokens[o.job],
+          `${o.job}: max-tokens runs in Prometheus against truncated turns the client saw`,
+        ).toBeGreaterThanOrEqual(o.maxTokensErrors);
+      }
+      // An error run only for a turn the client saw answered with another error (none on an idle machine): telemetry agrees with the client.
+      const errors = Object.fromEntries(
+        series.filter((s) => s.metric.subagent_stop_reason === 'error').map((s) => [s.metric.job, Number(s.value[1])]),
+      );
+      expect(Object.fromEntries(observed.map((o) => [o.job, errors[o.job] ?? 0]))).toEqual(
+        Object.fromEntries(observed.map((o) => [o.job, o.otherErrors])),
+      );
+    },
+    TEST_BUDGET_MS,
+  );
 
-  it('fires both severities for all three agents under the production rules, evaluated at explicit times over the scraped series', async () => {
-    const p = await allAnswered();
-    const scraped = await rawSamples(p, 'subagent_runs_total{job=~"real-codex|real-claude|real-gemini"}', Date.now() / 1000);
-    // 25 min of the final counts after the data: longer than the 15 min warning `for`.
-    const layout = gridSeries(scraped, 'job', 100);
-    const alert = (job: string, agent: string, severity: string) => ({
-      labels: `ALERTS{alertname="SubagentMaxTokensTruncationRateHigh", alertstate="firing", job="${job}", gen_ai_agent_name="${agent}", severity="${severity}"}`,
-      value: 1,
-    });
-    const run = runPromtoolTest(readFileSync(join(ROOT, 'collector-config', 'prometheus', 'rules.yml'), 'utf8'), layout, {
-      promql_expr_test: [
+  it(
+    'fires both severities for all three agents under the production rules, evaluated at explicit times over the scraped series',
+    async () => {
+      const p = await allAnswered();
+      const scraped = await rawSamples(
+        p,
+        'subagent_runs_total{job=~"real-codex|real-claude|real-gemini"}',
+        Date.now() / 1000,
+      );
+      // 25 min of the final counts after the data: longer than the 15 min warning `for`.
+      const layout = gridSeries(scraped, 'job', 100);
+      const alert = (job: string, agent: string, severity: string) => ({
+        labels: `ALERTS{alertname="SubagentMaxTokensTruncationRateHigh", alertstate="firing", job="${job}", gen_ai_agent_name="${agent}", severity="${severity}"}`,
+        value: 1,
+      });
+      const run = runPromtoolTest(
+        readFileSync(join(ROOT, 'collector-config', 'prometheus', 'rules.yml'), 'utf8'),
+        layout,
         {
-          expr: 'ALERTS{alertname="SubagentMaxTokensTruncationRateHigh", alertstate="firing"}',
-          eval_time: layout.end,
-          exp_samples: [
-            alert('real-claude', AGENT_LABEL.claude, 'critical'),
-            alert('real-claude', AGENT_LABEL.claude, 'warning'),
-            alert('real-codex', AGENT_LABEL.codex, 'critical'),
-            alert('real-codex', AGENT_LABEL.codex, 'warning'),
-            alert('real-gemini', AGENT_LABEL.gemini, 'critical'),
-            alert('real-gemini', AGENT_LABEL.gemini, 'warning'),
+          promql_expr_test: [
+            {
+              expr: 'ALERTS{alertname="SubagentMaxTokensTruncationRateHigh", alertstate="firing"}',
+              eval_time: layout.end,
+              exp_samples: [
+                alert('real-claude', AGENT_LABEL.claude, 'critical'),
+                alert('real-claude', AGENT_LABEL.claude, 'warning'),
+                alert('real-codex', AGENT_LABEL.codex, 'critical'),
+                alert('real-codex', AGENT_LABEL.codex, 'warning'),
+                alert('real-gemini', AGENT_LABEL.gemini, 'critical'),
+                alert('real-gemini', AGENT_LABEL.gemini, 'warning'),
+              ],
+            },
+            {
+              expr: 'job_gen_ai_agent_name:subagent_runs:increase1h',
+              eval_time: layout.end,
+              exp_samples: [
+                {
+                  labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-claude", gen_ai_agent_name="${AGENT_LABEL.claude}"}`,
+                  value: ANSWERS,
+                },
+                {
+                  labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-codex", gen_ai_agent_name="${AGENT_LABEL.codex}"}`,
+                  value: ANSWERS,
+                },
+                {
+                  labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-gemini", gen_ai_agent_name="${AGENT_LABEL.gemini}"}`,
+                  value: ANSWERS,
+                },
+              ],
+            },
           ],
         },
-        {
-          expr: 'job_gen_ai_agent_name:subagent_runs:increase1h',
-          eval_time: layout.end,
-          exp_samples: [
-            { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-claude", gen_ai_agent_name="${AGENT_LABEL.claude}"}`, value: ANSWERS },
-            { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-codex", gen_ai_agent_name="${AGENT_LABEL.codex}"}`, value: ANSWERS },
-            { labels: `job_gen_ai_agent_name:subagent_runs:increase1h{job="real-gemini", gen_ai_agent_name="${AGENT_LABEL.gemini}"}`, value: ANSWERS },
-          ],
-        },
-      ],
-    });
-    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toMatchObject({ status: 0 });
-  }, TEST_BUDGET_MS);
+      );
+      expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toMatchObject({ status: 0 });
+    },
+    TEST_BUDGET_MS,
+  );
 });

@@ -13,7 +13,8 @@ import { runAcpSubagent, type AcpSubagentOptions } from '../../src/backend/acp-b
 import type { RunRecord, RunStart } from '../../src/observe/run-record.js';
 import { FIXTURE_ACP_AGENT } from '../helpers/paths.js';
 
-if (!existsSync(FIXTURE_ACP_AGENT)) throw new Error(`${FIXTURE_ACP_AGENT} is missing: run 'npm run build' (npm test does it first)`);
+if (!existsSync(FIXTURE_ACP_AGENT))
+  throw new Error(`${FIXTURE_ACP_AGENT} is missing: run 'npm run build' (npm test does it first)`);
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
@@ -39,7 +40,11 @@ describe('runAcpSubagent: scenarios end to end', () => {
   it('returns the streamed text of a completed turn', async () => {
     const run = await delegate('scenario:end_turn');
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'All done.' }], stopReason: 'completed' });
-    expect(run.toolResult).toEqual({ isError: false, content: [{ type: 'text', text: 'All done.' }], output: [{ type: 'text', text: 'All done.' }] });
+    expect(run.toolResult).toEqual({
+      isError: false,
+      content: [{ type: 'text', text: 'All done.' }],
+      output: [{ type: 'text', text: 'All done.' }],
+    });
     expect(run.runEnd).toEqual({
       runId: run.record.runId,
       provider: 'fake-acp-agent',
@@ -48,7 +53,12 @@ describe('runAcpSubagent: scenarios end to end', () => {
       stopReason: 'completed',
       lastAssistantMessage: [{ type: 'text', text: 'All done.' }],
     });
-    expect(run.record).toMatchObject({ source: 'acp', agentName: 'fake-acp-agent', sessionId: 'fixture-session-1', outputSource: 'stream' });
+    expect(run.record).toMatchObject({
+      source: 'acp',
+      agentName: 'fake-acp-agent',
+      sessionId: 'fixture-session-1',
+      outputSource: 'stream',
+    });
     expect(run.record.usage.reported).toBe(false);
     expect(run.ends).toEqual([run.record]);
     expect(run.malformed).toEqual([]);
@@ -56,12 +66,27 @@ describe('runAcpSubagent: scenarios end to end', () => {
 
   it('returns the partial text of a max-tokens turn as an errored tool result, headline first', async () => {
     const run = await delegate('Find the config', { env: { FAKE_ACP_SCENARIO: 'max-tokens' } });
-    expect(run.result).toEqual({ output: [{ type: 'text', text: 'I found the config file. Reading it now.' }], stopReason: 'max-tokens' });
+    expect(run.result).toEqual({
+      output: [{ type: 'text', text: 'I found the config file. Reading it now.' }],
+      stopReason: 'max-tokens',
+    });
     expect(run.toolResult).toEqual({
       isError: true,
-      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nI found the config file. Reading it now.' }],
+      content: [
+        {
+          type: 'text',
+          text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nI found the config file. Reading it now.',
+        },
+      ],
     });
-    expect(run.record.usage).toEqual({ inputTokens: 2510, outputTokens: 304, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
+    expect(run.record.usage).toEqual({
+      inputTokens: 2510,
+      outputTokens: 304,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    });
     expect(run.record.toolCalls).toMatchObject([{ callId: 'call_1', name: 'read_file', isError: false }]);
   });
 
@@ -69,13 +94,21 @@ describe('runAcpSubagent: scenarios end to end', () => {
     ['refusal', { output: [{ type: 'text', text: 'I can start on that, ' }], stopReason: 'refusal' }],
     [
       'max_turn_requests',
-      { output: [{ type: 'text', text: 'Step one done.' }], stopReason: 'error', diagnostic: 'the agent ended the turn with stop reason "max_turn_requests"' },
+      {
+        output: [{ type: 'text', text: 'Step one done.' }],
+        stopReason: 'error',
+        diagnostic: 'the agent ended the turn with stop reason "max_turn_requests"',
+      },
     ],
     ['thoughts', { output: [{ type: 'text', text: 'Visible answer.' }], stopReason: 'completed' }],
     ['v2-idle', { output: [{ type: 'text', text: 'Finished before idle.' }], stopReason: 'completed' }],
     [
       'unknown-stop',
-      { output: [{ type: 'text', text: 'Paused here.' }], stopReason: 'error', diagnostic: 'the agent ended the turn with stop reason "paused_for_review"' },
+      {
+        output: [{ type: 'text', text: 'Paused here.' }],
+        stopReason: 'error',
+        diagnostic: 'the agent ended the turn with stop reason "paused_for_review"',
+      },
     ],
     ['nope', { output: [], stopReason: 'error', diagnostic: 'Invalid params: unknown scenario "nope"' }],
   ])('scenario %s gives the literal result', async (scenario, expected) => {
@@ -103,14 +136,26 @@ describe('runAcpSubagent: permission requests', () => {
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'Permission was denied.' }], stopReason: 'completed' });
     // The rejected call never runs: it ends when the rejection is answered, before the agent reports it failed.
     expect(run.record.toolCalls).toMatchObject([
-      { callId: 'call_perm', name: 'write_file', toolType: 'edit', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'reject' } },
+      {
+        callId: 'call_perm',
+        name: 'write_file',
+        toolType: 'edit',
+        isError: true,
+        errorType: 'permission_rejected',
+        permission: { outcome: 'reject_once', optionId: 'reject' },
+      },
     ]);
   });
 
   it('allows when the policy says allow', async () => {
     const run = await delegate('scenario:permission', { permissionPolicy: 'allow' });
-    expect(run.result).toEqual({ output: [{ type: 'text', text: 'Permission was granted.' }], stopReason: 'completed' });
-    expect(run.record.toolCalls).toMatchObject([{ callId: 'call_perm', isError: false, permission: { outcome: 'allow_once', optionId: 'allow' } }]);
+    expect(run.result).toEqual({
+      output: [{ type: 'text', text: 'Permission was granted.' }],
+      stopReason: 'completed',
+    });
+    expect(run.record.toolCalls).toMatchObject([
+      { callId: 'call_perm', isError: false, permission: { outcome: 'allow_once', optionId: 'allow' } },
+    ]);
   });
 
   it('asks a policy function with the request and uses its outcome', async () => {
@@ -133,10 +178,18 @@ describe('runAcpSubagent: cancellation and failures', () => {
       signal: controller.signal,
       listener: { onRunStart: () => controller.abort(), onRunEnd: () => undefined },
     });
-    expect(run.result).toEqual({ output: [{ type: 'text', text: 'Starting the long task - stopping now.' }], stopReason: 'aborted' });
+    expect(run.result).toEqual({
+      output: [{ type: 'text', text: 'Starting the long task - stopping now.' }],
+      stopReason: 'aborted',
+    });
     expect(run.toolResult).toEqual({
       isError: true,
-      content: [{ type: 'text', text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nStarting the long task - stopping now.' }],
+      content: [
+        {
+          type: 'text',
+          text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nStarting the long task - stopping now.',
+        },
+      ],
     });
   });
 
@@ -162,7 +215,11 @@ describe('runAcpSubagent: cancellation and failures', () => {
 
   it('does not start the agent when the signal is already aborted', async () => {
     const run = await delegate('scenario:end_turn', { signal: AbortSignal.abort() });
-    expect(run.result).toEqual({ output: [], stopReason: 'aborted', diagnostic: 'cancelled before the agent was started' });
+    expect(run.result).toEqual({
+      output: [],
+      stopReason: 'aborted',
+      diagnostic: 'cancelled before the agent was started',
+    });
     expect(run.starts).toHaveLength(1);
     expect(run.ends).toEqual([run.record]);
   });
@@ -178,25 +235,40 @@ describe('runAcpSubagent: cancellation and failures', () => {
 
   it('reports an agent that cannot be started as error, still through the listener', async () => {
     const run = await delegate('scenario:end_turn', { command: '/nonexistent/acp-agent', args: [] });
-    expect(run.result).toEqual({ output: [], stopReason: 'error', diagnostic: 'the agent could not be run: spawn /nonexistent/acp-agent ENOENT' });
+    expect(run.result).toEqual({
+      output: [],
+      stopReason: 'error',
+      diagnostic: 'the agent could not be run: spawn /nonexistent/acp-agent ENOENT',
+    });
     expect(run.ends).toEqual([run.record]);
     expect(run.record.agentName).toBe('acp');
   });
 
   it('reports an agent that never speaks ACP as error once it exits', async () => {
-    const run = await delegate('hello', { command: process.execPath, args: ['-e', 'console.log("not json"); process.exitCode = 2'] });
-    expect(run.result).toEqual({ output: [], stopReason: 'error', diagnostic: 'the agent exited with code 2 before the prompt turn finished' });
+    const run = await delegate('hello', {
+      command: process.execPath,
+      args: ['-e', 'console.log("not json"); process.exitCode = 2'],
+    });
+    expect(run.result).toEqual({
+      output: [],
+      stopReason: 'error',
+      diagnostic: 'the agent exited with code 2 before the prompt turn finished',
+    });
     expect(run.malformed).toEqual(['acp not-json']);
   });
 
   it('reports an agent that refuses its configuration as error with its exit code', async () => {
     const run = await delegate('scenario:end_turn', { env: { FAKE_ACP_SCENARIO: 'bogus' } });
-    expect(run.result).toEqual({ output: [], stopReason: 'error', diagnostic: 'the agent exited with code 2 before the prompt turn finished' });
+    expect(run.result).toEqual({
+      output: [],
+      stopReason: 'error',
+      diagnostic: 'the agent exited with code 2 before the prompt turn finished',
+    });
   });
 });
 
 describe('runAcpSubagent: the agent process', () => {
-  it('hands the agent\'s stderr to a callback and lets it write its ready file', async () => {
+  it("hands the agent's stderr to a callback and lets it write its ready file", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acp-backend-'));
     try {
       const readyFile = join(dir, 'ready');
@@ -223,8 +295,13 @@ describe('runAcpSubagent: the agent process', () => {
 describe('runAcpSubagent: what real agents send (scripted shapes)', () => {
   it('codex output limit: a -32603 with max_output_tokens in data.message is max-tokens, cause kept', async () => {
     const run = await delegate('scenario:codex-output-limit');
-    const cause = 'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens';
-    expect(run.result).toEqual({ output: [{ type: 'text', text: 'Here is the first part of a long' }], stopReason: 'max-tokens', diagnostic: cause });
+    const cause =
+      'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens';
+    expect(run.result).toEqual({
+      output: [{ type: 'text', text: 'Here is the first part of a long' }],
+      stopReason: 'max-tokens',
+      diagnostic: cause,
+    });
     expect(run.record).toMatchObject({
       stopReasonInferredFrom: 'codex-acp/max_output_tokens@1',
       rpcError: { code: -32603, message: cause },
@@ -249,16 +326,30 @@ describe('runAcpSubagent: what real agents send (scripted shapes)', () => {
     const run = await delegate('scenario:gemini-quota');
     expect(run.result).toEqual({ output: [{ type: 'text', text: 'The answer is 42.' }], stopReason: 'completed' });
     expect([run.record.usage, run.record.usageOrigin]).toEqual([
-      { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      {
+        inputTokens: 1200,
+        outputTokens: 17,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       'meta-quota',
     ]);
   });
 
-  it("claude tool: the tool is named after _meta.claudeCode.toolName and carries the permission the backend gave", async () => {
+  it('claude tool: the tool is named after _meta.claudeCode.toolName and carries the permission the backend gave', async () => {
     const run = await delegate('scenario:claude-tool', { permissionPolicy: 'allow' });
     expect(run.result.output).toEqual([{ type: 'text', text: 'The tool said: done.' }]);
     expect(run.record.toolCalls).toMatchObject([
-      { callId: 'toolu_1', name: 'Bash', title: 'echo done', toolType: 'execute', isError: false, permission: { outcome: 'allow_once', optionId: 'allow' } },
+      {
+        callId: 'toolu_1',
+        name: 'Bash',
+        title: 'echo done',
+        toolType: 'execute',
+        isError: false,
+        permission: { outcome: 'allow_once', optionId: 'allow' },
+      },
     ]);
   });
 
@@ -266,12 +357,27 @@ describe('runAcpSubagent: what real agents send (scripted shapes)', () => {
     const denied = await delegate('scenario:permission-inline');
     const allowed = await delegate('scenario:permission-inline', { permissionPolicy: 'allow' });
     expect(denied.record.toolCalls).toMatchObject([
-      { callId: 'run_shell_command_1', title: 'echo done', toolType: 'execute', isError: true, errorType: 'permission_rejected', permission: { outcome: 'reject_once', optionId: 'cancel' } },
+      {
+        callId: 'run_shell_command_1',
+        title: 'echo done',
+        toolType: 'execute',
+        isError: true,
+        errorType: 'permission_rejected',
+        permission: { outcome: 'reject_once', optionId: 'cancel' },
+      },
     ]);
     expect(allowed.record.toolCalls).toMatchObject([
-      { callId: 'run_shell_command_1', title: 'echo done', isError: false, permission: { outcome: 'allow_once', optionId: 'proceed_once' } },
+      {
+        callId: 'run_shell_command_1',
+        title: 'echo done',
+        isError: false,
+        permission: { outcome: 'allow_once', optionId: 'proceed_once' },
+      },
     ]);
     expect([denied.record.toolCalls[0]?.name, allowed.record.toolCalls[0]?.name]).toEqual([undefined, undefined]);
-    expect([denied.result.output, allowed.result.output]).toEqual([[{ type: 'text', text: 'Permission was denied.' }], [{ type: 'text', text: 'The tool said: done.' }]]);
+    expect([denied.result.output, allowed.result.output]).toEqual([
+      [{ type: 'text', text: 'Permission was denied.' }],
+      [{ type: 'text', text: 'The tool said: done.' }],
+    ]);
   });
 });

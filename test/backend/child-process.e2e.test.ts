@@ -120,7 +120,10 @@ describe('spawnChild teardown', () => {
     `);
     const output = allOutput(child.stdout);
     // Both write to the same pipe: the child its grandchild's pid, the grandchild `ready` once its SIGTERM handler is set.
-    const lines = await linesUntil(child.stdout, (seen) => seen.includes('ready') && seen.some((line) => /^\d+$/.test(line)));
+    const lines = await linesUntil(
+      child.stdout,
+      (seen) => seen.includes('ready') && seen.some((line) => /^\d+$/.test(line)),
+    );
     const grandchildPid = Number(lines.find((line) => /^\d+$/.test(line)));
     expect(isLiveInGroup(grandchildPid, child.pid as number)).toBe(true);
     const exit = await child.dispose({ eofMs: 100, termMs: 100, killMs: 20_000 });
@@ -132,7 +135,9 @@ describe('spawnChild teardown', () => {
   });
 
   it('stops at the stdin-EOF step when the child exits on EOF', async () => {
-    const child = node(`process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 4; }); console.log('ready');`);
+    const child = node(
+      `process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 4; }); console.log('ready');`,
+    );
     expect(await firstLine(child.stdout)).toBe('ready');
     // Exit code 4 and no signal: it exited on EOF, so SIGTERM was never sent (the EOF bound is far above its exit time).
     expect(await child.dispose({ eofMs: 50_000, termMs: 5000 })).toEqual({ code: 4, signal: null });
@@ -155,14 +160,20 @@ describe('spawnChild teardown', () => {
   });
 
   it('moves on at once when the graceful hook rejects', async () => {
-    const child = node(`process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 3; }); console.log('ready');`);
+    const child = node(
+      `process.stdin.resume(); process.stdin.on('end', () => { process.exitCode = 3; }); console.log('ready');`,
+    );
     expect(await firstLine(child.stdout)).toBe('ready');
     // The hook's bound is longer than the test's own timeout: had dispose waited for it, the test would time out.
-    const exit = await child.dispose({ graceful: () => Promise.reject(new Error('connection closed')), gracefulMs: 3_600_000, eofMs: 50_000 });
+    const exit = await child.dispose({
+      graceful: () => Promise.reject(new Error('connection closed')),
+      gracefulMs: 3_600_000,
+      eofMs: 50_000,
+    });
     expect(exit).toEqual({ code: 3, signal: null });
   });
 
-  it('is idempotent: every dispose call returns the first call\'s promise', async () => {
+  it("is idempotent: every dispose call returns the first call's promise", async () => {
     const child = node(STUBBORN);
     expect(await firstLine(child.stdout)).toBe('ready');
     const first = child.dispose({ eofMs: 50, termMs: 50, killMs: 20_000 });
@@ -200,7 +211,10 @@ describe('the scrubbed environment', () => {
   it('passes only allow-listed names and the explicit additions to the child', async () => {
     const child = spawnChild({
       command: process.execPath,
-      args: ['-e', 'console.log(JSON.stringify(Object.keys(process.env).filter((k) => !k.startsWith("LC_") && !k.startsWith("NODE_")).sort()))'],
+      args: [
+        '-e',
+        'console.log(JSON.stringify(Object.keys(process.env).filter((k) => !k.startsWith("LC_") && !k.startsWith("NODE_")).sort()))',
+      ],
       env: { FAKE_ACP_SCENARIO: 'max-tokens', HOME: '/tmp/agent-home', TERM: undefined },
     });
     spawned.push(child);
@@ -208,7 +222,20 @@ describe('the scrubbed environment', () => {
     expect(names).toContain('PATH');
     expect(names).toContain('FAKE_ACP_SCENARIO');
     expect(names).not.toContain('TERM');
-    const allowed = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'FAKE_ACP_SCENARIO'];
+    const allowed = [
+      'PATH',
+      'HOME',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'LANG',
+      'LANGUAGE',
+      'TZ',
+      'TMPDIR',
+      'TMP',
+      'TEMP',
+      'FAKE_ACP_SCENARIO',
+    ];
     expect(names.filter((name) => !allowed.includes(name))).toEqual([]);
   });
 

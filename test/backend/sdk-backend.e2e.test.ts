@@ -54,18 +54,33 @@ describe('SDK backend (real runtime process)', () => {
     expect(outcome.runEnd.stopReason).toBe('max-tokens');
     expect(outcome.toolResult).toEqual({
       isError: true,
-      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nPartial answer before the limit' }],
+      content: [
+        {
+          type: 'text',
+          text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\nPartial answer before the limit',
+        },
+      ],
     });
     expect(rec.ends).toHaveLength(1);
-    expect(rec.ends[0]).toMatchObject({ output: partial, outputSource: 'stream', emptyMessages: 1, stopReason: 'max-tokens', provider: 'deepseek' });
+    expect(rec.ends[0]).toMatchObject({
+      output: partial,
+      outputSource: 'stream',
+      emptyMessages: 1,
+      stopReason: 'max-tokens',
+      provider: 'deepseek',
+    });
     const [span] = harness.runSpans();
     expect(span?.attributes[ATTR_SUBAGENT_OUTPUT]).toBe('[{"type":"text","text":"Partial answer before the limit"}]');
     expect(span?.attributes[ATTR_SUBAGENT_STOP_REASON]).toBe('max-tokens');
   });
 
   it('returns a completed run with its message', async () => {
-    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
-      ...route, prompt: 'scenario:completed' });
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      prompt: 'scenario:completed',
+    });
     expect(outcome.result).toEqual({ output: [{ type: 'text', text: 'The answer is 42.' }], stopReason: 'completed' });
     expect(outcome.toolResult).toEqual({
       isError: false,
@@ -93,7 +108,9 @@ describe('SDK backend (real runtime process)', () => {
       },
     });
     expect(rec.result).toEqual({ output: [{ type: 'text', text: 'Thinking about' }], stopReason: 'aborted' });
-    expect(rec.toolResult.content).toEqual([{ type: 'text', text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nThinking about' }]);
+    expect(rec.toolResult.content).toEqual([
+      { type: 'text', text: 'Error: subagent run was cancelled\nPartial output before the run ended:\nThinking about' },
+    ]);
     expect(sent).toEqual(['initialize', 'session/prompt', 'shutdown']);
     expect(isAlive(Number(readFileSync(ready, 'utf8')))).toBe(false);
   });
@@ -119,16 +136,20 @@ describe('SDK backend (real runtime process)', () => {
   });
 
   it('resolves with error and the partial output when the runtime crashes mid-run', async () => {
-    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME],
-      ...route, env: { FAKE_EXIT_AFTER_PROMPT: '3' }, prompt: 'go' });
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      env: { FAKE_EXIT_AFTER_PROMPT: '3' },
+      prompt: 'go',
+    });
     // Upstream's backend flattens a lost transport to error with the output so far and no diagnostic.
     expect(outcome.result).toEqual({ output: [], stopReason: 'error' });
   });
 
   it('resolves with error when the command does not exist', async () => {
     const rec = recorder();
-    const outcome = await runSdkSubagent({ command: '/nonexistent/runtime',
-      ...route, prompt: 'go', listener: rec });
+    const outcome = await runSdkSubagent({ command: '/nonexistent/runtime', ...route, prompt: 'go', listener: rec });
     expect(outcome.result.stopReason).toBe('error');
     expect(outcome.result.output).toEqual([]);
     expect(rec.ends).toHaveLength(1);
@@ -136,7 +157,12 @@ describe('SDK backend (real runtime process)', () => {
 
   // Upstream's scripted-runtime scenarios, with the result upstream's SDK backend returns for each.
   it.each([
-    ['empty-message', 'FAKE_EMPTY_MESSAGE + FAKE_REASON_KIND=max-tokens', 'max-tokens', [{ type: 'text', text: 'Partial answer before the limit' }]],
+    [
+      'empty-message',
+      'FAKE_EMPTY_MESSAGE + FAKE_REASON_KIND=max-tokens',
+      'max-tokens',
+      [{ type: 'text', text: 'Partial answer before the limit' }],
+    ],
     ['stream-then-malformed', 'FAKE_STREAM_THEN_MALFORMED', 'error', []],
     ['malformed-message', 'FAKE_MALFORMED_MESSAGE', 'error', [{ type: 'text', text: 'stream-only answer' }]],
     ['reason-none', 'FAKE_REASON_KIND=none', 'error', [{ type: 'text', text: 'hello from fake runtime' }]],
@@ -144,7 +170,12 @@ describe('SDK backend (real runtime process)', () => {
     ['error', 'FAKE_REASON_KIND=error with partial text', 'error', [{ type: 'text', text: 'Half a thought' }]],
     ['late-subagent', 'FAKE_SUBAGENT', 'completed', [{ type: 'text', text: 'hello from fake runtime' }]],
   ])('scenario %s (upstream %s): stop reason %s, output %j', async (scenario, _upstream, stopReason, output) => {
-    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME], ...route, prompt: `scenario:${scenario}` });
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      prompt: `scenario:${scenario}`,
+    });
     expect(outcome.result).toEqual({ output, stopReason });
   });
 
@@ -187,8 +218,13 @@ describe('SDK backend (real runtime process)', () => {
       const dir = mkdtempSync(join(tmpdir(), 'sdk-env-'));
       const script = join(dir, 'env-dump.cjs');
       writeFileSync(script, "require('fs').writeFileSync(process.argv[2], JSON.stringify(process.env));\n");
-      await runSdkSubagent({ command: process.execPath, args: [script, join(dir, 'env.json')],
-        ...route, prompt: 'x', initializeTimeoutMs: 60_000 }); // the script exits at once; the bound only has to outlast its start on a loaded machine
+      await runSdkSubagent({
+        command: process.execPath,
+        args: [script, join(dir, 'env.json')],
+        ...route,
+        prompt: 'x',
+        initializeTimeoutMs: 60_000,
+      }); // the script exits at once; the bound only has to outlast its start on a loaded machine
       const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Record<string, string>;
       expect(env.SUBAGENT_TEST_SECRET).toBeUndefined();
       expect(env.PATH).toBe(process.env.PATH);

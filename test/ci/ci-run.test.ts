@@ -29,32 +29,47 @@ describe('.ci/run', () => {
     expect(script).toContain('npm install --prefix "$node_dir" --no-audit --no-fund --no-save "node@$major"');
     // Not through npm: an npm script would put node_modules/.bin (the pinned Node 22) first on PATH again.
     // The stack's tests ran once in the test command: the further lines run the `suite` project only.
-    expect(script).toContain('PATH="$node_dir/node_modules/.bin:$PATH" node_modules/.bin/vitest run --project suite --reporter=default --reporter=json --outputFile.json="$report"');
+    expect(script).toContain(
+      'PATH="$node_dir/node_modules/.bin:$PATH" node_modules/.bin/vitest run --project suite --reporter=default --reporter=json --outputFile.json="$report"',
+    );
     expect(script).toContain('report=".vitest-results-node$major.json"');
   });
 
-  it('builds or reuses the stack\'s engines before the test command, which runs the stack tests (on Prometheus 3) once', () => {
+  it("builds or reuses the stack's engines before the test command, which runs the stack tests (on Prometheus 3) once", () => {
     expect(script.indexOf('node scripts/stack.mjs build')).toBeGreaterThan(0);
     expect(script.indexOf('node scripts/stack.mjs build')).toBeLessThan(script.indexOf('npm test --'));
     expect(script).not.toContain('test:stack');
   });
 
-  it('builds and runs the packed command\'s export gate after the engines and before the test command, and fails the run when it fails', () => {
-    const gate = script.indexOf('npm run build --silent && node_modules/.bin/node scripts/packed-export-check.mjs || gate=$?');
+  it("builds and runs the packed command's export gate after the engines and before the test command, and fails the run when it fails", () => {
+    const gate = script.indexOf(
+      'npm run build --silent && node_modules/.bin/node scripts/packed-export-check.mjs || gate=$?',
+    );
     expect(gate).toBeGreaterThan(script.indexOf('node scripts/stack.mjs build'));
     expect(gate).toBeLessThan(script.indexOf('npm test --'));
     expect(script).toContain('if [ "$gate" -ne 0 ]; then');
-    expect(script.slice(script.indexOf('if [ "$gate" -ne 0 ]; then'))).toMatch(/^if \[ "\$gate" -ne 0 \]; then\n.*\n  status=1\nfi\nexit "\$status"\n$/);
+    expect(script.slice(script.indexOf('if [ "$gate" -ne 0 ]; then'))).toMatch(
+      /^if \[ "\$gate" -ne 0 \]; then\n.*\n  status=1\nfi\nexit "\$status"\n$/,
+    );
   });
 
   it('counts every run in the closing line, and each missing report as a failure', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ci-run-'));
     try {
-      writeFileSync(join(dir, '.vitest-results.json'), JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }));
+      writeFileSync(
+        join(dir, '.vitest-results.json'),
+        JSON.stringify({ numPassedTests: 700, numFailedTests: 0, numPendingTests: 0 }),
+      );
       expect(closingLine(dir)).toBe('700 passed, 2 failed');
-      writeFileSync(join(dir, '.vitest-results-node24.json'), JSON.stringify({ numPassedTests: 698, numFailedTests: 2, numPendingTests: 1 }));
+      writeFileSync(
+        join(dir, '.vitest-results-node24.json'),
+        JSON.stringify({ numPassedTests: 698, numFailedTests: 2, numPendingTests: 1 }),
+      );
       expect(closingLine(dir)).toBe('1398 passed, 3 failed, 1 skipped');
-      writeFileSync(join(dir, '.vitest-results-node26.json'), JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 0 }));
+      writeFileSync(
+        join(dir, '.vitest-results-node26.json'),
+        JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 0 }),
+      );
       expect(closingLine(dir)).toBe('2097 passed, 2 failed, 1 skipped');
     } finally {
       rmSync(dir, { recursive: true, force: true });

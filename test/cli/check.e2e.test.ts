@@ -72,7 +72,11 @@ describe('subagent-otel check', () => {
 
   it('sends through OTLP/HTTP with the headers, and never prints header values or URL credentials', async () => {
     const endpoint = receiver.endpoint.replace('http://', 'http://user:pa55word@');
-    const r = await runCli(['check', '--no-content'], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cret-value' });
+    const r = await runCli(['check', '--no-content'], '', {
+      ...CLEAN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cret-value',
+    });
     const stdout = r.stdout.toString('utf8');
     expect(r.code, stdout + r.stderr.toString()).toBe(0);
     expect(stdout).toContain(`  ok      traces: OTLP/HTTP protobuf ${receiver.endpoint}/v1/traces\n`);
@@ -88,11 +92,17 @@ describe('subagent-otel check', () => {
 
   it('reports the exact failure of a collector that is not there and exits 1', async () => {
     const dead = await startOtlpReceiver({ kind: 'refuse' });
-    const r = await runCli(['check'], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: dead.endpoint, SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1500' });
+    const r = await runCli(['check'], '', {
+      ...CLEAN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: dead.endpoint,
+      SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1500',
+    });
     await dead.close();
     const stdout = r.stdout.toString('utf8');
     expect(r.code, stdout).toBe(1);
-    expect(stdout).toContain(`  FAILED  traces: OTLP/HTTP protobuf ${dead.endpoint}/v1/traces: connect ECONNREFUSED 127.0.0.1:${dead.port}`);
+    expect(stdout).toContain(
+      `  FAILED  traces: OTLP/HTTP protobuf ${dead.endpoint}/v1/traces: connect ECONNREFUSED 127.0.0.1:${dead.port}`,
+    );
     expect(stdout).toContain('check failed: 2 of 2 destinations did not take the test data.');
   });
 
@@ -115,15 +125,23 @@ describe('subagent-otel check', () => {
   });
 
   it('flags an unsupported exporter name and an endpoint that is no URL', async () => {
-    const r = await runCli(['check', '--out', join(dir, 'flags')], '', { ...CLEAN, OTEL_TRACES_EXPORTER: 'jaeger', OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' });
+    const r = await runCli(['check', '--out', join(dir, 'flags')], '', {
+      ...CLEAN,
+      OTEL_TRACES_EXPORTER: 'jaeger',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318',
+    });
     const stdout = r.stdout.toString('utf8');
     expect(r.code).toBe(1);
-    expect(stdout).toContain('  - OTEL_TRACES_EXPORTER names "jaeger", which is not supported (use otlp, console, none)\n');
+    expect(stdout).toContain(
+      '  - OTEL_TRACES_EXPORTER names "jaeger", which is not supported (use otlp, console, none)\n',
+    );
     expect(stdout).toContain('  - OTEL_EXPORTER_OTLP_ENDPOINT is not a URL such as http://localhost:4318\n');
     // The plan refuses the same endpoint the check names (one validation): metrics go to the files instead of failing at export.
     expect(stdout).toContain(`  metrics: file ${join(dir, 'flags', 'metrics.jsonl')}\n`);
     expect(stdout).not.toContain('FAILED');
-    expect(stdout).toContain('check failed: the test data was delivered, but the configuration has the problems above.');
+    expect(stdout).toContain(
+      'check failed: the test data was delivered, but the configuration has the problems above.',
+    );
   });
 
   it('scrapes its own Prometheus endpoint for the test metric', async () => {
@@ -159,7 +177,11 @@ describe('the proxy with an unusable telemetry configuration', () => {
     writeFileSync(blocker, 'x');
     const log = join(dir, 'proxy.log');
     const input = '{"jsonrpc":"2.0","id":1,"method":"ping"}\nnot json\n';
-    const r = await runCli(['proxy', '--out', join(blocker, 'out'), '--', process.execPath, echo, join(dir, 'record')], input, { ...CLEAN, SUBAGENT_OTEL_LOG_FILE: log });
+    const r = await runCli(
+      ['proxy', '--out', join(blocker, 'out'), '--', process.execPath, echo, join(dir, 'record')],
+      input,
+      { ...CLEAN, SUBAGENT_OTEL_LOG_FILE: log },
+    );
     expect(r.code).toBe(0);
     expect(r.stdout.toString('utf8')).toBe(input);
     expect(readFileSync(join(dir, 'record'), 'utf8')).toBe(input);
@@ -168,7 +190,9 @@ describe('the proxy with an unusable telemetry configuration', () => {
     const stderr = r.stderr.toString('utf8');
     expect(stderr.split(`${line}\n`)).toHaveLength(2);
     expect(stderr.replace(`${line}\n`, '')).toBe('echo-child: started \u00e9\n');
-    const logged = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('subagent-otel proxy:'));
+    const logged = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('subagent-otel proxy:'));
     expect(logged).toHaveLength(1);
     expect(logged[0]).toContain(line);
   });
@@ -176,10 +200,27 @@ describe('the proxy with an unusable telemetry configuration', () => {
   it('names a capture file that cannot be written, and still forwards everything', async () => {
     const capture = join(dir, 'no-such-dir', 'capture.ndjson');
     const input = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n';
-    const r = await runCli(['proxy', '--out', join(dir, 'cap-out'), '--capture', capture, '--', process.execPath, echo, join(dir, 'record-cap')], input, CLEAN);
+    const r = await runCli(
+      [
+        'proxy',
+        '--out',
+        join(dir, 'cap-out'),
+        '--capture',
+        capture,
+        '--',
+        process.execPath,
+        echo,
+        join(dir, 'record-cap'),
+      ],
+      input,
+      CLEAN,
+    );
     expect(r.code).toBe(0);
     expect(r.stdout.toString('utf8')).toBe(input);
-    const lines = r.stderr.toString('utf8').split('\n').filter((l) => l.startsWith('subagent-otel proxy:'));
+    const lines = r.stderr
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('subagent-otel proxy:'));
     expect(lines).toEqual([
       `subagent-otel proxy: telemetry configuration problem: cannot write the capture file ${capture} (ENOENT); the agent runs unaffected. See where telemetry goes with: subagent-otel check (same options and environment); keep the details with SUBAGENT_OTEL_LOG_FILE=<file>`,
     ]);
@@ -193,17 +234,28 @@ describe('the proxy with an unusable telemetry configuration', () => {
       '{"jsonrpc":"2.0","id":3,"method":"shutdown"}',
       '',
     ].join('\n');
-    const r = await runCli(['proxy', '--', process.execPath, join(ROOT, 'dist', 'fixtures', 'sdk-runtime.js')], prompt, {
-      ...CLEAN,
-      OTEL_EXPORTER_OTLP_ENDPOINT: dead.endpoint,
-      SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1000',
-    });
+    const r = await runCli(
+      ['proxy', '--', process.execPath, join(ROOT, 'dist', 'fixtures', 'sdk-runtime.js')],
+      prompt,
+      {
+        ...CLEAN,
+        OTEL_EXPORTER_OTLP_ENDPOINT: dead.endpoint,
+        SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '1000',
+      },
+    );
     await dead.close();
     expect(r.code).toBe(0);
-    const lines = r.stderr.toString('utf8').split('\n').filter((l) => l.startsWith('subagent-otel proxy:'));
+    const lines = r.stderr
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('subagent-otel proxy:'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^subagent-otel proxy: telemetry was not delivered: [1-9]\d* span\(s\) and \d+ metric batch\(es\) dropped \(first problem: /);
-    expect(lines[0]).toContain("See where telemetry goes with: subagent-otel check (same options and environment); keep the details with SUBAGENT_OTEL_LOG_FILE=<file>");
+    expect(lines[0]).toMatch(
+      /^subagent-otel proxy: telemetry was not delivered: [1-9]\d* span\(s\) and \d+ metric batch\(es\) dropped \(first problem: /,
+    );
+    expect(lines[0]).toContain(
+      'See where telemetry goes with: subagent-otel check (same options and environment); keep the details with SUBAGENT_OTEL_LOG_FILE=<file>',
+    );
   });
 
   it('tells the truth about stderr and names check and SUBAGENT_OTEL_LOG_FILE in its help', async () => {
@@ -219,7 +271,9 @@ describe('the proxy with an unusable telemetry configuration', () => {
   it('names check and SUBAGENT_OTEL_LOG_FILE in the main help', async () => {
     const r = await runCli(['--help']);
     const help = r.stdout.toString('utf8').replace(/\s+/g, ' ');
-    expect(help).toContain('subagent-otel check [options] show where telemetry goes and send a test span and metric there');
+    expect(help).toContain(
+      'subagent-otel check [options] show where telemetry goes and send a test span and metric there',
+    );
     expect(help).toContain('SUBAGENT_OTEL_LOG_FILE');
   });
 });

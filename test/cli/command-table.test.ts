@@ -19,12 +19,19 @@ describe('the command table', () => {
     expect(NAMES).toEqual(['demo', 'proxy', 'replay', 'watch', 'setup', 'check', 'view']);
     expect(HELP_TOPICS.map((topic) => topic.name)).toEqual([...NAMES, 'hook']);
     // bin.ts runs `hook` before main: main does not know it as a command.
-    expect(() => parseCommandLine(['hook'])).toThrow(new UsageError(`unknown command 'hook'; commands: ${NAMES.join(', ')} (see 'subagent-otel --help')`));
+    expect(() => parseCommandLine(['hook'])).toThrow(
+      new UsageError(`unknown command 'hook'; commands: ${NAMES.join(', ')} (see 'subagent-otel --help')`),
+    );
   });
 
   it('lists every entry in the main help, in its order, with its synopsis and summary in one column', () => {
     const lines = helpText().split('\n');
-    const listed = lines.filter((line) => line.startsWith('  subagent-otel ') && !line.startsWith('  subagent-otel help ') && !line.startsWith('  subagent-otel --'));
+    const listed = lines.filter(
+      (line) =>
+        line.startsWith('  subagent-otel ') &&
+        !line.startsWith('  subagent-otel help ') &&
+        !line.startsWith('  subagent-otel --'),
+    );
     expect(listed).toEqual(COMMANDS.map((spec) => `  subagent-otel ${spec.synopsis.padEnd(38)} ${spec.summary}`));
     // Every row's description starts in one column (index 55), the help line's included.
     const rows = lines.filter((line) => /^ {2}subagent-otel (?!--)/.test(line));
@@ -32,16 +39,23 @@ describe('the command table', () => {
     for (const row of rows) expect([row[54], row[55] === ' ']).toEqual([' ', false]);
   });
 
-  it.each(COMMANDS.map((spec) => [spec.name, spec] as const))("prints %s's page for help <name>, --help and -h", (name, spec) => {
-    expect(helpText(name)).toBe(spec.help);
-    expect(spec.help.startsWith(`Usage: subagent-otel ${name} `)).toBe(true);
-    expect(parseCommandLine([name, '--help'])).toEqual({ name: 'help', topic: name });
-    expect(parseCommandLine([name, '-h'])).toEqual({ name: 'help', topic: name });
-  });
+  it.each(COMMANDS.map((spec) => [spec.name, spec] as const))(
+    "prints %s's page for help <name>, --help and -h",
+    (name, spec) => {
+      expect(helpText(name)).toBe(spec.help);
+      expect(spec.help.startsWith(`Usage: subagent-otel ${name} `)).toBe(true);
+      expect(parseCommandLine([name, '--help'])).toEqual({ name: 'help', topic: name });
+      expect(parseCommandLine([name, '-h'])).toEqual({ name: 'help', topic: name });
+    },
+  );
 
   it('names the table in the errors for an unknown command and an unknown topic', () => {
-    expect(() => parseCommandLine(['frob'])).toThrow(new UsageError(`unknown command 'frob'; commands: ${NAMES.join(', ')} (see 'subagent-otel --help')`));
-    expect(() => helpText('frob')).toThrow(new UsageError(`no help for 'frob'; commands: ${[...NAMES, 'hook'].join(', ')}`));
+    expect(() => parseCommandLine(['frob'])).toThrow(
+      new UsageError(`unknown command 'frob'; commands: ${NAMES.join(', ')} (see 'subagent-otel --help')`),
+    );
+    expect(() => helpText('frob')).toThrow(
+      new UsageError(`no help for 'frob'; commands: ${[...NAMES, 'hook'].join(', ')}`),
+    );
   });
 
   it('lets only the proxy forward stdout', () => {

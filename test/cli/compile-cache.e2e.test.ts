@@ -7,7 +7,16 @@
  * directory) changes a byte the client sees or a span the run exports. What
  * happened is said only in the diagnostics log (`SUBAGENT_OTEL_LOG_FILE`).
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +28,9 @@ const tmp = (): string => mkdtempSync(join(tmpdir(), 'compile-cache-e2e-'));
 
 /** Stdout with what every session generates anew (times, ids) blanked. */
 const shape = (stdout: string): string =>
-  stdout.replace(/"time":\d+/g, '"time":0').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
+  stdout
+    .replace(/"time":\d+/g, '"time":0')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID');
 
 interface Session {
   readonly code: number | null;
@@ -86,7 +97,9 @@ describe("the CLI keeps Node's compile cache (real processes)", () => {
     const second = await session(cacheDir, { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
     expect(second.code).toBe(0);
     expect(second.stderr).toMatch(/cache for (?:ESM )?file:\/\/\S+\/dist\/cli\/main\.js was accepted/);
-    expect(second.stderr).toMatch(/cache for (?:ESM )?file:\/\/\S+\/dist\/cli\/chunks\/proxy-observation-[\w-]+\.js was accepted/);
+    expect(second.stderr).toMatch(
+      /cache for (?:ESM )?file:\/\/\S+\/dist\/cli\/chunks\/proxy-observation-[\w-]+\.js was accepted/,
+    );
     expect(second.stderr).not.toMatch(/dist\/cli\/\S+ was rejected|mismatch/);
     expect(shape(second.stdout)).toBe(shape(first.stdout));
     expect(second.outputs).toEqual(EXPECTED_OUTPUTS);
@@ -108,7 +121,9 @@ describe("the CLI keeps Node's compile cache (real processes)", () => {
     expect(unusable.code).toBe(0);
     expect(unusable.stderr).toBe('');
     expect(unusable.outputs).toEqual(EXPECTED_OUTPUTS);
-    expect(unusable.cacheLog).toEqual([`info subagent-otel: compile cache: not used: cache directory ${join(blocker, 'cache')} unusable (ENOTDIR)`]);
+    expect(unusable.cacheLog).toEqual([
+      `info subagent-otel: compile cache: not used: cache directory ${join(blocker, 'cache')} unusable (ENOTDIR)`,
+    ]);
 
     const shared = join(tmp(), 'shared');
     mkdirSync(shared);
@@ -117,7 +132,9 @@ describe("the CLI keeps Node's compile cache (real processes)", () => {
     expect(refused.code).toBe(0);
     expect(refused.stderr).toBe('');
     expect(refused.outputs).toEqual(EXPECTED_OUTPUTS);
-    expect(refused.cacheLog).toEqual([`info subagent-otel: compile cache: not used: cache directory ${shared} is writable by others`]);
+    expect(refused.cacheLog).toEqual([
+      `info subagent-otel: compile cache: not used: cache directory ${shared} is writable by others`,
+    ]);
     expect(readdirSync(shared)).toEqual([]);
   });
 });

@@ -12,7 +12,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ATTR_GEN_AI_OPERATION_NAME } from '../../src/telemetry/semconv.js';
 import { attributes, readSpans, runCli, type Finished } from '../helpers/cli.js';
 
-const CLEAN = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '', SUBAGENT_OTEL_OUT: '' };
+const CLEAN = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+  SUBAGENT_OTEL_OUT: '',
+};
 
 describe('demo output files and session logs', () => {
   const root = mkdtempSync(join(tmpdir(), 'demo-out-'));
@@ -25,7 +30,7 @@ describe('demo output files and session logs', () => {
     mkdirSync(out);
     writeFileSync(join(out, 'traces.jsonl'), '{"resourceSpans":[]}\n{"resourceSpans":[]}\n{"resourceSpans":[]}\n');
     writeFileSync(join(out, 'metrics.jsonl'), '{"resourceMetrics":[]}\n');
-    writeFileSync(join(out, 'notes.txt'), 'not the demo\'s file\n');
+    writeFileSync(join(out, 'notes.txt'), "not the demo's file\n");
     demo = await runCli(['demo', '--out', out, '--sessions', sessions], '', CLEAN);
   }, 120_000);
 
@@ -41,8 +46,14 @@ describe('demo output files and session logs', () => {
     const spans = readSpans(out);
     expect(spans).toHaveLength(82);
     expect(spans.filter((s) => attributes(s)[ATTR_GEN_AI_OPERATION_NAME] === 'invoke_agent')).toHaveLength(35);
-    expect(demo.stdout.toString('utf8')).toContain('This run wrote 82 spans to traces.jsonl and 1 metric export to metrics.jsonl (files from earlier runs are removed first).\n');
-    expect(readFileSync(join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l !== '')).toHaveLength(1);
+    expect(demo.stdout.toString('utf8')).toContain(
+      'This run wrote 82 spans to traces.jsonl and 1 metric export to metrics.jsonl (files from earlier runs are removed first).\n',
+    );
+    expect(
+      readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ).toHaveLength(1);
   });
 
   it('writes the proxied sessions as durable logs: zstd parents, plain children', () => {
@@ -59,19 +70,45 @@ describe('demo output files and session logs', () => {
       'proxy-subagent-wrong-report.jsonl.zstd',
       'proxy-subagent.jsonl.zstd',
     ]);
-    expect([...readFileSync(join(sessions, 'proxy-subagent.jsonl.zstd')).subarray(0, 4)]).toEqual([0x28, 0xb5, 0x2f, 0xfd]);
-    expect(demo.stdout.toString('utf8')).toContain(`Session logs of the 11 proxied sessions written to ${sessions}; replay them with: subagent-otel replay ${sessions}\n`);
+    expect([...readFileSync(join(sessions, 'proxy-subagent.jsonl.zstd')).subarray(0, 4)]).toEqual([
+      0x28, 0xb5, 0x2f, 0xfd,
+    ]);
+    expect(demo.stdout.toString('utf8')).toContain(
+      `Session logs of the 11 proxied sessions written to ${sessions}; replay them with: subagent-otel replay ${sessions}\n`,
+    );
   });
 
   it('writes a child cut at max-tokens behind an empty usage-only message', () => {
-    const lines = readFileSync(join(sessions, 'proxy-subagent-child-1.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
-    const rows = lines.map((l) => JSON.parse(l) as { type: string; id?: string; parentSession?: string; delegationDepth?: number; data?: Record<string, unknown> });
-    expect(rows[0]).toMatchObject({ type: 'session', id: 'proxy-subagent-child-1', parentSession: 'proxy-subagent', delegationDepth: 1 });
+    const lines = readFileSync(join(sessions, 'proxy-subagent-child-1.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
+    const rows = lines.map(
+      (l) =>
+        JSON.parse(l) as {
+          type: string;
+          id?: string;
+          parentSession?: string;
+          delegationDepth?: number;
+          data?: Record<string, unknown>;
+        },
+    );
+    expect(rows[0]).toMatchObject({
+      type: 'session',
+      id: 'proxy-subagent-child-1',
+      parentSession: 'proxy-subagent',
+      delegationDepth: 1,
+    });
     const messages = rows.filter((r) => r.type === 'assistant/message');
-    const last = messages[messages.length - 1]?.data as { message: { content: unknown[] }; usage?: { inputTokens: number; outputTokens: number } };
+    const last = messages[messages.length - 1]?.data as {
+      message: { content: unknown[] };
+      usage?: { inputTokens: number; outputTokens: number };
+    };
     expect(last.message.content).toEqual([]);
     expect(last.usage).toEqual({ inputTokens: 40, outputTokens: 64, cacheReadTokens: 100 });
-    expect(rows[rows.length - 1]).toMatchObject({ type: 'turn/end', data: { turn: 0, reason: { kind: 'max-tokens' } } });
+    expect(rows[rows.length - 1]).toMatchObject({
+      type: 'turn/end',
+      data: { turn: 0, reason: { kind: 'max-tokens' } },
+    });
     // Chunk runs are packed as the runtime packs them.
     expect(rows.some((r) => r.type === 'text-chunks' || r.type === 'tool-call-chunks')).toBe(true);
   });
@@ -87,7 +124,14 @@ describe('demo output files and session logs', () => {
   it('replays to the runs the proxy observed live', async () => {
     const r = await runCli(['replay', '--json', '--out', join(root, 'replayed'), sessions], '', CLEAN);
     expect(r.code, r.stderr.toString()).toBe(0);
-    const summary = JSON.parse(r.stdout.toString('utf8')) as { stopReasons: Array<{ stopReason: string; runs: number }> };
-    expect(Object.fromEntries(summary.stopReasons.map((row) => [row.stopReason, row.runs]))).toEqual({ completed: 5, 'max-tokens': 4, aborted: 1, error: 1 });
+    const summary = JSON.parse(r.stdout.toString('utf8')) as {
+      stopReasons: Array<{ stopReason: string; runs: number }>;
+    };
+    expect(Object.fromEntries(summary.stopReasons.map((row) => [row.stopReason, row.runs]))).toEqual({
+      completed: 5,
+      'max-tokens': 4,
+      aborted: 1,
+      error: 1,
+    });
   });
 });

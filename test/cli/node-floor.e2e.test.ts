@@ -13,7 +13,8 @@ import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT } from '../helpers/paths.js';
 
-const REFUSAL = /^subagent-otel: needs Node\.js 22\.15 or later, but this is Node\.js (\S+) \((\S+)\); install a current Node\.js LTS and run it again\n$/;
+const REFUSAL =
+  /^subagent-otel: needs Node\.js 22\.15 or later, but this is Node\.js (\S+) \((\S+)\); install a current Node\.js LTS and run it again\n$/;
 
 /** The first `node` on PATH outside any `node_modules/.bin` (npm puts the pinned one first) that is older than 22.15, if any. */
 function olderNodeOnPath(): { path: string; version: string } | undefined {
@@ -45,7 +46,9 @@ describe('the Node.js floor', () => {
   });
 
   it('is refused in one line, exit code 1, by a Node that says it is 22.14.0', () => {
-    const preload = 'data:text/javascript,' + encodeURIComponent("Object.defineProperty(process.versions, 'node', { value: '22.14.0' });");
+    const preload =
+      'data:text/javascript,' +
+      encodeURIComponent("Object.defineProperty(process.versions, 'node', { value: '22.14.0' });");
     const result = spawnSync(process.execPath, ['--import', preload, CLI, '--version'], { encoding: 'utf8' });
     expect(result.status).toBe(1);
     expect(result.stdout).toBe('');
@@ -55,15 +58,25 @@ describe('the Node.js floor', () => {
     expect(match?.[2]).toBe(process.execPath);
   });
 
-  it('is refused in one line, exit code 1, by a real older Node (this machine\'s own when it has one), and works under this one', () => {
+  it("is refused in one line, exit code 1, by a real older Node (this machine's own when it has one), and works under this one", () => {
     const older = olderNodeOnPath();
     const node = older?.path ?? process.execPath;
-    const args = older !== undefined ? [CLI, '--version'] : ['--import', 'data:text/javascript,' + encodeURIComponent("Object.defineProperty(process.versions, 'node', { value: '20.19.0' });"), CLI, '--version'];
+    const args =
+      older !== undefined
+        ? [CLI, '--version']
+        : [
+            '--import',
+            'data:text/javascript,' +
+              encodeURIComponent("Object.defineProperty(process.versions, 'node', { value: '20.19.0' });"),
+            CLI,
+            '--version',
+          ];
     const refused = spawnSync(node, args, { encoding: 'utf8' });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(REFUSAL);
     expect(refused.stderr.split('\n')).toHaveLength(2);
-    if (older !== undefined) expect(refused.stderr).toContain(`this is Node.js ${older.version.replace(/^v/, '')} (${older.path})`);
+    if (older !== undefined)
+      expect(refused.stderr).toContain(`this is Node.js ${older.version.replace(/^v/, '')} (${older.path})`);
     const current = spawnSync(process.execPath, [CLI, '--version'], { encoding: 'utf8' });
     expect(current.status).toBe(0);
     expect(current.stdout).toMatch(/^subagent-otel \d+\.\d+\.\d+\n$/);

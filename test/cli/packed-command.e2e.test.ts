@@ -28,7 +28,16 @@ import { ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
 import type { OtlpSpan } from '../helpers/cli.js';
 import { startOtlpGrpcReceiver } from '../helpers/otlp-grpc-receiver.js';
 import { startOtlpReceiver, type OtlpMetricPoint } from '../helpers/otlp-receiver.js';
-import { EXPORTING_COMMANDS, PROTOCOLS, cloneCommand, installedCommand, runExporting, type CommandInstall, type ExportingCommand, type Protocol } from '../helpers/packed-command.js';
+import {
+  EXPORTING_COMMANDS,
+  PROTOCOLS,
+  cloneCommand,
+  installedCommand,
+  runExporting,
+  type CommandInstall,
+  type ExportingCommand,
+  type Protocol,
+} from '../helpers/packed-command.js';
 import { selfSignedCertificate, type TlsIdentity } from '../helpers/tls.js';
 
 const work = mkdtempSync(join(tmpdir(), 'packed-command-'));
@@ -75,7 +84,11 @@ async function startReceiver(protocol: Protocol, secure: boolean): Promise<Recei
 }
 
 /** How each protocol's requests arrive: gRPC calls, or the content type of the HTTP requests. */
-const ARRIVAL: Record<Protocol, string> = { grpc: 'grpc', 'http/protobuf': 'application/x-protobuf', 'http/json': 'application/json' };
+const ARRIVAL: Record<Protocol, string> = {
+  grpc: 'grpc',
+  'http/protobuf': 'application/x-protobuf',
+  'http/json': 'application/json',
+};
 
 /** Span counts by name, of the names `expected` lists. */
 function countsOf(spans: readonly OtlpSpan[], expected: Readonly<Record<string, number>>): Record<string, number> {
@@ -94,10 +107,20 @@ function sumsOf(points: readonly OtlpMetricPoint[], metric: string): Record<stri
   return sums;
 }
 
-async function deliver(install: CommandInstall, command: ExportingCommand, protocol: Protocol, secure: boolean): Promise<void> {
+async function deliver(
+  install: CommandInstall,
+  command: ExportingCommand,
+  protocol: Protocol,
+  secure: boolean,
+): Promise<void> {
   const receiver = await startReceiver(protocol, secure);
   try {
-    const r = await runExporting(install, command, { endpoint: receiver.endpoint, protocol, service: `packed-${command.name}`, ...(secure ? { certificate: tls.cert } : {}) });
+    const r = await runExporting(install, command, {
+      endpoint: receiver.endpoint,
+      protocol,
+      service: `packed-${command.name}`,
+      ...(secure ? { certificate: tls.cert } : {}),
+    });
     const stderr = r.stderr.toString('utf8');
     expect(r.code, `${stderr}\n${r.stdout.toString('utf8')}`).toBe(0);
     expect(stderr).not.toMatch(/dropped|export failed|ChannelCredentials/);
@@ -121,7 +144,8 @@ for (const { label, get } of INSTALLS) {
     for (const protocol of PROTOCOLS) {
       for (const secure of [false, true]) {
         for (const command of EXPORTING_COMMANDS) {
-          it(`${command.name} delivers its spans and metrics over ${protocol} (${secure ? 'TLS' : 'plaintext'}), decoded`, () => deliver(get(), command, protocol, secure));
+          it(`${command.name} delivers its spans and metrics over ${protocol} (${secure ? 'TLS' : 'plaintext'}), decoded`, () =>
+            deliver(get(), command, protocol, secure));
         }
       }
     }

@@ -43,21 +43,38 @@ describe('planning warnings are said once', () => {
   });
 
   it('check: an endpoint that is no URL, once per signal', async () => {
-    const r = await runCli(['check', '--out', join(dir, 'endpoint')], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' });
+    const r = await runCli(['check', '--out', join(dir, 'endpoint')], '', {
+      ...CLEAN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318',
+    });
     const stderr = r.stderr.toString('utf8');
     expect(r.code, stderr).toBe(1);
-    expect(linesWith(stderr, 'OTLP traces endpoint is not a valid URL; traces go to the OTLP-JSON-lines files instead')).toBe(1);
-    expect(linesWith(stderr, 'OTLP metrics endpoint is not a valid URL; metrics go to the OTLP-JSON-lines files instead')).toBe(1);
+    expect(
+      linesWith(stderr, 'OTLP traces endpoint is not a valid URL; traces go to the OTLP-JSON-lines files instead'),
+    ).toBe(1);
+    expect(
+      linesWith(stderr, 'OTLP metrics endpoint is not a valid URL; metrics go to the OTLP-JSON-lines files instead'),
+    ).toBe(1);
   });
 
   it('check: an unsupported exporter name, once', async () => {
     const r = await runCli(['check', '--out', join(dir, 'exporter')], '', { ...CLEAN, OTEL_TRACES_EXPORTER: 'zipkin' });
     const stderr = r.stderr.toString('utf8');
-    expect(linesWith(stderr, 'OTEL_TRACES_EXPORTER names unsupported exporter "zipkin" (supported: otlp, console, none); skipped')).toBe(1);
+    expect(
+      linesWith(
+        stderr,
+        'OTEL_TRACES_EXPORTER names unsupported exporter "zipkin" (supported: otlp, console, none); skipped',
+      ),
+    ).toBe(1);
   });
 
   it('check: an out-of-range OTEL_BSP_SCHEDULE_DELAY, once', async () => {
-    const r = await runCli(['check'], '', { ...CLEAN, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '-1' });
+    const r = await runCli(['check'], '', {
+      ...CLEAN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '-1',
+    });
     const stderr = r.stderr.toString('utf8');
     expect(r.code, stderr).toBe(0);
     expect(linesWith(stderr, 'OTEL_BSP_SCHEDULE_DELAY="-1" is not a whole number 0..2147483647; using 5000')).toBe(1);
@@ -65,13 +82,22 @@ describe('planning warnings are said once', () => {
 
   it('proxy --agent-telemetry: an unsupported exporter name, once in its log', async () => {
     const log = join(dir, 'proxy.log');
-    const r = await runCli(['proxy', '--agent-telemetry', '--out', join(dir, 'proxy-out'), '--', process.execPath, '-e', ''], '', {
-      ...CLEAN,
-      OTEL_TRACES_EXPORTER: 'zipkin,otlp',
-      SUBAGENT_OTEL_LOG_FILE: log,
-      SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '0',
-    });
+    const r = await runCli(
+      ['proxy', '--agent-telemetry', '--out', join(dir, 'proxy-out'), '--', process.execPath, '-e', ''],
+      '',
+      {
+        ...CLEAN,
+        OTEL_TRACES_EXPORTER: 'zipkin,otlp',
+        SUBAGENT_OTEL_LOG_FILE: log,
+        SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '0',
+      },
+    );
     expect(r.code, r.stderr.toString('utf8')).toBe(0);
-    expect(linesWith(readFileSync(log, 'utf8'), 'OTEL_TRACES_EXPORTER names unsupported exporter "zipkin" (supported: otlp, console, none); skipped')).toBe(1);
+    expect(
+      linesWith(
+        readFileSync(log, 'utf8'),
+        'OTEL_TRACES_EXPORTER names unsupported exporter "zipkin" (supported: otlp, console, none); skipped',
+      ),
+    ).toBe(1);
   });
 });

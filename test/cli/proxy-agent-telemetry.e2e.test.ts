@@ -14,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { finished, runCli } from '../helpers/cli.js';
 
 /** The "agent": its environment as one JSON line, keys sorted. */
-const PRINT_ENV = "const e=process.env;process.stdout.write(JSON.stringify(Object.fromEntries(Object.keys(e).sort().map(k=>[k,e[k]])))+'\\n')";
+const PRINT_ENV =
+  "const e=process.env;process.stdout.write(JSON.stringify(Object.fromEntries(Object.keys(e).sort().map(k=>[k,e[k]])))+'\\n')";
 
 /** An environment with the variables the flag replaces or removes already set by the user. */
 const USER_ENV: NodeJS.ProcessEnv = {
@@ -28,7 +29,10 @@ const USER_ENV: NodeJS.ProcessEnv = {
 };
 
 async function direct(): Promise<Buffer> {
-  const child = spawn(process.execPath, ['-e', PRINT_ENV], { env: { ...process.env, ...USER_ENV }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', PRINT_ENV], {
+    env: { ...process.env, ...USER_ENV },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin.end();
   const done = await finished(child);
   expect(done.code).toBe(0);
@@ -37,7 +41,10 @@ async function direct(): Promise<Buffer> {
 
 async function proxied(flags: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Buffer> {
   const out = mkdtempSync(join(tmpdir(), 'proxy-agent-telemetry-'));
-  const done = await runCli(['proxy', ...flags, '--out', out, '--', process.execPath, '-e', PRINT_ENV], '', { ...USER_ENV, ...extraEnv });
+  const done = await runCli(['proxy', ...flags, '--out', out, '--', process.execPath, '-e', PRINT_ENV], '', {
+    ...USER_ENV,
+    ...extraEnv,
+  });
   expect(done.code, done.stderr.toString()).toBe(0);
   return done.stdout;
 }
@@ -51,7 +58,9 @@ describe('proxy --agent-telemetry and the agent environment', () => {
 
   it('with the flag changes exactly the documented variables, pointing them at a loopback port', async () => {
     const base = JSON.parse((await direct()).toString()) as Record<string, string>;
-    const env = JSON.parse((await proxied(['--agent-telemetry'], { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '0' })).toString()) as Record<string, string>;
+    const env = JSON.parse(
+      (await proxied(['--agent-telemetry'], { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '0' })).toString(),
+    ) as Record<string, string>;
     const origin = env.OTEL_EXPORTER_OTLP_ENDPOINT;
     expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);
     const changed = Object.keys({ ...base, ...env })
@@ -123,6 +132,8 @@ describe('proxy --agent-telemetry and the agent environment', () => {
     const line = readFileSync(log, 'utf8')
       .split('\n')
       .find((l) => l.includes('agent telemetry: took'));
-    expect(line, readFileSync(log, 'utf8')).toContain('took 0 trace, 1 log and 0 metric request(s), refused 2 (2 without the token)');
+    expect(line, readFileSync(log, 'utf8')).toContain(
+      'took 0 trace, 1 log and 0 metric request(s), refused 2 (2 without the token)',
+    );
   });
 });

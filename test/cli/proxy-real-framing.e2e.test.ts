@@ -17,7 +17,7 @@ import { attributes, finished, isIdleLine, readSpans, rpc, spawnCli, waitForLine
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 
 describe('proxy in front of a runtime that answers prompts on queueing', () => {
-  it('gives each run the stop reason, output and usage upstream\'s client returns, children nested', async () => {
+  it("gives each run the stop reason, output and usage upstream's client returns, children nested", async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'proxy-framing-')), 'otel');
     const child = spawnCli(['proxy', '--out', out, '--', process.execPath, FIXTURE_SDK_RUNTIME]);
     const done = finished(child);
@@ -26,7 +26,12 @@ describe('proxy in front of a runtime that answers prompts on queueing', () => {
     let id = 2;
     for (const scenario of scenarios) {
       const idle = waitForLine(child, isIdleLine(scenario));
-      child.stdin.write(rpc(id, 'session/prompt', { sessionId: scenario, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] }));
+      child.stdin.write(
+        rpc(id, 'session/prompt', {
+          sessionId: scenario,
+          contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }],
+        }),
+      );
       id += 1;
       await idle;
     }
@@ -39,7 +44,9 @@ describe('proxy in front of a runtime that answers prompts on queueing', () => {
     /** A run's usage as its own span carries it (decision 0071, 2026-12 update); its chat spans, when they carry usage, sum to the same. */
     const usage = (run: (typeof all)[number], key: string): number => {
       const own = Number(attributes(run)[key] ?? 0);
-      const chats = all.filter((s) => s.parentSpanId === run.spanId && s.name.startsWith('chat') && attributes(s)[key] !== undefined);
+      const chats = all.filter(
+        (s) => s.parentSpanId === run.spanId && s.name.startsWith('chat') && attributes(s)[key] !== undefined,
+      );
       if (chats.length > 0) expect(chats.reduce((sum, s) => sum + Number(attributes(s)[key]), 0)).toBe(own);
       return own;
     };
@@ -47,18 +54,33 @@ describe('proxy in front of a runtime that answers prompts on queueing', () => {
       const span = spans.find((s) => attributes(s)['gen_ai.conversation.id'] === sessionId);
       if (span === undefined) return [];
       const a = attributes(span);
-      return [a['subagent.stop_reason'], a['subagent.output'], usage(span, 'gen_ai.usage.input_tokens'), usage(span, 'gen_ai.usage.output_tokens')];
+      return [
+        a['subagent.stop_reason'],
+        a['subagent.output'],
+        usage(span, 'gen_ai.usage.input_tokens'),
+        usage(span, 'gen_ai.usage.output_tokens'),
+      ];
     };
     expect(spans).toHaveLength(6);
     expect(row('completed')).toEqual(['completed', '[{"type":"text","text":"The answer is 42."}]', 120, 12]);
-    expect(row('empty-message')).toEqual(['max-tokens', '[{"type":"text","text":"Partial answer before the limit"}]', 200, 64]);
+    expect(row('empty-message')).toEqual([
+      'max-tokens',
+      '[{"type":"text","text":"Partial answer before the limit"}]',
+      200,
+      64,
+    ]);
     expect(row('multi-step-max-tokens')).toEqual([
       'max-tokens',
       '[{"type":"text","text":"I will look that up."},{"type":"tool-call","id":"call_1","name":"read_file","arguments":"{\\"path\\":\\"notes.txt\\"}"}]',
       360,
       94,
     ]);
-    expect(row('max-tokens-text')).toEqual(['max-tokens', '[{"type":"text","text":"The report covers three areas and"}]', 90, 32]);
+    expect(row('max-tokens-text')).toEqual([
+      'max-tokens',
+      '[{"type":"text","text":"The report covers three areas and"}]',
+      90,
+      32,
+    ]);
     expect(row('subagent')).toEqual(['completed', '[{"type":"text","text":"The child was cut off."}]', 280, 28]);
     expect(row('subagent-child-1')).toEqual([
       'max-tokens',

@@ -35,7 +35,23 @@ async function proxied(agentEnv: NodeJS.ProcessEnv): Promise<Proxied> {
     OTEL_TRACES_EXPORTER: 'none',
     OTEL_METRICS_EXPORTER: 'none',
   };
-  const peer = await startPeer([process.execPath, CLI, 'proxy', '--protocol', 'acp', '--agent-telemetry', '--out', out, '--', process.execPath, FIXTURE_ACP_AGENT], env, out);
+  const peer = await startPeer(
+    [
+      process.execPath,
+      CLI,
+      'proxy',
+      '--protocol',
+      'acp',
+      '--agent-telemetry',
+      '--out',
+      out,
+      '--',
+      process.execPath,
+      FIXTURE_ACP_AGENT,
+    ],
+    env,
+    out,
+  );
   return { peer, out, log };
 }
 
@@ -142,7 +158,7 @@ describe('proxy --agent-telemetry and signals', () => {
     expect(Object.values(causes).reduce((a, b) => a + b, 0)).toBe(3);
   }, 60_000);
 
-  it('a client that signals 8 s after the end of input, when the agent exits after 1.5 s, gets every run (codex-acp 2.6 and issue 32\'s client)', async () => {
+  it("a client that signals 8 s after the end of input, when the agent exits after 1.5 s, gets every run (codex-acp 2.6 and issue 32's client)", async () => {
     const { peer, out, log } = await proxied({ FAKE_ACP_EXIT_DELAY_MS: '1500' });
     const ids = await play(peer, out, THREE);
     const exit = await peer.closeThenSignal(8000, 'SIGTERM');
@@ -156,28 +172,32 @@ describe('proxy --agent-telemetry and signals', () => {
   it.each([
     ['not signalled', 60_000],
     ['signalled 1 s after the end of input', 1000],
-  ])('an agent that flushes its records when its input ends and exits: every run joined, exit 0 (%s)', async (_name, graceMs) => {
-    const { peer, out, log } = await proxied({ FAKE_ACP_TELEMETRY: 'on-exit' });
-    const ids = await play(peer, out, THREE);
-    const exit = await peer.closeThenSignal(graceMs, 'SIGTERM');
-    if (exit.signalled && exit.signal === 'SIGTERM') {
-      // The agent had not exited 1 s after its input ended (a machine this busy): the signal reached it, and what
-      // the issue promises is every finished run in the trace, whatever came of the records.
-      expect(summary(out).map(([session]) => session)).toEqual(ids);
-      return;
-    }
-    // The agent exits 0 on its own within milliseconds; a signal after that leaves the proxy's exit the agent's.
-    expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
-    expect(summary(out)).toEqual([
-      [ids[0], 'completed', 'joined'],
-      [ids[1], 'max-tokens', 'joined'],
-      // The wire said end_turn; the agent's own record says the output limit cut it.
-      [ids[2], 'max-tokens', 'joined'],
-    ]);
-    const causes = releases(log);
-    expect(Object.values(causes).reduce((a, b) => a + b, 0)).toBe(3);
-    expect(causes.answered ?? 0).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+  ])(
+    'an agent that flushes its records when its input ends and exits: every run joined, exit 0 (%s)',
+    async (_name, graceMs) => {
+      const { peer, out, log } = await proxied({ FAKE_ACP_TELEMETRY: 'on-exit' });
+      const ids = await play(peer, out, THREE);
+      const exit = await peer.closeThenSignal(graceMs, 'SIGTERM');
+      if (exit.signalled && exit.signal === 'SIGTERM') {
+        // The agent had not exited 1 s after its input ended (a machine this busy): the signal reached it, and what
+        // the issue promises is every finished run in the trace, whatever came of the records.
+        expect(summary(out).map(([session]) => session)).toEqual(ids);
+        return;
+      }
+      // The agent exits 0 on its own within milliseconds; a signal after that leaves the proxy's exit the agent's.
+      expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
+      expect(summary(out)).toEqual([
+        [ids[0], 'completed', 'joined'],
+        [ids[1], 'max-tokens', 'joined'],
+        // The wire said end_turn; the agent's own record says the output limit cut it.
+        [ids[2], 'max-tokens', 'joined'],
+      ]);
+      const causes = releases(log);
+      expect(Object.values(causes).reduce((a, b) => a + b, 0)).toBe(3);
+      expect(causes.answered ?? 0).toBeGreaterThanOrEqual(1);
+    },
+    60_000,
+  );
 });
 
 /** Resolves once `condition` holds, checking every 20 ms; fails the test after 30 s. */

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_OUTPUT_SOURCE, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
+import {
+  ATTR_SUBAGENT_OUTPUT,
+  ATTR_SUBAGENT_OUTPUT_SOURCE,
+  ATTR_SUBAGENT_STOP_REASON,
+} from '../../src/telemetry/semconv.js';
 import { attributes, finished, isIdleLine, readSpans, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 
@@ -19,10 +23,23 @@ async function throughEcho(input: Buffer, env: NodeJS.ProcessEnv = {}) {
 
 describe('proxy transparency (real processes)', () => {
   const adversarial: Array<[string, Buffer]> = [
-    ['malformed JSON and a partial last line', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x"\n{not json}\n[1,2]\n{"jsonrpc":"2.0","id":2,"method":"half')],
-    ['CRLF line endings', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\r\n\r\nplain text\r\n')],
+    [
+      'malformed JSON and a partial last line',
+      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x"\n{not json}\n[1,2]\n{"jsonrpc":"2.0","id":2,"method":"half'),
+    ],
+    [
+      'CRLF line endings',
+      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\r\n\r\nplain text\r\n'),
+    ],
     ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a, 0xc3, 0x28, 0x0a, 0xe2, 0x82])],
-    ['a multi-megabyte line', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","method":"big","params":"'), Buffer.alloc(3 * 1024 * 1024, 0x61), Buffer.from('"}\n')])],
+    [
+      'a multi-megabyte line',
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","method":"big","params":"'),
+        Buffer.alloc(3 * 1024 * 1024, 0x61),
+        Buffer.from('"}\n'),
+      ]),
+    ],
     ['no bytes at all', Buffer.alloc(0)],
   ];
 
@@ -65,7 +82,9 @@ describe('proxy transparency (real processes)', () => {
   it('forwards SIGTERM to the child and exits with its code', async () => {
     const dir = tmp();
     const ready = join(dir, 'ready');
-    const child = spawnCli(['proxy', '--out', join(dir, 'otel'), '--', process.execPath, ECHO, join(dir, 'rec')], { ECHO_READY: ready });
+    const child = spawnCli(['proxy', '--out', join(dir, 'otel'), '--', process.execPath, ECHO, join(dir, 'rec')], {
+      ECHO_READY: ready,
+    });
     const done = finished(child);
     child.stdin.write('hello\n');
     await waitForLine(child, (l) => l === 'hello');

@@ -10,7 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeDurableLogFile } from '../../src/fixtures/durable-log-writer.js';
-import { attributes, isIdleLine, finished, readSpans, rpc, runCli, spawnCli, waitForLine, type OtlpSpan } from '../helpers/cli.js';
+import {
+  attributes,
+  isIdleLine,
+  finished,
+  readSpans,
+  rpc,
+  runCli,
+  spawnCli,
+  waitForLine,
+  type OtlpSpan,
+} from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
 
@@ -18,7 +28,13 @@ const dir = mkdtempSync(join(tmpdir(), 'replay-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Environment without a caller's trace context or collector, so both sides write only to their `--out`. */
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', TRACESTATE: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 /** Ids differ by design (live run ids are random); everything else of a span must be the same. */
 const ID_ATTRIBUTES = new Set(['gen_ai.agent.id', 'subagent.run_id']);
@@ -29,7 +45,8 @@ function comparable(spans: readonly OtlpSpan[]): unknown[] {
   return spans
     .map((span) => {
       const attrs = Object.fromEntries(Object.entries(attributes(span)).filter(([key]) => !ID_ATTRIBUTES.has(key)));
-      const parent = span.parentSpanId !== undefined && span.parentSpanId !== '' ? byId.get(span.parentSpanId) : undefined;
+      const parent =
+        span.parentSpanId !== undefined && span.parentSpanId !== '' ? byId.get(span.parentSpanId) : undefined;
       return {
         name: span.name,
         kind: span.kind,
@@ -37,7 +54,14 @@ function comparable(spans: readonly OtlpSpan[]): unknown[] {
         end: span.endTimeUnixNano,
         status: span.status ?? {},
         attributes: attrs,
-        parent: parent === undefined ? null : { name: parent.name, start: parent.startTimeUnixNano, conversation: attributes(parent)['gen_ai.conversation.id'] },
+        parent:
+          parent === undefined
+            ? null
+            : {
+                name: parent.name,
+                start: parent.startTimeUnixNano,
+                conversation: attributes(parent)['gen_ai.conversation.id'],
+              },
       };
     })
     .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
@@ -48,10 +72,13 @@ describe('replay of a live proxy capture', () => {
     const live = join(dir, 'live');
     const replayed = join(dir, 'replayed');
     const capture = join(dir, 'session.capture.ndjson');
-    const child = spawnCli(['proxy', '--out', live, '--capture', capture, '--', process.execPath, FIXTURE_SDK_RUNTIME], {
-      ...QUIET_ENV,
-      FAKE_LOG_GENERATION: 'chunk',
-    });
+    const child = spawnCli(
+      ['proxy', '--out', live, '--capture', capture, '--', process.execPath, FIXTURE_SDK_RUNTIME],
+      {
+        ...QUIET_ENV,
+        FAKE_LOG_GENERATION: 'chunk',
+      },
+    );
     const done = finished(child);
     child.stdin.write(rpc(1, 'initialize', { cwd: '/work', provider: 'deepseek', model: 'deepseek-chat' }));
     const prompts: Array<[number, string, string]> = [
@@ -92,7 +119,9 @@ describe('replay of a live proxy capture', () => {
     expect(liveSpans.filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(4);
     expect(comparable(replayedSpans)).toEqual(comparable(liveSpans));
     // Literal anchors, so the comparison cannot pass by both sides being empty or wrong alike.
-    const truncated = replayedSpans.find((s) => attributes(s)['subagent.stop_reason'] === 'max-tokens' && attributes(s)['gen_ai.conversation.id'] === 's1');
+    const truncated = replayedSpans.find(
+      (s) => attributes(s)['subagent.stop_reason'] === 'max-tokens' && attributes(s)['gen_ai.conversation.id'] === 's1',
+    );
     expect(attributes(truncated as OtlpSpan)['gen_ai.conversation.id']).toBe('s1');
     expect(attributes(truncated as OtlpSpan)['subagent.output.source']).toBe('message');
     const misreported = replayedSpans.find((s) => attributes(s)['subagent.reported_output.match'] === false);
@@ -102,20 +131,43 @@ describe('replay of a live proxy capture', () => {
 });
 
 describe('replay of session log directories', () => {
-  const header = (id: string, parentSession?: string) => ({ type: 'session', version: 3, id, createdAt: '2026-11-29T10:00:00.000Z', ...(parentSession ? { parentSession } : {}), delegationDepth: 0 });
+  const header = (id: string, parentSession?: string) => ({
+    type: 'session',
+    version: 3,
+    id,
+    createdAt: '2026-11-29T10:00:00.000Z',
+    ...(parentSession ? { parentSession } : {}),
+    delegationDepth: 0,
+  });
   const T0 = 1_700_000_000_000;
 
   it('replays both log generations, plain and zstd, packed or not, into the same runs and exits 0', async () => {
     const root = join(dir, 'logs');
     mkdirSync(root);
     const turn = (gen: 'chunk' | 'embedded') =>
-      events([turnStart(0), stepStart(0), step(gen, { stream: [textDelta('Same '), textDelta('answer '), textDelta('everywhere')], content: [], usage: usage(10, 64) }), turnEnd('max-tokens', 0)], 0, T0);
+      events(
+        [
+          turnStart(0),
+          stepStart(0),
+          step(gen, {
+            stream: [textDelta('Same '), textDelta('answer '), textDelta('everywhere')],
+            content: [],
+            usage: usage(10, 64),
+          }),
+          turnEnd('max-tokens', 0),
+        ],
+        0,
+        T0,
+      );
     let n = 0;
     for (const gen of ['chunk', 'embedded'] as const) {
       for (const zstd of [false, true]) {
         for (const pack of [false, true]) {
           n += 1;
-          await writeDurableLogFile(join(root, `s${n}.jsonl${zstd ? '.zstd' : ''}`), header(`s${n}`), turn(gen), { zstd, pack });
+          await writeDurableLogFile(join(root, `s${n}.jsonl${zstd ? '.zstd' : ''}`), header(`s${n}`), turn(gen), {
+            zstd,
+            pack,
+          });
         }
       }
     }
@@ -126,23 +178,37 @@ describe('replay of session log directories', () => {
     expect(r.stdout.toString('utf8')).toContain('max-tokens      8  100.0%            80            512');
     const outputs = readSpans(out)
       .filter((s) => s.name.startsWith('invoke_agent'))
-      .map((s) => [attributes(s)['gen_ai.conversation.id'], attributes(s)['subagent.output'], attributes(s)['subagent.stop_reason']])
+      .map((s) => [
+        attributes(s)['gen_ai.conversation.id'],
+        attributes(s)['subagent.output'],
+        attributes(s)['subagent.stop_reason'],
+      ])
       .sort();
     expect(outputs).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8].map((i) => [`s${i}`, '[{"type":"text","text":"Same answer everywhere"}]', 'max-tokens']).sort(),
+      [1, 2, 3, 4, 5, 6, 7, 8]
+        .map((i) => [`s${i}`, '[{"type":"text","text":"Same answer everywhere"}]', 'max-tokens'])
+        .sort(),
     );
   });
 
   it('reports damaged, empty, binary and missing inputs with file and line, keeps the rest, and exits 1', async () => {
     const root = join(dir, 'damaged');
     mkdirSync(root);
-    const good = events([turnStart(0), stepStart(0), step('embedded', { content: [text('kept')] }), turnEnd('completed', 0)], 0, T0);
+    const good = events(
+      [turnStart(0), stepStart(0), step('embedded', { content: [text('kept')] }), turnEnd('completed', 0)],
+      0,
+      T0,
+    );
     await writeDurableLogFile(join(root, 'a-good.jsonl.zstd'), header('good'), good, { zstd: true, pack: false });
     const lines = [JSON.stringify(header('torn')), ...good.map((e) => JSON.stringify(e))];
     writeFileSync(join(root, 'b-torn.jsonl'), `${lines.slice(0, 3).join('\n')}\n${lines[3]?.slice(0, 15)}`);
     writeFileSync(join(root, 'c-empty.jsonl'), '');
     writeFileSync(join(root, 'd-binary.jsonl'), Buffer.from([0, 1, 2, 3, 0xff, 10]));
-    const r = await runCli(['replay', '--out', join(dir, 'damaged-out'), root, join(dir, 'missing.jsonl.zstd')], '', QUIET_ENV);
+    const r = await runCli(
+      ['replay', '--out', join(dir, 'damaged-out'), root, join(dir, 'missing.jsonl.zstd')],
+      '',
+      QUIET_ENV,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr.toString('utf8').split('\n')).toEqual([
       `subagent-otel replay: ${join(root, 'b-torn.jsonl')}:4: line 4 is incomplete: 15 bytes without a final newline [torn-tail]`,
@@ -162,7 +228,10 @@ describe('replay of session log directories', () => {
 describe('replay into a pipe whose reader goes away', () => {
   it('drops its rows, not its work: exit 0 and every run in the trace file (replay ... | head)', async () => {
     const out = mkdtempSync(join(tmpdir(), 'replay-epipe-'));
-    const child = spawnCli(['replay', '--no-progress', '--out', out, join(ROOT, 'test', 'transcripts', 'claude-code', 'generated')], { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' });
+    const child = spawnCli(
+      ['replay', '--no-progress', '--out', out, join(ROOT, 'test', 'transcripts', 'claude-code', 'generated')],
+      { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' },
+    );
     const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const err: Buffer[] = [];
       child.stderr.on('data', (c: Buffer) => err.push(c));

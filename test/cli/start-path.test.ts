@@ -50,8 +50,10 @@ function staticClosure(entry: string): Closure {
     const code = readFileSync(file, 'utf8');
     for (const [, specifier] of code.matchAll(STATIC_RELATIVE)) pending.push(join(dirname(file), specifier as string));
     for (const [, specifier] of code.matchAll(STATIC_BUILTIN)) builtins.add(specifier as string);
-    for (const [, specifier] of code.matchAll(STATIC_PACKAGE)) if (!isBuiltin(specifier as string)) packages.add(specifier as string);
-    for (const [, specifier] of code.matchAll(DYNAMIC_RELATIVE)) dynamic.add(relative(ROOT, join(dirname(file), specifier as string)));
+    for (const [, specifier] of code.matchAll(STATIC_PACKAGE))
+      if (!isBuiltin(specifier as string)) packages.add(specifier as string);
+    for (const [, specifier] of code.matchAll(DYNAMIC_RELATIVE))
+      dynamic.add(relative(ROOT, join(dirname(file), specifier as string)));
     const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
     for (const source of map.sources) sources.add(relative(ROOT, join(dirname(file), source)));
   }
@@ -64,7 +66,10 @@ const HOOK_CHUNK = /^dist\/cli\/chunks\/run-hook-[\w-]+\.js$/;
 /** The entry's closure and the closures of the modules it imports dynamically (all awaited before `main` runs). */
 function startPath(entry: string): Closure {
   const first = staticClosure(entry);
-  const parts = [first, ...[...first.dynamic].filter((file) => !HOOK_CHUNK.test(file)).map((file) => staticClosure(join(ROOT, file)))];
+  const parts = [
+    first,
+    ...[...first.dynamic].filter((file) => !HOOK_CHUNK.test(file)).map((file) => staticClosure(join(ROOT, file))),
+  ];
   const files = [...new Set(parts.flatMap((part) => part.files))];
   const sources = [...new Set(parts.flatMap((part) => part.sources))].sort();
   const builtins = new Set(parts.flatMap((part) => [...part.builtins]));
@@ -83,7 +88,11 @@ describe('the start path of the bundled CLI', () => {
     expect(entry.sources).toEqual(['src/cli/bin.ts']);
     // Only the bundle's banner (`createRequire`, in every Node since 12): nothing an old Node cannot link.
     expect([...entry.builtins]).toEqual(['node:module']);
-    expect([...entry.dynamic].sort()).toEqual([expect.stringMatching(/^dist\/cli\/chunks\/compile-cache-[\w-]+\.js$/), expect.stringMatching(HOOK_CHUNK), 'dist/cli/main.js']);
+    expect([...entry.dynamic].sort()).toEqual([
+      expect.stringMatching(/^dist\/cli\/chunks\/compile-cache-[\w-]+\.js$/),
+      expect.stringMatching(HOOK_CHUNK),
+      'dist/cli/main.js',
+    ]);
   });
 
   it('runs a hook without the CLI: no package code, nothing of telemetry, observation or the command line', () => {
@@ -91,7 +100,9 @@ describe('the start path of the bundled CLI', () => {
     const loaded = staticClosure(join(ROOT, hook));
     expect(loaded.sources).toContain('src/hooks/run-hook.ts');
     expect(loaded.sources.filter((source) => source.includes('node_modules/'))).toEqual([]);
-    expect(loaded.sources.filter((source) => /^src\/(cli|telemetry|observe|transcripts|watch)\//.test(source))).toEqual([]);
+    expect(loaded.sources.filter((source) => /^src\/(cli|telemetry|observe|transcripts|watch)\//.test(source))).toEqual(
+      [],
+    );
     expect([...loaded.dynamic]).toEqual([]);
   });
 
@@ -112,7 +123,9 @@ describe('the start path of the bundled CLI', () => {
   });
 
   it('holds nothing of the observation: of telemetry only the configuration table, nothing of observe/ or wire/', () => {
-    expect(closure.sources.filter((source) => source.startsWith('src/telemetry/'))).toEqual(['src/telemetry/config.ts']);
+    expect(closure.sources.filter((source) => source.startsWith('src/telemetry/'))).toEqual([
+      'src/telemetry/config.ts',
+    ]);
     expect(closure.sources.filter((source) => /^src\/(observe|wire|output|replay)\//.test(source))).toEqual([]);
     expect(closure.sources).not.toContain('src/proxy/proxy-observation.ts');
     expect(closure.sources).not.toContain('src/cli/telemetry-options.ts');
@@ -121,7 +134,16 @@ describe('the start path of the bundled CLI', () => {
   });
 
   it('loads no built-in module the spawn does not need (no crypto, http, zlib, worker threads)', () => {
-    expect([...closure.builtins].sort()).toEqual(['node:child_process', 'node:fs', 'node:module', 'node:net', 'node:os', 'node:path', 'node:util', 'node:v8']);
+    expect([...closure.builtins].sort()).toEqual([
+      'node:child_process',
+      'node:fs',
+      'node:module',
+      'node:net',
+      'node:os',
+      'node:path',
+      'node:util',
+      'node:v8',
+    ]);
   });
 
   /** The observation's chunk: imported by the proxy command after the spawn (decision 0039). */
@@ -140,7 +162,11 @@ describe('the start path of the bundled CLI', () => {
   it('loads, with the observation, no exporter that is not configured: no OTLP exporter, no Prometheus package, no node:http', () => {
     const observation = observationChunk() as string;
     const loaded = staticClosure(join(ROOT, observation));
-    expect(loaded.sources.filter((source) => /node_modules\/@opentelemetry\/(exporter-|otlp-exporter-base|otlp-grpc)/.test(source))).toEqual([]);
+    expect(
+      loaded.sources.filter((source) =>
+        /node_modules\/@opentelemetry\/(exporter-|otlp-exporter-base|otlp-grpc)/.test(source),
+      ),
+    ).toEqual([]);
     expect(loaded.sources.filter((source) => source.includes('node_modules/@grpc/'))).toEqual([]);
     // grpc-js is outside the bundle (decision 0091): the observation must not import it from node_modules either.
     expect([...loaded.packages]).toEqual([]);
@@ -152,7 +178,9 @@ describe('the start path of the bundled CLI', () => {
     // One `import { z } from 'zod'` anywhere in the bundle puts all of zod (about 360 KB more) in the shared chunk.
     const loaded = staticClosure(join(ROOT, observationChunk() as string));
     expect(loaded.sources.some((source) => source.includes('node_modules/zod/'))).toBe(true);
-    expect(loaded.sources.filter((source) => /node_modules\/zod\/(.*\/locales\/(?!en\.js)|.*from-json-schema)/.test(source))).toEqual([]);
+    expect(
+      loaded.sources.filter((source) => /node_modules\/zod\/(.*\/locales\/(?!en\.js)|.*from-json-schema)/.test(source)),
+    ).toEqual([]);
   });
 
   it('has loaded every built-in module the observation imports statically before the observation loads (decision 0122)', () => {
@@ -160,7 +188,10 @@ describe('the start path of the bundled CLI', () => {
     // node:buffer: Node loads it itself before any module runs (the Buffer global).
     const loadedFirst = new Set([...closure.builtins, 'node:buffer']);
     for (const file of closure.files) {
-      for (const [, specifier] of readFileSync(join(ROOT, file), 'utf8').matchAll(/\bimport\(\s*["'](node:[\w/]+)["']\s*\)/g)) loadedFirst.add(specifier as string);
+      for (const [, specifier] of readFileSync(join(ROOT, file), 'utf8').matchAll(
+        /\bimport\(\s*["'](node:[\w/]+)["']\s*\)/g,
+      ))
+        loadedFirst.add(specifier as string);
     }
     expect(loadedFirst.has('node:crypto')).toBe(true);
     const loaded = staticClosure(join(ROOT, observationChunk() as string));
@@ -169,7 +200,9 @@ describe('the start path of the bundled CLI', () => {
 
   it('sees a package import where there is one: the gRPC exporter chunk imports @grpc/grpc-js from node_modules', () => {
     const chunks = join(ROOT, 'dist', 'cli', 'chunks');
-    const grpc = readdirSync(chunks).filter((name) => name.endsWith('.js') && readFileSync(join(chunks, name), 'utf8').includes('"@grpc/grpc-js"'));
+    const grpc = readdirSync(chunks).filter(
+      (name) => name.endsWith('.js') && readFileSync(join(chunks, name), 'utf8').includes('"@grpc/grpc-js"'),
+    );
     expect(grpc).toHaveLength(1);
     expect([...staticClosure(join(chunks, grpc[0] as string)).packages]).toEqual(['@grpc/grpc-js']);
   });

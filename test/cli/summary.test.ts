@@ -34,9 +34,22 @@ describe('formatRunTable', () => {
   it('renders one aligned row per run with stop reason, source, tokens and an output preview', () => {
     const table = formatRunTable(
       [
-        run({ runId: 'child#0', stopReason: 'max-tokens', outputSource: 'stream', output: [{ type: 'text', text: 'partial\n  answer that goes on and on' }], usage: usage(100, 64, 20) }),
+        run({
+          runId: 'child#0',
+          stopReason: 'max-tokens',
+          outputSource: 'stream',
+          output: [{ type: 'text', text: 'partial\n  answer that goes on and on' }],
+          usage: usage(100, 64, 20),
+        }),
         run({ runId: 'child#1', output: undefined, outputSource: 'none', usage: { ...usage(0, 0), reported: false } }),
-        run({ runId: 'sub', output: [{ type: 'reasoning', text: 'why' }, { type: 'tool-call', id: 'c', name: 'x', arguments: '{}' }], reported: { output: [] } }),
+        run({
+          runId: 'sub',
+          output: [
+            { type: 'reasoning', text: 'why' },
+            { type: 'tool-call', id: 'c', name: 'x', arguments: '{}' },
+          ],
+          reported: { output: [] },
+        }),
       ],
       { previewWidth: 20 },
     );
@@ -52,7 +65,9 @@ describe('formatRunTable', () => {
   });
 
   it('takes leading columns from the caller instead of the run id', () => {
-    const table = formatRunTable([run({})], { leading: { headers: ['via', 'scenario'], cells: (_r, i) => ['proxy', `s${i}`] } });
+    const table = formatRunTable([run({})], {
+      leading: { headers: ['via', 'scenario'], cells: (_r, i) => ['proxy', `s${i}`] },
+    });
     expect(table.split('\n')[0]).toBe('via    scenario  stop reason  source   tokens in/out  output');
     expect(table.split('\n')[2]).toBe('proxy  s0        completed    message  10/2           done');
   });
@@ -93,34 +108,57 @@ describe('formatStopReasonSummary', () => {
   });
 
   it('names the record types read past, by format, most first', () => {
-    const withUnknown: ReplaySummary = { ...summary, unknownRecords: { 'claude-code permission-mode': 1_200, 'codex turn_summary': 3 } };
-    expect(formatStopReasonSummary(withUnknown).split('\n').at(-1)).toBe('records of types not known to this version, read past: claude-code permission-mode × 1,200, codex turn_summary × 3');
+    const withUnknown: ReplaySummary = {
+      ...summary,
+      unknownRecords: { 'claude-code permission-mode': 1_200, 'codex turn_summary': 3 },
+    };
+    expect(formatStopReasonSummary(withUnknown).split('\n').at(-1)).toBe(
+      'records of types not known to this version, read past: claude-code permission-mode × 1,200, codex turn_summary × 3',
+    );
   });
 
   it('says so when there were no runs', () => {
     const empty: ReplaySummary = { ...summary, runs: 0, stopReasons: [], truncationRate: 0, mismatches: 0 };
-    expect(formatStopReasonSummary(empty).split('\n').slice(0, 3)).toEqual(['no runs found', '', 'truncation rate (max-tokens runs / all runs): -']);
+    expect(formatStopReasonSummary(empty).split('\n').slice(0, 3)).toEqual([
+      'no runs found',
+      '',
+      'truncation rate (max-tokens runs / all runs): -',
+    ]);
   });
 });
 
 describe('formatProblem', () => {
   it('puts file and line first, and says when a whole file was skipped', () => {
-    expect(formatProblem({ file: 'a.jsonl', line: 7, code: 'torn-tail', scope: 'record', message: 'line 7 is incomplete' })).toBe(
-      'a.jsonl:7: line 7 is incomplete [torn-tail]',
+    expect(
+      formatProblem({ file: 'a.jsonl', line: 7, code: 'torn-tail', scope: 'record', message: 'line 7 is incomplete' }),
+    ).toBe('a.jsonl:7: line 7 is incomplete [torn-tail]');
+    expect(formatProblem({ file: 'b.bin', line: 0, code: 'binary', scope: 'file', message: 'binary data' })).toBe(
+      'b.bin: binary data [binary, file skipped]',
     );
-    expect(formatProblem({ file: 'b.bin', line: 0, code: 'binary', scope: 'file', message: 'binary data' })).toBe('b.bin: binary data [binary, file skipped]');
   });
 });
 
 describe('formatProgressBar', () => {
   it('shows bytes as a bar and a percentage, files, sizes and the current file name', () => {
-    expect(formatProgressBar({ filesDone: 3, filesTotal: 10, bytesDone: 3 * 1024 * 1024, bytesTotal: 12 * 1024 * 1024, file: '/logs/x/session.jsonl.zstd' }, 120)).toBe(
-      '[#####...............]  25%  3/10 files  3.0 MiB/12.0 MiB  session.jsonl.zstd',
-    );
+    expect(
+      formatProgressBar(
+        {
+          filesDone: 3,
+          filesTotal: 10,
+          bytesDone: 3 * 1024 * 1024,
+          bytesTotal: 12 * 1024 * 1024,
+          file: '/logs/x/session.jsonl.zstd',
+        },
+        120,
+      ),
+    ).toBe('[#####...............]  25%  3/10 files  3.0 MiB/12.0 MiB  session.jsonl.zstd');
   });
 
   it('cuts the line to the terminal width', () => {
-    const line = formatProgressBar({ filesDone: 0, filesTotal: 1, bytesDone: 0, bytesTotal: 512, file: 'a-very-long-file-name.ndjson' }, 40);
+    const line = formatProgressBar(
+      { filesDone: 0, filesTotal: 1, bytesDone: 0, bytesTotal: 512, file: 'a-very-long-file-name.ndjson' },
+      40,
+    );
     expect(line).toBe('[....................]   0%  0/1 files…');
     expect(line.length).toBe(39);
   });

@@ -6,8 +6,18 @@ describe('telemetryOptions', () => {
   it('maps every flag onto createTelemetry options', () => {
     const env = { XDG_STATE_HOME: '/state' };
     expect(
-      telemetryOptions({ out: 'o', prometheusPort: 9464, prometheusHost: '127.0.0.2', captureContent: false, maxContentLength: 100 }, env),
-    ).toEqual({ env, outbox: '/state/subagent-otel/outbox', out: 'o', prometheusPort: 9464, prometheusHost: '127.0.0.2', content: { capture: false, maxLength: 100 } });
+      telemetryOptions(
+        { out: 'o', prometheusPort: 9464, prometheusHost: '127.0.0.2', captureContent: false, maxContentLength: 100 },
+        env,
+      ),
+    ).toEqual({
+      env,
+      outbox: '/state/subagent-otel/outbox',
+      out: 'o',
+      prometheusPort: 9464,
+      prometheusHost: '127.0.0.2',
+      content: { capture: false, maxLength: 100 },
+    });
   });
 
   it('turns the outbox on in the state directory unless SUBAGENT_OTEL_OUTBOX names another folder or says off', () => {
@@ -17,11 +27,21 @@ describe('telemetryOptions', () => {
   });
 
   it('leaves SUBAGENT_OTEL_PROMETHEUS_HOST to createTelemetry, which reads it like the library does; the flag wins', () => {
-    const env = { SUBAGENT_OTEL_PROMETHEUS_HOST: ' 0.0.0.0 ', SUBAGENT_OTEL_PROMETHEUS_PORT: '9464', SUBAGENT_OTEL_OUTBOX: 'off' };
+    const env = {
+      SUBAGENT_OTEL_PROMETHEUS_HOST: ' 0.0.0.0 ',
+      SUBAGENT_OTEL_PROMETHEUS_PORT: '9464',
+      SUBAGENT_OTEL_OUTBOX: 'off',
+    };
     expect(telemetryOptions({}, env)).toEqual({ env, outbox: false });
     expect(planTelemetry(telemetryOptions({}, env)).prometheus).toEqual({ port: 9464, host: '0.0.0.0' });
-    expect(planTelemetry(telemetryOptions({ prometheusHost: '127.0.0.2' }, env)).prometheus).toEqual({ port: 9464, host: '127.0.0.2' });
-    expect(planTelemetry(telemetryOptions({}, { ...env, SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' })).prometheus).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(planTelemetry(telemetryOptions({ prometheusHost: '127.0.0.2' }, env)).prometheus).toEqual({
+      port: 9464,
+      host: '127.0.0.2',
+    });
+    expect(planTelemetry(telemetryOptions({}, { ...env, SUBAGENT_OTEL_PROMETHEUS_HOST: '  ' })).prometheus).toEqual({
+      port: 9464,
+      host: '127.0.0.1',
+    });
   });
 });
 

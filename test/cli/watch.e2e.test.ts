@@ -13,7 +13,17 @@
  * Waits are on lines, files and the checkpoint, never on time; the idle
  * bound (3 s) only decides when the runs without a recorded end close.
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,7 +35,12 @@ import { ROOT } from '../helpers/paths.js';
 const root = mkdtempSync(join(tmpdir(), 'watch-e2e-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 /** Every file under `dir`, relative. */
 function files(dir: string): string[] {
@@ -73,7 +88,10 @@ describe('watch, on the built command', () => {
       // The session's files, as the agent will have written them at the end; their times after the watch's
       // start (a run that ended before it is history, not reported).
       const staged = join(base, 'staged');
-      writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1'), staged, { copies: 1, latestTime: Date.now() + 86_400_000 });
+      writeClaudeHistory(join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic', 'subagents-2.1'), staged, {
+        copies: 1,
+        latestTime: Date.now() + 86_400_000,
+      });
       const projects = join(base, 'projects');
       mkdirSync(projects);
       const out = join(base, 'out');
@@ -95,7 +113,19 @@ describe('watch, on the built command', () => {
       // The idle bound must outlast any stall of this test between a child's torn write and its completion: with 3 s,
       // on a machine running two suites at once, one run reported a cut child as completed, most likely closed at idle
       // as its torn file said then.
-      const args = ['watch', '--interval', '0.2', '--idle', '10', ...(mode === 'poll' ? ['--poll'] : []), '--checkpoint', checkpoint, '--out', out, projects];
+      const args = [
+        'watch',
+        '--interval',
+        '0.2',
+        '--idle',
+        '10',
+        ...(mode === 'poll' ? ['--poll'] : []),
+        '--checkpoint',
+        checkpoint,
+        '--out',
+        out,
+        projects,
+      ];
       const first = spawnCli(args, QUIET_ENV);
       const firstDone = finished(first);
       await stderrLine(first, (line) => line.includes('subagent-otel watch: following'));
@@ -115,7 +145,9 @@ describe('watch, on the built command', () => {
       // The three Task children end by the parent's results: checkpointed (hence delivered), then the watcher is killed.
       const checkpointed = await until('three runs in the checkpoint', () => {
         if (!existsSync(checkpoint)) return undefined;
-        const reported = Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, number> }).reported);
+        const reported = Object.keys(
+          (JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, number> }).reported,
+        );
         return reported.length >= 3 ? reported : undefined;
       });
       first.kill('SIGKILL');
@@ -126,7 +158,12 @@ describe('watch, on the built command', () => {
       const second = spawnCli(args, QUIET_ENV);
       const secondDone = finished(second);
       await stderrLine(second, (line) => line.includes('resuming from'));
-      const runIds = (): string[] => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])) : []);
+      const runIds = (): string[] =>
+        existsSync(join(out, 'traces.jsonl'))
+          ? readSpans(out)
+              .filter((s) => s.name.startsWith('invoke_agent'))
+              .map((s) => String(attributes(s)['subagent.run_id']))
+          : [];
       // The session and its workflow agent record no end: they close once quiet for the idle bound.
       await until('all five runs in the trace file', () => (new Set(runIds()).size === 5 ? true : undefined));
       second.kill('SIGTERM');
@@ -138,10 +175,22 @@ describe('watch, on the built command', () => {
       expect(ids).toHaveLength(5);
       expect(new Set(ids).size).toBe(5);
       const spans = readSpans(out).filter((s) => s.name.startsWith('invoke_agent'));
-      const byAgent = spans.map((s) => `${String(attributes(s)['gen_ai.agent.name'])}:${String(attributes(s)['subagent.stop_reason'])}`).sort();
-      expect(byAgent).toEqual(['Explore:completed', 'Explore:max-tokens', 'claude-code:completed', 'general-purpose:error', 'workflow-agent:unknown']);
+      const byAgent = spans
+        .map((s) => `${String(attributes(s)['gen_ai.agent.name'])}:${String(attributes(s)['subagent.stop_reason'])}`)
+        .sort();
+      expect(byAgent).toEqual([
+        'Explore:completed',
+        'Explore:max-tokens',
+        'claude-code:completed',
+        'general-purpose:error',
+        'workflow-agent:unknown',
+      ]);
       // Rows on stdout: what each watcher reported, together every run once.
-      const rows = (b: Buffer): number => b.toString('utf8').split('\n').filter((l) => /^(↳ )?\S/.test(l) && !l.startsWith('agent') && !l.startsWith('---')).length;
+      const rows = (b: Buffer): number =>
+        b
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => /^(↳ )?\S/.test(l) && !l.startsWith('agent') && !l.startsWith('---')).length;
       expect(rows(killed.stdout) + rows(stopped.stdout)).toBe(5);
       // The agents' folder holds exactly what the agent wrote.
       expect(files(projects).sort()).toEqual([...sources].sort());
@@ -157,7 +206,10 @@ describe('watch, on the built command', () => {
     const latest = Date.parse('2026-03-01T10:01:33.200Z');
     const shift = Date.now() + 86_400_000 - latest;
     const body = (p: string): string =>
-      readFileSync(join(source, p), 'utf8').replace(/"timestamp":"([^"]+)"/g, (_all, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`);
+      readFileSync(join(source, p), 'utf8').replace(
+        /"timestamp":"([^"]+)"/g,
+        (_all, iso: string) => `"timestamp":"${new Date(Date.parse(iso) + shift).toISOString()}"`,
+      );
     const projects = join(root, 'taken-up');
     const out = join(root, 'taken-up-out');
     const checkpoint = join(root, 'state', 'taken-up.json');
@@ -173,18 +225,37 @@ describe('watch, on the built command', () => {
     // Part one: the first call delegates T1 and T2, both answer; then the user leaves. Line 9 is the next call (T3).
     expect(mainLines[8]).toContain('"id":"msg_A2"');
     put(main, mainLines.slice(0, 8).join(''));
-    for (const name of ['agent-a1000001.jsonl', 'agent-a1000001.meta.json', 'agent-a2000002.jsonl', 'agent-aside_question-0123456789abcdef.jsonl']) put(sub(name), body(sub(name)));
+    for (const name of [
+      'agent-a1000001.jsonl',
+      'agent-a1000001.meta.json',
+      'agent-a2000002.jsonl',
+      'agent-aside_question-0123456789abcdef.jsonl',
+    ])
+      put(sub(name), body(sub(name)));
 
-    const watching = spawnCli(['watch', '--json', '--interval', '0.2', '--idle', '3', '--checkpoint', checkpoint, '--out', out, projects], QUIET_ENV);
+    const watching = spawnCli(
+      ['watch', '--json', '--interval', '0.2', '--idle', '3', '--checkpoint', checkpoint, '--out', out, projects],
+      QUIET_ENV,
+    );
     const done = finished(watching);
     const rootId = `claude-code:${S}`;
-    const reportedIds = (): string[] => (existsSync(checkpoint) ? Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, unknown> }).reported) : []);
+    const reportedIds = (): string[] =>
+      existsSync(checkpoint)
+        ? Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: Record<string, unknown> }).reported)
+        : [];
     // The session closes once quiet for the idle bound (3 s), with its two children.
     await until('the session closed at the idle bound', () => (reportedIds().includes(rootId) ? true : undefined));
     // The user comes back: T3 and the workflow run, the session answers and ends its turn.
-    for (const name of ['agent-a3000003.meta.json', 'agent-a3000003.jsonl', 'workflows/wf_demo01/journal.jsonl', 'workflows/wf_demo01/agent-aw00001.jsonl']) put(sub(name), body(sub(name)));
+    for (const name of [
+      'agent-a3000003.meta.json',
+      'agent-a3000003.jsonl',
+      'workflows/wf_demo01/journal.jsonl',
+      'workflows/wf_demo01/agent-aw00001.jsonl',
+    ])
+      put(sub(name), body(sub(name)));
     put(main, mainLines.slice(8).join(''), true);
-    const runSpans = () => (existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')) : []);
+    const runSpans = () =>
+      existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')) : [];
     await until('six run spans', () => (runSpans().length >= 6 ? true : undefined));
     watching.kill('SIGTERM');
     const stopped = await done;
@@ -194,15 +265,29 @@ describe('watch, on the built command', () => {
       .toString('utf8')
       .split('\n')
       .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { runId: string; continuesRunId?: string; stopReason: string; usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }; output: unknown });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            runId: string;
+            continuesRunId?: string;
+            stopReason: string;
+            usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+            output: unknown;
+          },
+      );
     const first = lines.find((l) => l.runId === rootId);
     const later = lines.find((l) => l.continuesRunId === rootId);
-    const figures = (l: (typeof lines)[number] | undefined) => (l === undefined ? undefined : [l.usage.inputTokens, l.usage.outputTokens, l.usage.cacheReadTokens, l.usage.cacheWriteTokens]);
+    const figures = (l: (typeof lines)[number] | undefined) =>
+      l === undefined
+        ? undefined
+        : [l.usage.inputTokens, l.usage.outputTokens, l.usage.cacheReadTokens, l.usage.cacheWriteTokens];
     // msg_A1 alone (lines 3-5, one call); then msg_A2, msg_A3, msg_A4 (lines 9, 11, 14): by hand from the file.
     expect(figures(first)).toEqual([3, 120, 1000, 100]);
     expect(figures(later)).toEqual([3 + 3 + 6, 40 + 30 + 11, 1100 + 1300 + 1400, 200 + 0 + 300]);
     // Together, the session's figures as the independent count in the fixture's README has them: [15, 201, 4800, 600].
-    expect([0, 1, 2, 3].map((i) => (figures(first)?.[i] ?? 0) + (figures(later)?.[i] ?? 0))).toEqual([15, 201, 4800, 600]);
+    expect([0, 1, 2, 3].map((i) => (figures(first)?.[i] ?? 0) + (figures(later)?.[i] ?? 0))).toEqual([
+      15, 201, 4800, 600,
+    ]);
     expect([first?.stopReason, later?.stopReason]).toEqual(['unknown', 'completed']);
     expect(later?.output).toEqual([{ type: 'text', text: 'All done: the report is ready.' }]);
     expect(later?.runId.startsWith(`${rootId}@`)).toBe(true);
@@ -211,7 +296,8 @@ describe('watch, on the built command', () => {
 
     // One trace; T3, delegated after the session was taken up, nests under the later part's Agent tool span.
     const spans = readSpans(out);
-    const span = (id: string) => spans.find((s) => s.name.startsWith('invoke_agent') && attributes(s)['subagent.run_id'] === id);
+    const span = (id: string) =>
+      spans.find((s) => s.name.startsWith('invoke_agent') && attributes(s)['subagent.run_id'] === id);
     const laterSpan = span(later?.runId ?? '');
     const t3 = span(`${rootId}/agent-a3000003`);
     const t3Tool = spans.find((s) => s.spanId === t3?.parentSpanId);
@@ -227,7 +313,9 @@ describe('watch, on the built command', () => {
     const a = await finished(spawnCli(['watch', '--checkpoint', join(projects, 'cp.json'), projects], QUIET_ENV));
     expect(a.code).toBe(2);
     expect(a.stderr.toString('utf8')).toContain('would be inside a watched directory; watch never writes there');
-    const outInside = await finished(spawnCli(['watch', '--checkpoint', join(root, 'cp2.json'), '--out', join(projects, 'otel'), projects], QUIET_ENV));
+    const outInside = await finished(
+      spawnCli(['watch', '--checkpoint', join(root, 'cp2.json'), '--out', join(projects, 'otel'), projects], QUIET_ENV),
+    );
     expect(outInside.code).toBe(2);
     expect(outInside.stderr.toString('utf8')).toContain('is inside a watched directory');
     const missing = await finished(spawnCli(['watch', join(root, 'nope')], QUIET_ENV));

@@ -46,7 +46,15 @@ import type { RuleSettings } from '../../collector-config/prometheus/render-rule
 import { finished, rpc, spawnCli } from '../helpers/cli.js';
 import type { Finished } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
-import { freePort, getJson, instantQuery, pollUntil, prometheusAlerts, startAlertmanager, startPrometheus } from '../helpers/prometheus.js';
+import {
+  freePort,
+  getJson,
+  instantQuery,
+  pollUntil,
+  prometheusAlerts,
+  startAlertmanager,
+  startPrometheus,
+} from '../helpers/prometheus.js';
 import type { LocalServer } from '../helpers/prometheus.js';
 import { gridSeries, rawSamples, runPromtoolTest } from '../helpers/promtool-replay.js';
 
@@ -99,7 +107,10 @@ interface ObservedRuntime {
  * --out <tmp> -- node dist/fixtures/sdk-runtime.js` and reads its stdout as
  * NDJSON, matching answers to requests by id.
  */
-async function startObservedRuntime(job: string, host: { readonly flag: string } | { readonly env: string }): Promise<ObservedRuntime> {
+async function startObservedRuntime(
+  job: string,
+  host: { readonly flag: string } | { readonly env: string },
+): Promise<ObservedRuntime> {
   const port = await freePort();
   const address = 'flag' in host ? host.flag : host.env;
   const out = mkdtempSync(join(tmpdir(), 'subagent-otel-alert-e2e-'));
@@ -139,7 +150,13 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       nl = buffered.indexOf('\n');
-      let message: { id?: unknown; result?: unknown; error?: { code: number; message: string }; method?: unknown; params?: { sessionId?: unknown; status?: unknown } };
+      let message: {
+        id?: unknown;
+        result?: unknown;
+        error?: { code: number; message: string };
+        method?: unknown;
+        params?: { sessionId?: unknown; status?: unknown };
+      };
       try {
         message = JSON.parse(line) as typeof message;
       } catch {
@@ -147,7 +164,11 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
         continue;
       }
       // The runtime answers a prompt on queueing; its run ends at the session's idle status.
-      if (message.method === 'session.status' && message.params?.status === 'idle' && typeof message.params.sessionId === 'string') {
+      if (
+        message.method === 'session.status' &&
+        message.params?.status === 'idle' &&
+        typeof message.params.sessionId === 'string'
+      ) {
         idleWaiters.get(message.params.sessionId)?.shift()?.();
         continue;
       }
@@ -155,14 +176,19 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
       const waiter = pending.get(message.id);
       if (waiter === undefined) continue;
       pending.delete(message.id);
-      if (message.error !== undefined) waiter.reject(new Error(`${job}: request ${message.id} failed: ${JSON.stringify(message.error)}`));
+      if (message.error !== undefined)
+        waiter.reject(new Error(`${job}: request ${message.id} failed: ${JSON.stringify(message.error)}`));
       else waiter.resolve(message.result);
     }
   });
   void exited.then((r) => {
     isClosed = true;
     for (const [id, waiter] of pending) {
-      waiter.reject(new Error(`${job}: the proxy exited (code ${r.code}, signal ${r.signal}) before answering request ${id}: ${r.stderr.toString('utf8')}`));
+      waiter.reject(
+        new Error(
+          `${job}: the proxy exited (code ${r.code}, signal ${r.signal}) before answering request ${id}: ${r.stderr.toString('utf8')}`,
+        ),
+      );
     }
     pending.clear();
   });
@@ -185,7 +211,10 @@ async function startObservedRuntime(job: string, host: { readonly flag: string }
     async runBatch(batch) {
       for (const scenario of batch) {
         const idle = nextIdle(`${job}-session`);
-        await request('session/prompt', { sessionId: `${job}-session`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] });
+        await request('session/prompt', {
+          sessionId: `${job}-session`,
+          contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }],
+        });
         await Promise.race([idle, exited.then(() => undefined)]);
         answered[scenario] += 1;
       }
@@ -220,7 +249,10 @@ interface Driver {
  * Prometheus's latest sample of `subagent_runs_total` of each job counts every
  * run answered so far, and repeats until {@link BATCHES} batches were seen.
  */
-function startDriving(prom: LocalServer, feeds: readonly { runtime: ObservedRuntime; batch: readonly Scenario[] }[]): Driver {
+function startDriving(
+  prom: LocalServer,
+  feeds: readonly { runtime: ObservedRuntime; batch: readonly Scenario[] }[],
+): Driver {
   let batches = 0;
   const selector = `job=~"${feeds.map((f) => f.runtime.job).join('|')}"`;
   const loop = (async () => {
@@ -235,7 +267,11 @@ function startDriving(prom: LocalServer, feeds: readonly { runtime: ObservedRunt
           });
           return seen ? true : undefined;
         },
-        { what: `Prometheus to scrape batch ${batches + 1} from every observer`, timeoutMs: CONDITION_BUDGET_MS, intervalMs: 100 },
+        {
+          what: `Prometheus to scrape batch ${batches + 1} from every observer`,
+          timeoutMs: CONDITION_BUDGET_MS,
+          intervalMs: 100,
+        },
       );
       batches += 1;
     }
@@ -314,183 +350,272 @@ describe('the truncation alert on a live Prometheus server scraping the observer
     await driver.done();
   };
 
-  it('scrapes each observer on the address its --prometheus-host flag or SUBAGENT_OTEL_PROMETHEUS_HOST names', async () => {
-    const up = await driving(
-      pollUntil(
+  it(
+    'scrapes each observer on the address its --prometheus-host flag or SUBAGENT_OTEL_PROMETHEUS_HOST names',
+    async () => {
+      const up = await driving(
+        pollUntil(
+          async () => {
+            const r = await instantQuery(prom, 'up{job=~"subagent-high|subagent-low"} == 1');
+            return r.length === 2 ? r : undefined;
+          },
+          { what: 'both observers to be up', timeoutMs: CONDITION_BUDGET_MS },
+        ),
+      );
+      const instances = Object.fromEntries(up.map((s) => [s.metric.job, s.metric.instance]));
+      expect(instances['subagent-high']).toMatch(/^127\.0\.0\.2:[0-9]+$/);
+      expect(instances['subagent-low']).toMatch(/^127\.0\.0\.3:[0-9]+$/);
+    },
+    TEST_BUDGET_MS,
+  );
+
+  it(
+    'exposes the proxied runs as subagent_runs_total with stop reason, agent, provider and output source labels',
+    async () => {
+      const series = await driving(
+        pollUntil(
+          async () => {
+            const r = await instantQuery(prom, 'subagent_runs_total{job="subagent-high"}');
+            return r.length === 2 ? r : undefined;
+          },
+          { what: 'both subagent_runs_total series of job subagent-high', timeoutMs: CONDITION_BUDGET_MS },
+        ),
+      );
+      const labels = series
+        .map((s) => ({
+          stop: s.metric.subagent_stop_reason,
+          source: s.metric.subagent_output_source,
+          agent: s.metric.gen_ai_agent_name,
+          provider: s.metric.gen_ai_provider_name,
+        }))
+        .sort((a, b) => String(a.stop).localeCompare(String(b.stop)));
+      expect(labels).toEqual([
+        { stop: 'completed', source: 'message', agent: 'deepseek', provider: 'deepseek' },
+        { stop: 'max-tokens', source: 'stream', agent: 'deepseek', provider: 'deepseek' },
+      ]);
+    },
+    TEST_BUDGET_MS,
+  );
+
+  it(
+    'fires SubagentMaxTokensTruncationRateHigh, warning and critical, for a 75% max-tokens share',
+    async () => {
+      await allRunsScraped();
+      // Every run is in the 1 h window: once the rules have evaluated the last scrape, the share is exactly 18 of 24.
+      const firing = await pollUntil(
         async () => {
-          const r = await instantQuery(prom, 'up{job=~"subagent-high|subagent-low"} == 1');
-          return r.length === 2 ? r : undefined;
+          const mine = (await prometheusAlerts(prom)).filter(
+            (a) =>
+              a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' &&
+              a.labels.job === 'subagent-high' &&
+              a.state === 'firing',
+          );
+          return mine.length === 2 && mine.every((a) => Number(a.value) === 0.75) ? mine : undefined;
         },
-        { what: 'both observers to be up', timeoutMs: CONDITION_BUDGET_MS },
-      ),
-    );
-    const instances = Object.fromEntries(up.map((s) => [s.metric.job, s.metric.instance]));
-    expect(instances['subagent-high']).toMatch(/^127\.0\.0\.2:[0-9]+$/);
-    expect(instances['subagent-low']).toMatch(/^127\.0\.0\.3:[0-9]+$/);
-  }, TEST_BUDGET_MS);
+        { what: 'both truncation alerts of job subagent-high to fire at a 0.75 share', timeoutMs: CONDITION_BUDGET_MS },
+      );
+      expect(firing.map((a) => a.labels.severity).sort()).toEqual(['critical', 'warning']);
+      for (const a of firing) expect(a.labels.gen_ai_agent_name).toBe('deepseek');
+    },
+    TEST_BUDGET_MS,
+  );
 
-  it('exposes the proxied runs as subagent_runs_total with stop reason, agent, provider and output source labels', async () => {
-    const series = await driving(
-      pollUntil(
+  it(
+    'keeps the alert inactive for a 5% share of 120 runs',
+    async () => {
+      await allRunsScraped();
+      // The high-share alerts fire after the same `for` durations, so by then
+      // the low-share service had every chance to fire as well.
+      await pollUntil(
         async () => {
-          const r = await instantQuery(prom, 'subagent_runs_total{job="subagent-high"}');
-          return r.length === 2 ? r : undefined;
+          const states = (await prometheusAlerts(prom))
+            .filter(
+              (a) => a.labels.job === 'subagent-high' && a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh',
+            )
+            .map((a) => a.state);
+          return states.length === 2 && states.every((s) => s === 'firing') ? true : undefined;
         },
-        { what: 'both subagent_runs_total series of job subagent-high', timeoutMs: CONDITION_BUDGET_MS },
-      ),
-    );
-    const labels = series
-      .map((s) => ({
-        stop: s.metric.subagent_stop_reason,
-        source: s.metric.subagent_output_source,
-        agent: s.metric.gen_ai_agent_name,
-        provider: s.metric.gen_ai_provider_name,
-      }))
-      .sort((a, b) => String(a.stop).localeCompare(String(b.stop)));
-    expect(labels).toEqual([
-      { stop: 'completed', source: 'message', agent: 'deepseek', provider: 'deepseek' },
-      { stop: 'max-tokens', source: 'stream', agent: 'deepseek', provider: 'deepseek' },
-    ]);
-  }, TEST_BUDGET_MS);
-
-  it('fires SubagentMaxTokensTruncationRateHigh, warning and critical, for a 75% max-tokens share', async () => {
-    await allRunsScraped();
-    // Every run is in the 1 h window: once the rules have evaluated the last scrape, the share is exactly 18 of 24.
-    const firing = await pollUntil(
-      async () => {
-        const mine = (await prometheusAlerts(prom)).filter(
-          (a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === 'subagent-high' && a.state === 'firing',
-        );
-        return mine.length === 2 && mine.every((a) => Number(a.value) === 0.75) ? mine : undefined;
-      },
-      { what: 'both truncation alerts of job subagent-high to fire at a 0.75 share', timeoutMs: CONDITION_BUDGET_MS },
-    );
-    expect(firing.map((a) => a.labels.severity).sort()).toEqual(['critical', 'warning']);
-    for (const a of firing) expect(a.labels.gen_ai_agent_name).toBe('deepseek');
-  }, TEST_BUDGET_MS);
-
-  it('keeps the alert inactive for a 5% share of 120 runs', async () => {
-    await allRunsScraped();
-    // The high-share alerts fire after the same `for` durations, so by then
-    // the low-share service had every chance to fire as well.
-    await pollUntil(
-      async () => {
-        const states = (await prometheusAlerts(prom))
-          .filter((a) => a.labels.job === 'subagent-high' && a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh')
-          .map((a) => a.state);
-        return states.length === 2 && states.every((s) => s === 'firing') ? true : undefined;
-      },
-      { what: 'the high-share alerts to fire first', timeoutMs: CONDITION_BUDGET_MS },
-    );
-    const volume = await pollUntil(
-      async () => {
-        const r = await instantQuery(prom, `${RECORDS.runs}{job="subagent-low"} == ${20 * BATCHES}`);
-        return r.length === 1 ? r : undefined;
-      },
-      { what: `the recorded run volume of job subagent-low to reach all ${20 * BATCHES} runs`, timeoutMs: CONDITION_BUDGET_MS },
-    );
-    expect(volume[0]?.metric.gen_ai_agent_name).toBe('deepseek');
-    const ratio = await instantQuery(prom, `${RECORDS.ratio}{job="subagent-low"}`);
-    expect(ratio.map((r) => Number(r.value[1]))).toEqual([0.05]);
-    expect((await prometheusAlerts(prom)).filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
-    expect(await instantQuery(prom, 'max_over_time(ALERTS{job="subagent-low",alertstate="firing"}[1h])')).toEqual([]);
-  }, TEST_BUDGET_MS);
-
-  it('reaches Alertmanager, where the critical alert inhibits the warning of the same service and agent', async () => {
-    const alerts = await driving(
-      pollUntil(
+        { what: 'the high-share alerts to fire first', timeoutMs: CONDITION_BUDGET_MS },
+      );
+      const volume = await pollUntil(
         async () => {
-          const all = (await getJson(`${am.url}/api/v2/alerts?filter=alertname%3D%22SubagentMaxTokensTruncationRateHigh%22`)) as AmAlert[];
-          const mine = all.filter((a) => a.labels.job === 'subagent-high');
-          const warning = mine.find((a) => a.labels.severity === 'warning');
-          return mine.length === 2 && warning !== undefined && warning.status.state === 'suppressed' ? all : undefined;
-        },
-        { what: 'Alertmanager to hold both alerts with the warning inhibited', timeoutMs: CONDITION_BUDGET_MS },
-      ),
-    );
-    const critical = alerts.find((a) => a.labels.job === 'subagent-high' && a.labels.severity === 'critical');
-    const warning = alerts.find((a) => a.labels.job === 'subagent-high' && a.labels.severity === 'warning');
-    expect(critical?.status.state).toBe('active');
-    expect(warning?.status.inhibitedBy.length).toBe(1);
-    expect(alerts.filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
-  }, TEST_BUDGET_MS);
-
-  it('accepts every query of the shipped Grafana dashboard', async () => {
-    await allRunsScraped();
-    const dashboard = JSON.parse(readFileSync(`${configDir}grafana/dashboards/subagent-runs.json`, 'utf8')) as {
-      panels: { targets?: { expr?: string }[] }[];
-    };
-    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [t.expr])));
-    expect(exprs.length).toBe(9);
-    for (const expr of exprs) {
-      const query = expr.replaceAll('$__rate_interval', '4s').replaceAll('$__range', '1m').replaceAll('$job', '.*').replaceAll('$agent', '.*');
-      const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
-      const body = (await res.json()) as { status: string; error?: string };
-      expect({ query, status: body.status, error: body.error }).toEqual({ query, status: 'success', error: undefined });
-    }
-    // Over the whole test (1 h), not a few seconds: a slow scrape cannot leave the window without two samples.
-    const byStopReason = await instantQuery(prom, 'sum by (subagent_stop_reason) (increase(subagent_runs_total{job=~"subagent-high"}[1h]))');
-    expect(byStopReason.map((r) => r.metric.subagent_stop_reason).sort()).toEqual(['completed', 'max-tokens']);
-  }, TEST_BUDGET_MS);
-
-  it('fires the production rules (1 h window, 5 and 15 min) at explicit times over the series Prometheus scraped', async () => {
-    await allRunsScraped();
-    const observed = await rawSamples(prom, 'subagent_runs_total{job=~"subagent-high|subagent-low"}', Date.now() / 1000);
-    // 25 min of the final counts after the data: longer than the 15 min warning `for`.
-    const layout = gridSeries(observed, 'job', 100);
-    const note = (ratio: string) =>
-      `More than ${ratio} of at least 20 runs in the last 1h ended at their token limit, so the parent got partial output. Search Jaeger for subagent.stop_reason=max-tokens to see the runs.`;
-    const summary = '75% of the runs of agent deepseek in subagent-high stopped at max-tokens';
-    const run = runPromtoolTest(readFileSync(`${configDir}prometheus/rules.yml`, 'utf8'), layout, {
-      promql_expr_test: [
-        {
-          expr: 'job_gen_ai_agent_name:subagent_runs:increase1h',
-          eval_time: layout.end,
-          exp_samples: [
-            { labels: 'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-high", gen_ai_agent_name="deepseek"}', value: 24 },
-            { labels: 'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-low", gen_ai_agent_name="deepseek"}', value: 120 },
-          ],
+          const r = await instantQuery(prom, `${RECORDS.runs}{job="subagent-low"} == ${20 * BATCHES}`);
+          return r.length === 1 ? r : undefined;
         },
         {
-          expr: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h',
-          eval_time: layout.end,
-          exp_samples: [
-            { labels: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-high", gen_ai_agent_name="deepseek"}', value: 0.75 },
-            { labels: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-low", gen_ai_agent_name="deepseek"}', value: 0.05 },
-          ],
+          what: `the recorded run volume of job subagent-low to reach all ${20 * BATCHES} runs`,
+          timeoutMs: CONDITION_BUDGET_MS,
         },
-      ],
-      alert_rule_test: [
-        {
-          eval_time: layout.end,
-          alertname: 'SubagentMaxTokensTruncationRateHigh',
-          exp_alerts: [
-            { exp_labels: { severity: 'critical', job: 'subagent-high', gen_ai_agent_name: 'deepseek' }, exp_annotations: { summary, description: note('25%') } },
-            { exp_labels: { severity: 'warning', job: 'subagent-high', gen_ai_agent_name: 'deepseek' }, exp_annotations: { summary, description: note('10%') } },
-          ],
-        },
-      ],
-    });
-    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toMatchObject({ status: 0 });
-  }, TEST_BUDGET_MS);
+      );
+      expect(volume[0]?.metric.gen_ai_agent_name).toBe('deepseek');
+      const ratio = await instantQuery(prom, `${RECORDS.ratio}{job="subagent-low"}`);
+      expect(ratio.map((r) => Number(r.value[1]))).toEqual([0.05]);
+      expect((await prometheusAlerts(prom)).filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
+      expect(await instantQuery(prom, 'max_over_time(ALERTS{job="subagent-low",alertstate="firing"}[1h])')).toEqual([]);
+    },
+    TEST_BUDGET_MS,
+  );
 
-  it('counts every answered run exactly once, then both proxies answer shutdown and exit 0', async () => {
-    if (driver === undefined) throw new Error('the driver did not start (see beforeAll)');
-    await driver.done();
-    expect(driver.batches()).toBe(BATCHES);
-    const counts = await instantQuery(prom, 'subagent_runs_total{job=~"subagent-high|subagent-low"}');
-    const byJobAndReason = Object.fromEntries(counts.map((s) => [`${s.metric.job} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]));
-    expect(byJobAndReason).toEqual({
-      'subagent-high max-tokens': 18,
-      'subagent-high completed': 6,
-      'subagent-low max-tokens': 6,
-      'subagent-low completed': 114,
-    });
-    for (const runtime of [high, low]) {
-      expect(await runtime.request('shutdown')).toEqual({});
-      runtime.endInput();
-      const exit = await runtime.exited;
-      expect({ job: runtime.job, code: exit.code, signal: exit.signal }).toEqual({ job: runtime.job, code: 0, signal: null });
-    }
-  }, TEST_BUDGET_MS);
+  it(
+    'reaches Alertmanager, where the critical alert inhibits the warning of the same service and agent',
+    async () => {
+      const alerts = await driving(
+        pollUntil(
+          async () => {
+            const all = (await getJson(
+              `${am.url}/api/v2/alerts?filter=alertname%3D%22SubagentMaxTokensTruncationRateHigh%22`,
+            )) as AmAlert[];
+            const mine = all.filter((a) => a.labels.job === 'subagent-high');
+            const warning = mine.find((a) => a.labels.severity === 'warning');
+            return mine.length === 2 && warning !== undefined && warning.status.state === 'suppressed'
+              ? all
+              : undefined;
+          },
+          { what: 'Alertmanager to hold both alerts with the warning inhibited', timeoutMs: CONDITION_BUDGET_MS },
+        ),
+      );
+      const critical = alerts.find((a) => a.labels.job === 'subagent-high' && a.labels.severity === 'critical');
+      const warning = alerts.find((a) => a.labels.job === 'subagent-high' && a.labels.severity === 'warning');
+      expect(critical?.status.state).toBe('active');
+      expect(warning?.status.inhibitedBy.length).toBe(1);
+      expect(alerts.filter((a) => a.labels.job === 'subagent-low')).toEqual([]);
+    },
+    TEST_BUDGET_MS,
+  );
+
+  it(
+    'accepts every query of the shipped Grafana dashboard',
+    async () => {
+      await allRunsScraped();
+      const dashboard = JSON.parse(readFileSync(`${configDir}grafana/dashboards/subagent-runs.json`, 'utf8')) as {
+        panels: { targets?: { expr?: string }[] }[];
+      };
+      const exprs = dashboard.panels.flatMap((p) =>
+        (p.targets ?? []).flatMap((t) => (t.expr === undefined ? [] : [t.expr])),
+      );
+      expect(exprs.length).toBe(9);
+      for (const expr of exprs) {
+        const query = expr
+          .replaceAll('$__rate_interval', '4s')
+          .replaceAll('$__range', '1m')
+          .replaceAll('$job', '.*')
+          .replaceAll('$agent', '.*');
+        const res = await fetch(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
+        const body = (await res.json()) as { status: string; error?: string };
+        expect({ query, status: body.status, error: body.error }).toEqual({
+          query,
+          status: 'success',
+          error: undefined,
+        });
+      }
+      // Over the whole test (1 h), not a few seconds: a slow scrape cannot leave the window without two samples.
+      const byStopReason = await instantQuery(
+        prom,
+        'sum by (subagent_stop_reason) (increase(subagent_runs_total{job=~"subagent-high"}[1h]))',
+      );
+      expect(byStopReason.map((r) => r.metric.subagent_stop_reason).sort()).toEqual(['completed', 'max-tokens']);
+    },
+    TEST_BUDGET_MS,
+  );
+
+  it(
+    'fires the production rules (1 h window, 5 and 15 min) at explicit times over the series Prometheus scraped',
+    async () => {
+      await allRunsScraped();
+      const observed = await rawSamples(
+        prom,
+        'subagent_runs_total{job=~"subagent-high|subagent-low"}',
+        Date.now() / 1000,
+      );
+      // 25 min of the final counts after the data: longer than the 15 min warning `for`.
+      const layout = gridSeries(observed, 'job', 100);
+      const note = (ratio: string) =>
+        `More than ${ratio} of at least 20 runs in the last 1h ended at their token limit, so the parent got partial output. Search Jaeger for subagent.stop_reason=max-tokens to see the runs.`;
+      const summary = '75% of the runs of agent deepseek in subagent-high stopped at max-tokens';
+      const run = runPromtoolTest(readFileSync(`${configDir}prometheus/rules.yml`, 'utf8'), layout, {
+        promql_expr_test: [
+          {
+            expr: 'job_gen_ai_agent_name:subagent_runs:increase1h',
+            eval_time: layout.end,
+            exp_samples: [
+              {
+                labels:
+                  'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-high", gen_ai_agent_name="deepseek"}',
+                value: 24,
+              },
+              {
+                labels:
+                  'job_gen_ai_agent_name:subagent_runs:increase1h{job="subagent-low", gen_ai_agent_name="deepseek"}',
+                value: 120,
+              },
+            ],
+          },
+          {
+            expr: 'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h',
+            eval_time: layout.end,
+            exp_samples: [
+              {
+                labels:
+                  'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-high", gen_ai_agent_name="deepseek"}',
+                value: 0.75,
+              },
+              {
+                labels:
+                  'job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h{job="subagent-low", gen_ai_agent_name="deepseek"}',
+                value: 0.05,
+              },
+            ],
+          },
+        ],
+        alert_rule_test: [
+          {
+            eval_time: layout.end,
+            alertname: 'SubagentMaxTokensTruncationRateHigh',
+            exp_alerts: [
+              {
+                exp_labels: { severity: 'critical', job: 'subagent-high', gen_ai_agent_name: 'deepseek' },
+                exp_annotations: { summary, description: note('25%') },
+              },
+              {
+                exp_labels: { severity: 'warning', job: 'subagent-high', gen_ai_agent_name: 'deepseek' },
+                exp_annotations: { summary, description: note('10%') },
+              },
+            ],
+          },
+        ],
+      });
+      expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toMatchObject({ status: 0 });
+    },
+    TEST_BUDGET_MS,
+  );
+
+  it(
+    'counts every answered run exactly once, then both proxies answer shutdown and exit 0',
+    async () => {
+      if (driver === undefined) throw new Error('the driver did not start (see beforeAll)');
+      await driver.done();
+      expect(driver.batches()).toBe(BATCHES);
+      const counts = await instantQuery(prom, 'subagent_runs_total{job=~"subagent-high|subagent-low"}');
+      const byJobAndReason = Object.fromEntries(
+        counts.map((s) => [`${s.metric.job} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]),
+      );
+      expect(byJobAndReason).toEqual({
+        'subagent-high max-tokens': 18,
+        'subagent-high completed': 6,
+        'subagent-low max-tokens': 6,
+        'subagent-low completed': 114,
+      });
+      for (const runtime of [high, low]) {
+        expect(await runtime.request('shutdown')).toEqual({});
+        runtime.endInput();
+        const exit = await runtime.exited;
+        expect({ job: runtime.job, code: exit.code, signal: exit.signal }).toEqual({
+          job: runtime.job,
+          code: 0,
+          signal: null,
+        });
+      }
+    },
+    TEST_BUDGET_MS,
+  );
 });

@@ -11,7 +11,9 @@ import { DEFAULT_OUT_DIR } from '../../src/telemetry/setup.js';
 import { ROOT } from '../helpers/paths.js';
 
 const composeDir = join(ROOT, 'collector-config');
-const compose = parse(readFileSync(join(composeDir, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { volumes?: string[] }> };
+const compose = parse(readFileSync(join(composeDir, 'docker-compose.yml'), 'utf8')) as {
+  services: Record<string, { volumes?: string[] }>;
+};
 
 /** Host side of every volume mounted at the collector's otlp_json_file directory, with `${VAR:-default}` resolved to its default. */
 function outMounts(): Array<[string, string]> {

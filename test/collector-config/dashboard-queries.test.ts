@@ -20,7 +20,9 @@ import { binary } from '../../scripts/stack/engines.mjs';
 import { AGENT_DURATION_BUCKETS } from '../../src/telemetry/semconv.js';
 import { runTool } from '../helpers/prometheus.js';
 
-const dashboardPath = fileURLToPath(new URL('../../collector-config/grafana/dashboards/subagent-runs.json', import.meta.url));
+const dashboardPath = fileURLToPath(
+  new URL('../../collector-config/grafana/dashboards/subagent-runs.json', import.meta.url),
+);
 
 interface Panel {
   readonly title: string;
@@ -30,7 +32,9 @@ interface Panel {
 /** The panel's PromQL target with the given legend, the dashboard variables filled in for "all". */
 function query(title: string, legend?: string): string {
   const panels = (JSON.parse(readFileSync(dashboardPath, 'utf8')) as { panels: Panel[] }).panels;
-  const target = panels.find((p) => p.title === title)?.targets?.find((t) => legend === undefined || t.legendFormat === legend);
+  const target = panels
+    .find((p) => p.title === title)
+    ?.targets?.find((t) => legend === undefined || t.legendFormat === legend);
   if (target?.expr === undefined) throw new Error(`no query ${legend ?? ''} in the dashboard panel "${title}"`);
   return target.expr.replaceAll('$job', '.*').replaceAll('$agent', '.*').replaceAll('$__rate_interval', '5m');
 }
@@ -62,7 +66,11 @@ function runDurations(name: string, labels: Record<string, string>, fast: number
   });
 }
 
-const previousService = { job: 'previous-names', gen_ai_operation_name: 'invoke_agent', gen_ai_provider_name: 'deepseek' };
+const previousService = {
+  job: 'previous-names',
+  gen_ai_operation_name: 'invoke_agent',
+  gen_ai_provider_name: 'deepseek',
+};
 const latestService = { job: 'latest-names', gen_ai_operation_name: 'invoke_agent', gen_ai_provider_name: 'deepseek' };
 
 /** Tokens: 60 input and 30 output per minute per service (1 and 0.5 per second). */
@@ -72,8 +80,16 @@ const tokens = {
     counter('gen_ai_client_token_usage_sum', { ...labels, gen_ai_token_type: 'output' }, 30),
   ],
   latest: (labels: Record<string, string>) => [
-    counter('gen_ai_client_inference_usage_input_tokens_total', { ...labels, gen_ai_operation_name: 'chat', gen_ai_token_modality: 'unknown' }, 60),
-    counter('gen_ai_client_inference_usage_output_tokens_total', { ...labels, gen_ai_operation_name: 'chat', gen_ai_token_modality: 'unknown' }, 30),
+    counter(
+      'gen_ai_client_inference_usage_input_tokens_total',
+      { ...labels, gen_ai_operation_name: 'chat', gen_ai_token_modality: 'unknown' },
+      60,
+    ),
+    counter(
+      'gen_ai_client_inference_usage_output_tokens_total',
+      { ...labels, gen_ai_operation_name: 'chat', gen_ai_token_modality: 'unknown' },
+      30,
+    ),
   ],
 };
 
@@ -84,7 +100,8 @@ const tokens = {
  * another process in gen_ai.client.operation.duration.
  */
 const durations = {
-  previous: (labels: Record<string, string>, fast: number) => runDurations('gen_ai_invoke_agent_duration', { ...labels, gen_ai_agent_name: 'reviewer' }, fast),
+  previous: (labels: Record<string, string>, fast: number) =>
+    runDurations('gen_ai_invoke_agent_duration', { ...labels, gen_ai_agent_name: 'reviewer' }, fast),
   latest: (labels: Record<string, string>, fast: number) => [
     ...runDurations('gen_ai_invoke_agent_duration', { ...labels, gen_ai_agent_name: 'local' }, fast / 2),
     ...runDurations('gen_ai_client_operation_duration', { ...labels, gen_ai_agent_name: 'reviewer' }, fast / 2),
@@ -92,11 +109,24 @@ const durations = {
 };
 
 const scenarios: ReadonlyArray<{ readonly name: string; readonly series: Series[]; readonly services: number }> = [
-  { name: 'previous names only', series: [...tokens.previous(previousService), ...durations.previous(previousService, 120)], services: 1 },
-  { name: 'latest names only', series: [...tokens.latest(latestService), ...durations.latest(latestService, 120)], services: 1 },
+  {
+    name: 'previous names only',
+    series: [...tokens.previous(previousService), ...durations.previous(previousService, 120)],
+    services: 1,
+  },
+  {
+    name: 'latest names only',
+    series: [...tokens.latest(latestService), ...durations.latest(latestService, 120)],
+    services: 1,
+  },
   {
     name: 'one service switched, one not',
-    series: [...tokens.previous(previousService), ...tokens.latest(latestService), ...durations.previous(previousService, 60), ...durations.latest(latestService, 60)],
+    series: [
+      ...tokens.previous(previousService),
+      ...tokens.latest(latestService),
+      ...durations.previous(previousService, 60),
+      ...durations.latest(latestService, 60),
+    ],
     services: 2,
   },
 ];
@@ -105,7 +135,11 @@ const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-dashboard-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Writes one promtool unit-test file for `scenario` and runs it. */
-function promtoolTest(file: string, series: Series[], tests: Array<{ expr: string; samples: Array<{ labels: string; value: number }> }>) {
+function promtoolTest(
+  file: string,
+  series: Series[],
+  tests: Array<{ expr: string; samples: Array<{ labels: string; value: number }> }>,
+) {
   const yaml = [
     'evaluation_interval: 1m',
     'tests:',
@@ -140,7 +174,9 @@ describe('the dashboard reads both GenAI naming modes (decision 0095)', () => {
   });
 
   it.each(scenarios)('the run-duration median adds both histograms bucket by bucket: $name', ({ name, series }) => {
-    const r = promtoolTest(`durations-${name.replaceAll(' ', '-')}.yml`, series, [{ expr: query('Run duration', 'p50'), samples: [{ labels: '{}', value: 1.6 }] }]);
+    const r = promtoolTest(`durations-${name.replaceAll(' ', '-')}.yml`, series, [
+      { expr: query('Run duration', 'p50'), samples: [{ labels: '{}', value: 1.6 }] },
+    ]);
     expect(r.stdout + r.stderr).toContain('SUCCESS');
     expect(r.status).toBe(0);
   });
@@ -150,7 +186,13 @@ describe('the dashboard reads both GenAI naming modes (decision 0095)', () => {
       'sum by (gen_ai_token_type) (rate(gen_ai_client_token_usage_sum[5m])) or label_replace(sum(rate(gen_ai_client_inference_usage_input_tokens_total[5m])), "gen_ai_token_type", "input", "", "") or label_replace(sum(rate(gen_ai_client_inference_usage_output_tokens_total[5m])), "gen_ai_token_type", "output", "", "")';
     const mixed = scenarios[2]!;
     const r = promtoolTest('tokens-before.yml', mixed.series, [
-      { expr: before, samples: [{ labels: '{gen_ai_token_type="input"}', value: 2 }, { labels: '{gen_ai_token_type="output"}', value: 1 }] },
+      {
+        expr: before,
+        samples: [
+          { labels: '{gen_ai_token_type="input"}', value: 2 },
+          { labels: '{gen_ai_token_type="output"}', value: 1 },
+        ],
+      },
     ]);
     expect(r.status).toBe(1);
     expect(r.stdout + r.stderr).toContain('FAILED');

@@ -184,8 +184,12 @@ function collect(expressions: readonly string[]): Names {
 describe('metric names in the rules and the dashboard', () => {
   it('converts the semconv metric constants to the Prometheus names both exporters expose', () => {
     expect(prometheusNames(semconv.METRIC_SUBAGENT_RUNS, 'counter')).toEqual(['subagent_runs_total']);
-    expect(prometheusNames(semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES, 'counter')).toEqual(['subagent_output_mismatches_total']);
-    expect(prometheusNames(semconv.METRIC_SUBAGENT_FRAMES_MALFORMED, 'counter')).toEqual(['subagent_frames_malformed_total']);
+    expect(prometheusNames(semconv.METRIC_SUBAGENT_OUTPUT_MISMATCHES, 'counter')).toEqual([
+      'subagent_output_mismatches_total',
+    ]);
+    expect(prometheusNames(semconv.METRIC_SUBAGENT_FRAMES_MALFORMED, 'counter')).toEqual([
+      'subagent_frames_malformed_total',
+    ]);
     expect(prometheusNames(semconv.METRIC_GEN_AI_INVOKE_AGENT_DURATION, 'histogram')).toEqual([
       'gen_ai_invoke_agent_duration_bucket',
       'gen_ai_invoke_agent_duration_sum',
@@ -196,7 +200,9 @@ describe('metric names in the rules and the dashboard', () => {
   });
 
   it('knows the instrument kind of every METRIC_ constant in semconv.ts', () => {
-    const unknownKinds = semconvMetricConstants.map(([, name]) => String(name)).filter((name) => INSTRUMENTS[name] === undefined);
+    const unknownKinds = semconvMetricConstants
+      .map(([, name]) => String(name))
+      .filter((name) => INSTRUMENTS[name] === undefined);
     expect(unknownKinds).toEqual([]);
   });
 
@@ -305,8 +311,23 @@ async function emitted(mode: SemconvStability): Promise<{ metrics: Set<string>; 
     output: [{ type: 'text', text: 'partial' }],
     outputSource: 'stream',
     emptyMessages: 0,
-    usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, reasoningTokens: 1, reported: true },
-    steps: [{ step: 0, startTime: T0 + 10, endTime: T0 + 900, usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, reasoningTokens: 1 }, finishReason: 'max-tokens' }],
+    usage: {
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 2,
+      cacheWriteTokens: 1,
+      reasoningTokens: 1,
+      reported: true,
+    },
+    steps: [
+      {
+        step: 0,
+        startTime: T0 + 10,
+        endTime: T0 + 900,
+        usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, reasoningTokens: 1 },
+        finishReason: 'max-tokens',
+      },
+    ],
     toolCalls: [{ callId: 'call-1', name: 'read', startTime: T0 + 950, endTime: T0 + 1000, isError: false }],
     reported: { output: [{ type: 'text', text: 'something else' }] },
     cost: { amount: 0.01, currency: 'USD', unpricedModels: [], pricedCalls: 1 },
@@ -317,7 +338,10 @@ async function emitted(mode: SemconvStability): Promise<{ metrics: Set<string>; 
   await h.reader.forceFlush();
   const metrics = new Set<string>();
   const labels = new Set<string>();
-  for (const metric of h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((m) => m.metrics) ?? []) {
+  for (const metric of h.metricExporter
+    .getMetrics()
+    .at(-1)
+    ?.scopeMetrics.flatMap((m) => m.metrics) ?? []) {
     const points = metric.dataPoints as DataPoint<number | Histogram>[];
     const histogram = points.some((p) => typeof p.value !== 'number');
     for (const name of prometheusNames(metric.descriptor.name, histogram ? 'histogram' : 'counter')) metrics.add(name);
@@ -329,24 +353,38 @@ async function emitted(mode: SemconvStability): Promise<{ metrics: Set<string>; 
 }
 
 describe('the rules and the dashboard read both GenAI naming modes (decision 0121)', () => {
-  const collectorMetrics = new Set(countConnectorMetrics('otelcol.yaml').flatMap((name) => prometheusNames(name, 'counter')));
+  const collectorMetrics = new Set(
+    countConnectorMetrics('otelcol.yaml').flatMap((name) => prometheusNames(name, 'counter')),
+  );
   const scrapeLabels = new Set(['job', 'instance', 'le']);
 
-  it.each(['latest', 'previous'] as const)('%s names: every series and label the rules read is exported', async (mode) => {
-    const out = await emitted(mode);
-    const names = collect(ruleList().map((r) => String(r.expr)));
-    expect(names.metrics.filter((m) => !out.metrics.has(m) && !collectorMetrics.has(m))).toEqual([]);
-    expect(names.labels.filter((l) => !out.labels.has(l) && !scrapeLabels.has(l))).toEqual([]);
-  });
+  it.each(['latest', 'previous'] as const)(
+    '%s names: every series and label the rules read is exported',
+    async (mode) => {
+      const out = await emitted(mode);
+      const names = collect(ruleList().map((r) => String(r.expr)));
+      expect(names.metrics.filter((m) => !out.metrics.has(m) && !collectorMetrics.has(m))).toEqual([]);
+      expect(names.labels.filter((l) => !out.labels.has(l) && !scrapeLabels.has(l))).toEqual([]);
+    },
+  );
 
-  it.each(['latest', 'previous'] as const)('%s names: the dashboard reads a token series and a run-duration series of the mode', async (mode) => {
-    const out = await emitted(mode);
-    const read = collect(dashboardQueries()).metrics.filter((m) => m.startsWith('gen_ai_'));
-    const tokens = read.filter((m) => m.includes('token'));
-    const durations = read.filter((m) => m.endsWith('duration_bucket'));
-    expect(tokens.filter((m) => out.metrics.has(m)).length, `${mode}: token series the dashboard reads`).toBeGreaterThan(0);
-    expect(durations.filter((m) => out.metrics.has(m)).length, `${mode}: duration series the dashboard reads`).toBeGreaterThan(0);
-  });
+  it.each(['latest', 'previous'] as const)(
+    '%s names: the dashboard reads a token series and a run-duration series of the mode',
+    async (mode) => {
+      const out = await emitted(mode);
+      const read = collect(dashboardQueries()).metrics.filter((m) => m.startsWith('gen_ai_'));
+      const tokens = read.filter((m) => m.includes('token'));
+      const durations = read.filter((m) => m.endsWith('duration_bucket'));
+      expect(
+        tokens.filter((m) => out.metrics.has(m)).length,
+        `${mode}: token series the dashboard reads`,
+      ).toBeGreaterThan(0);
+      expect(
+        durations.filter((m) => out.metrics.has(m)).length,
+        `${mode}: duration series the dashboard reads`,
+      ).toBeGreaterThan(0);
+    },
+  );
 
   it('every GenAI series the dashboard reads is exported by one mode or the other', async () => {
     const latest = await emitted('latest');
@@ -359,6 +397,8 @@ describe('the rules and the dashboard read both GenAI naming modes (decision 012
       'gen_ai_client_inference_usage_output_tokens_total',
       'gen_ai_client_operation_duration_bucket',
     ]);
-    expect(read.filter((m) => previous.metrics.has(m) && !latest.metrics.has(m))).toEqual(['gen_ai_client_token_usage_sum']);
+    expect(read.filter((m) => previous.metrics.has(m) && !latest.metrics.has(m))).toEqual([
+      'gen_ai_client_token_usage_sum',
+    ]);
   });
 });

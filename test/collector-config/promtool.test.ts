@@ -107,7 +107,10 @@ describe('promtool and amtool on the shipped files', () => {
   it('promtool check rules rejects a rule whose expression does not parse', () => {
     const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-rules-'));
     try {
-      const broken = renderRules().replace('(increase(subagent_runs_total[1h]) and subagent_runs_total offset 1h)', 'sum by (job (');
+      const broken = renderRules().replace(
+        '(increase(subagent_runs_total[1h]) and subagent_runs_total offset 1h)',
+        'sum by (job (',
+      );
       writeFileSync(join(dir, 'rules.yml'), broken);
       const r = runTool(promtool(), ['check', 'rules', 'rules.yml'], dir);
       expect(r.status).toBe(1);

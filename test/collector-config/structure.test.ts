@@ -30,7 +30,12 @@ import {
   STOP_REASON_VALUE_COMPLETED,
 } from '../../src/telemetry/semconv.js';
 import { METRICS_FILE_NAME, TRACES_FILE_NAME } from '../../src/telemetry/otlp-json-file-exporter.js';
-import { DEFAULT_PROMETHEUS_HOST, DEFAULT_PROMETHEUS_PORT, ENV_PROMETHEUS_PORT, PROMETHEUS_PATH } from '../../src/telemetry/prometheus-endpoint.js';
+import {
+  DEFAULT_PROMETHEUS_HOST,
+  DEFAULT_PROMETHEUS_PORT,
+  ENV_PROMETHEUS_PORT,
+  PROMETHEUS_PATH,
+} from '../../src/telemetry/prometheus-endpoint.js';
 import { ENV_PROMETHEUS_HOST } from '../../src/cli/telemetry-options.js';
 import { DEFAULT_OUT_DIR, ENV_OUT_DIR } from '../../src/telemetry/setup.js';
 
@@ -167,9 +172,12 @@ describe.each(COLLECTOR_CONFIGS)('%s', (file) => {
     const missing: string[] = [];
     const connectors = defined(cfg, 'connectors');
     for (const p of pipes) {
-      for (const r of p.receivers) if (!defined(cfg, 'receivers').includes(r) && !connectors.includes(r)) missing.push(`${p.name}: receiver ${r}`);
-      for (const r of p.processors) if (!defined(cfg, 'processors').includes(r)) missing.push(`${p.name}: processor ${r}`);
-      for (const r of p.exporters) if (!defined(cfg, 'exporters').includes(r) && !connectors.includes(r)) missing.push(`${p.name}: exporter ${r}`);
+      for (const r of p.receivers)
+        if (!defined(cfg, 'receivers').includes(r) && !connectors.includes(r)) missing.push(`${p.name}: receiver ${r}`);
+      for (const r of p.processors)
+        if (!defined(cfg, 'processors').includes(r)) missing.push(`${p.name}: processor ${r}`);
+      for (const r of p.exporters)
+        if (!defined(cfg, 'exporters').includes(r) && !connectors.includes(r)) missing.push(`${p.name}: exporter ${r}`);
     }
     for (const x of strs(at(cfg, 'service.extensions'), 'service.extensions')) {
       if (!defined(cfg, 'extensions').includes(x)) missing.push(`extension ${x}`);
@@ -221,7 +229,9 @@ describe.each(COLLECTOR_CONFIGS)('%s', (file) => {
   });
 
   it('serves the health check and its own metrics on the documented ports', () => {
-    expect(at(cfg, 'extensions.health_check.endpoint')).toBe(env('STACK_HEALTH_CHECK_ENDPOINT', `0.0.0.0:${ep.collector.healthCheckPort}`));
+    expect(at(cfg, 'extensions.health_check.endpoint')).toBe(
+      env('STACK_HEALTH_CHECK_ENDPOINT', `0.0.0.0:${ep.collector.healthCheckPort}`),
+    );
     const reader = rec(arr(at(cfg, 'service.telemetry.metrics.readers'), 'readers')[0], 'reader');
     expect(at(reader, 'pull.exporter.prometheus')).toEqual({
       host: env('STACK_TELEMETRY_HOST', '0.0.0.0'),
@@ -240,29 +250,38 @@ describe('the single-tier collector (otelcol.yaml)', () => {
   };
 
   it('takes OTLP over gRPC and HTTP on the documented ports, on all interfaces of the container', () => {
-    expect(at(cfg, 'receivers.otlp.protocols.grpc.endpoint')).toBe(env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.collector.otlpGrpcPort}`));
-    expect(at(cfg, 'receivers.otlp.protocols.http.endpoint')).toBe(env('STACK_OTLP_HTTP_ENDPOINT', `0.0.0.0:${ep.collector.otlpHttpPort}`));
+    expect(at(cfg, 'receivers.otlp.protocols.grpc.endpoint')).toBe(
+      env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.collector.otlpGrpcPort}`),
+    );
+    expect(at(cfg, 'receivers.otlp.protocols.http.endpoint')).toBe(
+      env('STACK_OTLP_HTTP_ENDPOINT', `0.0.0.0:${ep.collector.otlpHttpPort}`),
+    );
     expect(pipe('traces').receivers).toContain('otlp');
     expect(pipe('metrics').receivers).toContain('otlp');
   });
 
   it('sends traces to Jaeger over OTLP and metrics to the prometheus exporter', () => {
     expect(pipe('traces').exporters).toContain('otlp_grpc/jaeger');
-    expect(at(cfg, 'exporters.otlp_grpc/jaeger.endpoint')).toBe(env('STACK_JAEGER_OTLP_ENDPOINT', `${ep.jaeger.service}:${ep.jaeger.otlpGrpcPort}`));
+    expect(at(cfg, 'exporters.otlp_grpc/jaeger.endpoint')).toBe(
+      env('STACK_JAEGER_OTLP_ENDPOINT', `${ep.jaeger.service}:${ep.jaeger.otlpGrpcPort}`),
+    );
     expect(read('jaeger.yaml')).toContain(env('JAEGER_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.jaeger.otlpGrpcPort}`));
     expect(pipe('metrics').exporters).toEqual(['prometheus']);
-    expect(at(cfg, 'exporters.prometheus.endpoint')).toBe(env('STACK_PROMETHEUS_EXPORTER_ENDPOINT', `0.0.0.0:${ep.collector.prometheusExporterPort}`));
+    expect(at(cfg, 'exporters.prometheus.endpoint')).toBe(
+      env('STACK_PROMETHEUS_EXPORTER_ENDPOINT', `0.0.0.0:${ep.collector.prometheusExporterPort}`),
+    );
   });
 
-  it('keeps today\'s names (underscores, the _total suffix) and never turns resource attributes into labels', () => {
+  it("keeps today's names (underscores, the _total suffix) and never turns resource attributes into labels", () => {
     expect(at(cfg, 'exporters.prometheus.translation_strategy')).toBe('UnderscoreEscapingWithSuffixes');
     expect(at(cfg, 'exporters.prometheus.resource_constant_labels.enabled')).toBe(false);
   });
 
   it('clears the unit of exactly the duration histograms, so no _seconds suffix is added', () => {
-    const statements = arr(at(cfg, 'processors.transform/prometheus_names.metric_statements'), 'metric_statements').flatMap((s) =>
-      strs(rec(s, 'statement group').statements, 'statements'),
-    );
+    const statements = arr(
+      at(cfg, 'processors.transform/prometheus_names.metric_statements'),
+      'metric_statements',
+    ).flatMap((s) => strs(rec(s, 'statement group').statements, 'statements'));
     expect(statements).toEqual([
       `set(unit, "") where name == "${METRIC_GEN_AI_INVOKE_AGENT_DURATION}"`,
       `set(unit, "") where name == "${METRIC_GEN_AI_EXECUTE_TOOL_DURATION}"`,
@@ -271,10 +290,14 @@ describe('the single-tier collector (otelcol.yaml)', () => {
     expect(pipe('metrics').processors).toContain('transform/prometheus_names');
   });
 
-  it('gets the observer\'s OTLP-JSON files from the overlay, which re-lists the receivers of both pipelines in full', () => {
+  it("gets the observer's OTLP-JSON files from the overlay, which re-lists the receivers of both pipelines in full", () => {
     const files = yamlFile('otelcol.files.yaml');
-    expect(at(files, 'receivers.otlp_json_file/traces.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.traceFile}`]);
-    expect(at(files, 'receivers.otlp_json_file/metrics.include')).toEqual([`${ep.collector.outDirMount}/${ep.observer.metricFile}`]);
+    expect(at(files, 'receivers.otlp_json_file/traces.include')).toEqual([
+      `${ep.collector.outDirMount}/${ep.observer.traceFile}`,
+    ]);
+    expect(at(files, 'receivers.otlp_json_file/metrics.include')).toEqual([
+      `${ep.collector.outDirMount}/${ep.observer.metricFile}`,
+    ]);
     expect(at(files, 'receivers.otlp_json_file/traces.start_at')).toBe('beginning');
     expect(at(files, 'receivers.otlp_json_file/metrics.start_at')).toBe('beginning');
     expect(at(files, 'service.pipelines.traces.receivers')).toEqual(['otlp', 'otlp_json_file/traces']);
@@ -285,15 +308,19 @@ describe('the single-tier collector (otelcol.yaml)', () => {
     expect(Object.keys(rec(files.service, 'service'))).toEqual(['pipelines']);
   });
 
-  it('counts invoke_agent spans into run counts by the run counter\'s attributes', () => {
+  it("counts invoke_agent spans into run counts by the run counter's attributes", () => {
     const def = rec(at(cfg, 'connectors.count/runs.spans'), 'count/runs.spans');
     const metric = rec(def['subagent.runs.from_spans'], 'subagent.runs.from_spans');
-    expect(metric.conditions).toEqual([`attributes["${ATTR_GEN_AI_OPERATION_NAME}"] == "${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT}"`]);
+    expect(metric.conditions).toEqual([
+      `attributes["${ATTR_GEN_AI_OPERATION_NAME}"] == "${GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT}"`,
+    ]);
     expect(arr(metric.attributes, 'attributes')).toEqual(
-      [ATTR_SUBAGENT_STOP_REASON, ATTR_GEN_AI_AGENT_NAME, ATTR_GEN_AI_PROVIDER_NAME, ATTR_SUBAGENT_OUTPUT_SOURCE].map((key) => ({
-        key,
-        default_value: 'unknown',
-      })),
+      [ATTR_SUBAGENT_STOP_REASON, ATTR_GEN_AI_AGENT_NAME, ATTR_GEN_AI_PROVIDER_NAME, ATTR_SUBAGENT_OUTPUT_SOURCE].map(
+        (key) => ({
+          key,
+          default_value: 'unknown',
+        }),
+      ),
     );
     expect(pipe('traces').exporters).toContain('count/runs');
     expect(pipe('metrics').receivers).toContain('count/runs');
@@ -308,7 +335,9 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
   it('the agent takes OTLP on the same ports as the single-tier collector, so the observer settings stay', () => {
     expect(at(agent, 'receivers')).toEqual(at(single, 'receivers'));
     const agentPipes = pipelines(agent, 'agent');
-    expect(agentPipes.map((p) => [p.name, p.receivers])).toEqual(pipelines(single, 'single').map((p) => [p.name, p.receivers]));
+    expect(agentPipes.map((p) => [p.name, p.receivers])).toEqual(
+      pipelines(single, 'single').map((p) => [p.name, p.receivers]),
+    );
   });
 
   it('the agent counts runs from spans before sampling, exactly as the single-tier collector does', () => {
@@ -332,14 +361,19 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
   });
 
   it('the agent queues on disk, and only on disk: no in-memory queue, retry or batch in front of it', () => {
-    expect(at(agent, 'extensions.file_storage/queue.directory')).toBe(env('STACK_AGENT_QUEUE_DIR', '/var/lib/otelcol/agent-queue'));
+    expect(at(agent, 'extensions.file_storage/queue.directory')).toBe(
+      env('STACK_AGENT_QUEUE_DIR', '/var/lib/otelcol/agent-queue'),
+    );
     expect(at(agent, 'service.extensions')).toContain('file_storage/queue');
     for (const id of ['load_balancing/traces', 'load_balancing/metrics']) {
       expect({ id, queue: at(agent, `exporters.${id}.sending_queue`) }).toEqual({
         id,
         queue: { enabled: true, storage: 'file_storage/queue', queue_size: 10000 },
       });
-      expect({ id, retry: at(agent, `exporters.${id}.retry_on_failure`) }).toEqual({ id, retry: { enabled: true, max_elapsed_time: '0s' } });
+      expect({ id, retry: at(agent, `exporters.${id}.retry_on_failure`) }).toEqual({
+        id,
+        retry: { enabled: true, max_elapsed_time: '0s' },
+      });
       // A per-gateway in-memory queue took requests off the disk queue at once, and an agent restart
       // lost them; a per-gateway send that gave up made the disk queue's retry send the whole request
       // again, to the healthy gateway too (decision 0102). Each per-gateway send blocks until delivered.
@@ -351,11 +385,17 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
         },
       }).toEqual({ id, sub: { queue: false, retry: { enabled: true, max_elapsed_time: '0s' } } });
     }
-    for (const p of pipelines(agent, 'agent')) expect({ pipeline: p.name, processors: p.processors }).toEqual({ pipeline: p.name, processors: ['memory_limiter'] });
+    for (const p of pipelines(agent, 'agent'))
+      expect({ pipeline: p.name, processors: p.processors }).toEqual({
+        pipeline: p.name,
+        processors: ['memory_limiter'],
+      });
   });
 
   it('the gateway listens where the agent sends and tail-samples before exporting to Jaeger', () => {
-    expect(at(gateway, 'receivers.otlp.protocols.grpc.endpoint')).toBe(env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.gateway.otlpGrpcPort}`));
+    expect(at(gateway, 'receivers.otlp.protocols.grpc.endpoint')).toBe(
+      env('STACK_OTLP_GRPC_ENDPOINT', `0.0.0.0:${ep.gateway.otlpGrpcPort}`),
+    );
     expect(pipelines(gateway, 'gateway').find((p) => p.name === 'traces')).toEqual({
       name: 'traces',
       receivers: ['otlp'],
@@ -376,7 +416,9 @@ describe('the two-tier collectors (otelcol.agent.yaml, otelcol.gateway.yaml)', (
 
   it('the gateway exposes metrics exactly as the single-tier collector does', () => {
     expect(at(gateway, 'exporters.prometheus')).toEqual(at(single, 'exporters.prometheus'));
-    expect(at(gateway, 'processors.transform/prometheus_names')).toEqual(at(single, 'processors.transform/prometheus_names'));
+    expect(at(gateway, 'processors.transform/prometheus_names')).toEqual(
+      at(single, 'processors.transform/prometheus_names'),
+    );
   });
 });
 
@@ -418,7 +460,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the observer-facing OTLP ports from whichever collector tier runs', () => {
-    const otlp = [`${ep.collector.otlpGrpcPort}:${ep.collector.otlpGrpcPort}`, `${ep.collector.otlpHttpPort}:${ep.collector.otlpHttpPort}`];
+    const otlp = [
+      `${ep.collector.otlpGrpcPort}:${ep.collector.otlpGrpcPort}`,
+      `${ep.collector.otlpHttpPort}:${ep.collector.otlpHttpPort}`,
+    ];
     expect(ports('otel-collector')).toEqual(otlp);
     expect(ports('otel-agent')).toEqual(otlp);
     for (const gw of ep.gateway.services) expect(svc(gw).ports).toBeUndefined();
@@ -456,7 +501,7 @@ describe('docker-compose.yml', () => {
     expect(volumes('jaeger')).toEqual(['./jaeger.yaml:/etc/jaeger/jaeger.yaml:ro']);
   });
 
-  it('mounts the observer\'s output folder where the otlp_json_file receivers read', () => {
+  it("mounts the observer's output folder where the otlp_json_file receivers read", () => {
     // Compose resolves the host path against collector-config/: the default is the folder the demo writes from the repository root.
     const mount = `\${${ep.observer.outDirEnv}:-${ep.collector.outDirHostDefault}}:${ep.collector.outDirMount}:ro`;
     expect(volumes('otel-collector')).toContain(mount);
@@ -476,7 +521,9 @@ describe('docker-compose.yml', () => {
 
   it('passes the gateway its sampling rate and lets Prometheus reach the observer on the host', () => {
     for (const gw of ep.gateway.services) {
-      expect(at(svc(gw), 'environment.COMPLETED_TRACE_SAMPLING_PERCENTAGE')).toBe('${COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}');
+      expect(at(svc(gw), 'environment.COMPLETED_TRACE_SAMPLING_PERCENTAGE')).toBe(
+        '${COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}',
+      );
     }
     expect(read('otelcol.gateway.yaml')).toContain('${env:COMPLETED_TRACE_SAMPLING_PERCENTAGE:-10}');
     expect(svc('prometheus').extra_hosts).toEqual(['host.docker.internal:host-gateway']);
@@ -522,14 +569,14 @@ describe('prometheus/prometheus.yml', () => {
     }
   });
 
-  it('scrapes every collector\'s own metrics, where lost data shows', () => {
+  it("scrapes every collector's own metrics, where lost data shows", () => {
     const sd = rec(arr(job('otelcol-telemetry').dns_sd_configs, 'dns_sd_configs')[0], 'dns_sd');
     expect(sd.names).toEqual(['otel-collector', 'otel-agent', ...ep.gateway.services]);
     expect(sd.port).toBe(ep.collector.telemetryPort);
     expect(job('otelcol-telemetry').file_sd_configs).toEqual([{ files: ['targets/otelcol-telemetry.json'] }]);
   });
 
-  it('can scrape the observer\'s own endpoint on the Docker host at the documented port and path', () => {
+  it("can scrape the observer's own endpoint on the Docker host at the documented port and path", () => {
     const direct = job('subagent-otel');
     expect(direct.metrics_path).toBe(ep.observer.prometheusPath);
     expect(at(rec(arr(direct.static_configs, 'static_configs')[0], 'static config'), 'targets')).toEqual([
@@ -539,7 +586,9 @@ describe('prometheus/prometheus.yml', () => {
 });
 
 describe('Grafana provisioning', () => {
-  const sources = arr(yamlFile('grafana/provisioning/datasources/datasources.yml').datasources, 'datasources').map((d) => rec(d, 'datasource'));
+  const sources = arr(yamlFile('grafana/provisioning/datasources/datasources.yml').datasources, 'datasources').map(
+    (d) => rec(d, 'datasource'),
+  );
   const dashboardText = read('grafana/dashboards/subagent-runs.json');
   const dashboard = rec(JSON.parse(dashboardText) as unknown, 'dashboard');
   const panels = arr(dashboard.panels, 'panels').map((p) => rec(p, 'panel'));
@@ -553,9 +602,15 @@ describe('Grafana provisioning', () => {
   });
 
   it('loads the dashboards from the folder docker-compose.yml mounts', () => {
-    const provider = rec(arr(yamlFile('grafana/provisioning/dashboards/dashboards.yml').providers, 'providers')[0], 'provider');
+    const provider = rec(
+      arr(yamlFile('grafana/provisioning/dashboards/dashboards.yml').providers, 'providers')[0],
+      'provider',
+    );
     const path = String(at(provider, 'options.path'));
-    const grafanaVolumes = strs(rec(rec(yamlFile('docker-compose.yml').services, 'services').grafana, 'grafana').volumes, 'volumes');
+    const grafanaVolumes = strs(
+      rec(rec(yamlFile('docker-compose.yml').services, 'services').grafana, 'grafana').volumes,
+      'volumes',
+    );
     expect(grafanaVolumes).toContain(`./grafana/dashboards:${path}:ro`);
     expect(grafanaVolumes).toContain('./grafana/provisioning:/etc/grafana/provisioning:ro');
   });
@@ -579,24 +634,34 @@ describe('Grafana provisioning', () => {
 
   it('refers only to provisioned data sources', () => {
     const uids = new Set(sources.map((s) => s.uid));
-    const used = [...dashboardText.matchAll(/"uid": "([^"]+)"/g)].map((m) => m[1]).filter((u) => u !== 'subagent-otel-runs' && u !== '-- Grafana --');
+    const used = [...dashboardText.matchAll(/"uid": "([^"]+)"/g)]
+      .map((m) => m[1])
+      .filter((u) => u !== 'subagent-otel-runs' && u !== '-- Grafana --');
     expect(used.length).toBeGreaterThan(0);
     expect(used.filter((u) => !uids.has(u))).toEqual([]);
   });
 
   it('draws the alert thresholds of the rules on the truncation panel', () => {
     const steps = arr(at(panels[0], 'fieldConfig.defaults.thresholds.steps'), 'steps').map((s) => rec(s, 'step').value);
-    expect(steps).toEqual([null, PRODUCTION_SETTINGS.truncationWarningRatio, PRODUCTION_SETTINGS.truncationCriticalRatio]);
+    expect(steps).toEqual([
+      null,
+      PRODUCTION_SETTINGS.truncationWarningRatio,
+      PRODUCTION_SETTINGS.truncationCriticalRatio,
+    ]);
   });
 
-  it('searches Jaeger for the observer\'s default service name', () => {
-    const service = arr(at(dashboard, 'templating.list'), 'variables').map((v) => rec(v, 'variable')).find((v) => v.name === 'service');
+  it("searches Jaeger for the observer's default service name", () => {
+    const service = arr(at(dashboard, 'templating.list'), 'variables')
+      .map((v) => rec(v, 'variable'))
+      .find((v) => v.name === 'service');
     expect(at(service, 'query')).toBe(DEFAULT_SERVICE_NAME);
     expect(at(service, 'current.value')).toBe(DEFAULT_SERVICE_NAME);
   });
 
   it('links to the Jaeger UI on its published port', () => {
-    const links = [...dashboardText.matchAll(/"url": "(http[^"]*)"/g)].map((m) => new URL((m[1] ?? '').replace(/\$\{[^}]*\}/g, 'x')));
+    const links = [...dashboardText.matchAll(/"url": "(http[^"]*)"/g)].map(
+      (m) => new URL((m[1] ?? '').replace(/\$\{[^}]*\}/g, 'x')),
+    );
     expect(links.length).toBeGreaterThanOrEqual(4);
     for (const link of links) expect(link.host).toBe(`localhost:${ep.jaeger.uiPort}`);
   });
@@ -612,7 +677,9 @@ describe('collector-config/README.md', () => {
     expect(readme).toContain(`${ep.observer.prometheusPortEnv}=${ep.observer.prometheusPort}`);
     expect(readme).toContain(`${ep.observer.prometheusHostOption} <host>`);
     expect(readme).toContain(`${ep.observer.prometheusHostEnv}=<host>`);
-    expect(readme).toContain(`http://${ep.observer.prometheusHostDefault}:${ep.observer.prometheusPort}${ep.observer.prometheusPath}`);
+    expect(readme).toContain(
+      `http://${ep.observer.prometheusHostDefault}:${ep.observer.prometheusPort}${ep.observer.prometheusPath}`,
+    );
     expect(readme).toContain(`${ep.observer.outDirEnv}=`);
   });
 

@@ -29,7 +29,13 @@ function expectAllHold(done: Finished): void {
   const r = report(done);
   expect(r.violations).toEqual([]);
   expect(done.code).toBe(0);
-  expect(r.rows.map((row) => row.name)).toEqual(['known-files-read', 'one-run-per-file-nested', 'output-equals-received', 'tokens-equal-responses', 'no-completed-after-error']);
+  expect(r.rows.map((row) => row.name)).toEqual([
+    'known-files-read',
+    'one-run-per-file-nested',
+    'output-equals-received',
+    'tokens-equal-responses',
+    'no-completed-after-error',
+  ]);
   for (const row of r.rows) expect(row.checked, row.name).toBeGreaterThan(0);
 }
 
@@ -44,14 +50,25 @@ describe('npm run corpus over real and synthetic sessions', () => {
   });
 
   it('holds on the sessions the real agents of today wrote here (test/transcripts/<agent>/generated)', async () => {
-    expectAllHold(await corpus(['--json', ...['claude-code', 'codex', 'gemini-cli'].map((f) => join(ROOT, 'test', 'transcripts', f, 'generated'))]));
+    expectAllHold(
+      await corpus([
+        '--json',
+        ...['claude-code', 'codex', 'gemini-cli'].map((f) => join(ROOT, 'test', 'transcripts', f, 'generated')),
+      ]),
+    );
   });
 
   it('prints one row per invariant, and nothing else when all hold', async () => {
     const done = await corpus([CLAUDE_21]);
     const text = done.stdout.toString('utf8');
     expect(done.code).toBe(0);
-    for (const name of ['known-files-read', 'one-run-per-file-nested', 'output-equals-received', 'tokens-equal-responses', 'no-completed-after-error']) {
+    for (const name of [
+      'known-files-read',
+      'one-run-per-file-nested',
+      'output-equals-received',
+      'tokens-equal-responses',
+      'no-completed-after-error',
+    ]) {
       expect(text).toMatch(new RegExp(`^${name} +\\d+ +0 +\\d+$`, 'm'));
     }
     expect(text).not.toContain('violations:');
@@ -66,24 +83,65 @@ describe('npm run corpus over real and synthetic sessions', () => {
 describe('npm run corpus catches a defective replay', () => {
   const run = (agent: string): string => `claude-code:${SESSION_21}/agent-${agent}`;
   const cases: Array<{ defect: string; invariant: string; names: string; says: string }> = [
-    { defect: 'skip-file=agent-a2000002.jsonl', invariant: 'known-files-read', names: 'agent-a2000002.jsonl', says: 'skipped by replay, though line 1: a Claude Code "user" record' },
-    { defect: `drop-run=${run('a2000002')}`, invariant: 'one-run-per-file-nested', names: run('a2000002'), says: `no run ${run('a2000002')}` },
-    { defect: `unnest=${run('a1000001')}`, invariant: 'one-run-per-file-nested', names: run('a1000001'), says: 'expected under tool call toolu_T1' },
-    { defect: `output=${run('a2000002')}`, invariant: 'output-equals-received', names: run('a2000002'), says: 'differ from character 0' },
-    { defect: `tokens=${run('a1000001')}`, invariant: 'tokens-equal-responses', names: run('a1000001'), says: 'output 8003; its responses sum to' },
-    { defect: `complete=${run('a2000002')}`, invariant: 'no-completed-after-error', names: run('a2000002'), says: 'completed (claude-code:api-error:rate_limit), though the file ends in line 3: an API error record (rate_limit)' },
-    { defect: `error=${run('a1000001')}`, invariant: 'no-completed-after-error', names: run('a1000001'), says: 'an API error record (max_output_tokens); that says max-tokens' },
+    {
+      defect: 'skip-file=agent-a2000002.jsonl',
+      invariant: 'known-files-read',
+      names: 'agent-a2000002.jsonl',
+      says: 'skipped by replay, though line 1: a Claude Code "user" record',
+    },
+    {
+      defect: `drop-run=${run('a2000002')}`,
+      invariant: 'one-run-per-file-nested',
+      names: run('a2000002'),
+      says: `no run ${run('a2000002')}`,
+    },
+    {
+      defect: `unnest=${run('a1000001')}`,
+      invariant: 'one-run-per-file-nested',
+      names: run('a1000001'),
+      says: 'expected under tool call toolu_T1',
+    },
+    {
+      defect: `output=${run('a2000002')}`,
+      invariant: 'output-equals-received',
+      names: run('a2000002'),
+      says: 'differ from character 0',
+    },
+    {
+      defect: `tokens=${run('a1000001')}`,
+      invariant: 'tokens-equal-responses',
+      names: run('a1000001'),
+      says: 'output 8003; its responses sum to',
+    },
+    {
+      defect: `complete=${run('a2000002')}`,
+      invariant: 'no-completed-after-error',
+      names: run('a2000002'),
+      says: 'completed (claude-code:api-error:rate_limit), though the file ends in line 3: an API error record (rate_limit)',
+    },
+    {
+      defect: `error=${run('a1000001')}`,
+      invariant: 'no-completed-after-error',
+      names: run('a1000001'),
+      says: 'an API error record (max_output_tokens); that says max-tokens',
+    },
   ];
 
   it('the defective replay without a defect changes nothing: every invariant holds', async () => {
-    const done = await corpus(['--json', '--cli', DEFECTIVE, CLAUDE_21], { CORPUS_TEST_CLI: CLI, CORPUS_TEST_DEFECT: '' });
+    const done = await corpus(['--json', '--cli', DEFECTIVE, CLAUDE_21], {
+      CORPUS_TEST_CLI: CLI,
+      CORPUS_TEST_DEFECT: '',
+    });
     expect(report(done).violations).toEqual([]);
     expect(done.code).toBe(0);
   });
 
   for (const c of cases) {
     it(`${c.invariant}: ${c.defect.split('=')[0]} exits 1 naming ${c.names}`, async () => {
-      const done = await corpus(['--cli', DEFECTIVE, CLAUDE_21], { CORPUS_TEST_CLI: CLI, CORPUS_TEST_DEFECT: c.defect });
+      const done = await corpus(['--cli', DEFECTIVE, CLAUDE_21], {
+        CORPUS_TEST_CLI: CLI,
+        CORPUS_TEST_DEFECT: c.defect,
+      });
       const text = done.stdout.toString('utf8');
       expect(done.code).toBe(1);
       const line = text.split('\n').find((l) => l.startsWith(`  ${c.invariant}: `) && l.includes(c.names));
@@ -95,7 +153,13 @@ describe('npm run corpus catches a defective replay', () => {
 });
 
 const SID = '44444444-4444-4444-8444-444444444444';
-const line = (uuid: string, parent: string | null, at: number, agent: string | undefined, extra: Record<string, unknown>): string => claudeLine(SID, '2.1.90', uuid, parent, at, agent, extra);
+const line = (
+  uuid: string,
+  parent: string | null,
+  at: number,
+  agent: string | undefined,
+  extra: Record<string, unknown>,
+): string => claudeLine(SID, '2.1.90', uuid, parent, at, agent, extra);
 
 /** Writes a session whose Agent call's result carries `received`, and its subagent whose last answer is `answer`. */
 function claudePair(answer: string, received: string): string {
@@ -104,11 +168,54 @@ function claudePair(answer: string, received: string): string {
   mkdirSync(join(project, SID, 'subagents'), { recursive: true });
   const session = [
     line('p1', null, 0, undefined, claudeUser('Summarise the repository.')),
-    line('p2', 'p1', 1, undefined, claudeAssistant('msg_P1', { type: 'tool_use', id: 'toolu_X1', name: 'Agent', input: { description: 'Summarise', subagent_type: 'general-purpose', prompt: 'Summarise the repository.' } }, 20)),
-    line('p3', 'p2', 9, undefined, claudeUser(
-      [{ tool_use_id: 'toolu_X1', type: 'tool_result', content: [{ type: 'text', text: received }, { type: 'text', text: 'agentId: a4000004 (for resuming to continue this agent\'s work if needed)\n<usage>total_tokens: 150\ntool_uses: 0\nduration_ms: 8000</usage>' }] }],
-      { toolUseResult: { status: 'completed', prompt: 'Summarise the repository.', agentId: 'a4000004', content: [{ type: 'text', text: received }], totalDurationMs: 8000, totalTokens: 150, totalToolUseCount: 0 } },
-    )),
+    line(
+      'p2',
+      'p1',
+      1,
+      undefined,
+      claudeAssistant(
+        'msg_P1',
+        {
+          type: 'tool_use',
+          id: 'toolu_X1',
+          name: 'Agent',
+          input: { description: 'Summarise', subagent_type: 'general-purpose', prompt: 'Summarise the repository.' },
+        },
+        20,
+      ),
+    ),
+    line(
+      'p3',
+      'p2',
+      9,
+      undefined,
+      claudeUser(
+        [
+          {
+            tool_use_id: 'toolu_X1',
+            type: 'tool_result',
+            content: [
+              { type: 'text', text: received },
+              {
+                type: 'text',
+                text: "agentId: a4000004 (for resuming to continue this agent's work if needed)\n<usage>total_tokens: 150\ntool_uses: 0\nduration_ms: 8000</usage>",
+              },
+            ],
+          },
+        ],
+        {
+          toolUseResult: {
+            status: 'completed',
+            prompt: 'Summarise the repository.',
+            agentId: 'a4000004',
+            content: [{ type: 'text', text: received }],
+            totalDurationMs: 8000,
+            totalTokens: 150,
+            totalToolUseCount: 0,
+          },
+        },
+      ),
+    ),
     line('p4', 'p3', 10, undefined, claudeAssistant('msg_P2', { type: 'text', text: 'Done.' }, 5)),
     line('p5', 'p4', 11, undefined, { type: 'system', subtype: 'turn_duration', durationMs: 11000 }),
   ];
@@ -123,7 +230,9 @@ function claudePair(answer: string, received: string): string {
 
 describe('npm run corpus on what the files themselves say', () => {
   const RUN = `claude-code:${SID}/agent-a4000004`;
-  const answer = Array.from({ length: 12 }, (_, i) => `Finding ${i + 1}: the module at src\\part${i}.ts is fine.`).join('\n');
+  const answer = Array.from({ length: 12 }, (_, i) => `Finding ${i + 1}: the module at src\\part${i}.ts is fine.`).join(
+    '\n',
+  );
 
   it('a parent that received the answer holds', async () => {
     const done = await corpus(['--json', claudePair(answer, answer)]);
@@ -137,23 +246,34 @@ describe('npm run corpus on what the files themselves say', () => {
     expect(done.code).toBe(0);
     const text = done.stdout.toString('utf8');
     expect(text).toContain('differs from what the parent received, and its span says so (match false):');
-    expect(text).toMatch(new RegExp(`  ${RUN.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: the output \\(${answer.length} characters\\) and what the parent received \\(18\\) differ`));
+    expect(text).toMatch(
+      new RegExp(
+        `  ${RUN.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: the output \\(${answer.length} characters\\) and what the parent received \\(18\\) differ`,
+      ),
+    );
   });
 
   it('a cut report is never equal: named with both lengths, its span saying match=false', async () => {
     const done = await corpus([claudePair(answer, answer.slice(0, 100))]);
     expect(done.code).toBe(0);
-    expect(done.stdout.toString('utf8')).toContain(`  ${RUN}: a cut report: the parent received 100 of the output's ${answer.length} characters`);
+    expect(done.stdout.toString('utf8')).toContain(
+      `  ${RUN}: a cut report: the parent received 100 of the output's ${answer.length} characters`,
+    );
   });
 
-  it("the altered report of 2.1.210 and later (backslashes escaped, a marker line inserted) is equal, the normalisations named", async () => {
+  it('the altered report of 2.1.210 and later (backslashes escaped, a marker line inserted) is equal, the normalisations named', async () => {
     const lines = answer.replace(/\\/g, '\\\\').split('\n');
     const altered = [...lines.slice(0, 3), '[marker line inserted by Claude Code]', ...lines.slice(3)].join('\n');
     const done = await corpus(['--json', claudePair(answer, `${altered}  \n\n`)]);
     const r = report(done);
     expect(r.violations).toEqual([]);
     expect(done.code).toBe(0);
-    expect(r.normalised).toEqual([{ run: RUN, applied: ['backslashes escaped', 'a marker line inserted ("[marker line inserted by Claude Code]")'] }]);
+    expect(r.normalised).toEqual([
+      {
+        run: RUN,
+        applied: ['backslashes escaped', 'a marker line inserted ("[marker line inserted by Claude Code]")'],
+      },
+    ]);
   });
 
   it('a Codex thread also in archived_sessions is one run, the copy not checked, not a violation', async () => {
@@ -166,7 +286,9 @@ describe('npm run corpus on what the files themselves say', () => {
     const done = await corpus(['--verbose', dir]);
     const text = done.stdout.toString('utf8');
     expect(done.code).toBe(0);
-    expect(text).toContain(`${join(dir, 'archived_sessions', child)} [codex:019d4a10-0004-7000-8000-00000000000d]: a copy of the run of ${join(dir, 'sessions', '2026', '04', '20', child)}, which replay reads instead`);
+    expect(text).toContain(
+      `${join(dir, 'archived_sessions', child)} [codex:019d4a10-0004-7000-8000-00000000000d]: a copy of the run of ${join(dir, 'sessions', '2026', '04', '20', child)}, which replay reads instead`,
+    );
     expect(text).toMatch(/^one-run-per-file-nested +4 +0 +1$/m);
   });
 });

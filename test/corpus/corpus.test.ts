@@ -22,8 +22,14 @@ describe('compareReport', () => {
 
   it('reads escaped backslashes and one inserted line as the altered report, naming them', () => {
     expect(compareReport('C:\\x\\y', 'C:\\\\x\\\\y')).toEqual({ equal: true, applied: ['backslashes escaped'] });
-    expect(compareReport('one\ntwo', 'one\n[flagged]\ntwo')).toEqual({ equal: true, applied: ['a marker line inserted ("[flagged]")'] });
-    expect(compareReport('one\\\ntwo', 'one\\\\\n[flagged]\ntwo').applied).toEqual(['backslashes escaped', 'a marker line inserted ("[flagged]")']);
+    expect(compareReport('one\ntwo', 'one\n[flagged]\ntwo')).toEqual({
+      equal: true,
+      applied: ['a marker line inserted ("[flagged]")'],
+    });
+    expect(compareReport('one\\\ntwo', 'one\\\\\n[flagged]\ntwo').applied).toEqual([
+      'backslashes escaped',
+      'a marker line inserted ("[flagged]")',
+    ]);
   });
 
   it('never takes two inserted lines, or a changed line, for a marker', () => {
@@ -38,43 +44,79 @@ describe('compareReport', () => {
   });
 
   it('says where two different texts part', () => {
-    expect(compareReport('abcdef', 'abcXef').detail).toBe('the output (6 characters) and what the parent received (6) differ from character 3: "def" vs "Xef"');
+    expect(compareReport('abcdef', 'abcXef').detail).toBe(
+      'the output (6 characters) and what the parent received (6) differ from character 3: "def" vs "Xef"',
+    );
   });
 });
 
 describe('the texts compared', () => {
   it("drops Claude Code's agentId trailer and its usage block", () => {
-    expect(withoutAgentTrailer('The answer.\nagentId: a1 (for resuming)\n<usage>total_tokens: 5</usage>')).toBe('The answer.');
+    expect(withoutAgentTrailer('The answer.\nagentId: a1 (for resuming)\n<usage>total_tokens: 5</usage>')).toBe(
+      'The answer.',
+    );
     expect(withoutAgentTrailer('agentId: a1 (for resuming)')).toBe('');
-    expect(withoutAgentTrailer('No trailer; agentId: a1 mid-line stays.')).toBe('No trailer; agentId: a1 mid-line stays.');
+    expect(withoutAgentTrailer('No trailer; agentId: a1 mid-line stays.')).toBe(
+      'No trailer; agentId: a1 mid-line stays.',
+    );
   });
 
   it("takes a Gemini CLI subagent's complete_task result as its answer, else its text", () => {
-    const blocks = [{ type: 'text', text: 'Found it.' }, { type: 'tool-call', name: 'complete_task', arguments: '{"result":"In retry.ts."}' }];
+    const blocks = [
+      { type: 'text', text: 'Found it.' },
+      { type: 'tool-call', name: 'complete_task', arguments: '{"result":"In retry.ts."}' },
+    ];
     expect(outputText(blocks, 'gemini-answer')).toBe('In retry.ts.');
     expect(outputText(blocks, 'text')).toBe('Found it.');
-    expect(outputText([{ type: 'text', text: 'a' }, { type: 'reasoning', text: 'r' }, { type: 'text', text: 'b' }], 'gemini-answer')).toBe('a\nb');
+    expect(
+      outputText(
+        [
+          { type: 'text', text: 'a' },
+          { type: 'reasoning', text: 'r' },
+          { type: 'text', text: 'b' },
+        ],
+        'gemini-answer',
+      ),
+    ).toBe('a\nb');
     expect(outputText(undefined, 'text')).toBe('');
   });
 });
 
 describe('sniff', () => {
   it('recognises a Claude Code record of a type nobody listed, and the other formats by their envelopes', () => {
-    expect(recordFormat({ type: 'permission-mode', permissionMode: 'default', sessionId: 's' })?.format).toBe('claude-code');
+    expect(recordFormat({ type: 'permission-mode', permissionMode: 'default', sessionId: 's' })?.format).toBe(
+      'claude-code',
+    );
     expect(recordFormat({ type: 'some-future-record', sessionId: 's', uuid: 'u' })?.format).toBe('claude-code');
     expect(recordFormat({ type: 'summary', summary: 'x', leafUuid: 'u' })?.format).toBe('claude-code');
-    expect(recordFormat({ timestamp: 't', type: 'event_msg', payload: { type: 'task_complete' } })?.format).toBe('codex');
+    expect(recordFormat({ timestamp: 't', type: 'event_msg', payload: { type: 'task_complete' } })?.format).toBe(
+      'codex',
+    );
     expect(recordFormat({ sessionId: 's', projectHash: 'h', startTime: 't' })?.format).toBe('gemini-cli');
     expect(recordFormat({ id: 'm', timestamp: 't', type: 'gemini', content: 'x' })?.format).toBe('gemini-cli');
-    expect(recordFormat({ type: 'console', payload: { type: 'log' }, sessionId: 's', timestamp: 1 })?.format).toBe('gemini-cli');
+    expect(recordFormat({ type: 'console', payload: { type: 'log' }, sessionId: 's', timestamp: 1 })?.format).toBe(
+      'gemini-cli',
+    );
     expect(recordFormat({ jsonrpc: '2.0', method: 'x' })).toBeUndefined();
     expect(recordFormat([1, 2])).toBeUndefined();
   });
 
   it('is decided by the first record that identifies a format, wherever it is', () => {
-    const lines = [{ n: 1, value: undefined }, { n: 2, value: { unknown: true } }, { n: 3, value: { type: 'queue-operation', sessionId: 's' } }];
-    expect(sniff({ path: 'f.jsonl', name: 'f.jsonl', lines, isDocument: false })).toEqual({ file: 'f.jsonl', format: 'claude-code', evidence: 'line 3: a Claude Code "queue-operation" record' });
-    expect(sniff({ path: 'g.jsonl', name: 'g.jsonl', lines: lines.slice(0, 2), isDocument: false })).toEqual({ file: 'g.jsonl', format: undefined, evidence: '1 JSON records, none of a known shape (first: unknown)' });
+    const lines = [
+      { n: 1, value: undefined },
+      { n: 2, value: { unknown: true } },
+      { n: 3, value: { type: 'queue-operation', sessionId: 's' } },
+    ];
+    expect(sniff({ path: 'f.jsonl', name: 'f.jsonl', lines, isDocument: false })).toEqual({
+      file: 'f.jsonl',
+      format: 'claude-code',
+      evidence: 'line 3: a Claude Code "queue-operation" record',
+    });
+    expect(sniff({ path: 'g.jsonl', name: 'g.jsonl', lines: lines.slice(0, 2), isDocument: false })).toEqual({
+      file: 'g.jsonl',
+      format: undefined,
+      evidence: '1 JSON records, none of a known shape (first: unknown)',
+    });
   });
 });
 
@@ -84,8 +126,13 @@ describe('src/corpus', () => {
     const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(5);
     for (const file of files) {
-      const specs = [...readFileSync(join(dir, file), 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1] ?? '');
-      expect(specs.filter((s) => !s.startsWith('node:') && !/^\.\/[\w-]+\.js$/.test(s)), file).toEqual([]);
+      const specs = [
+        ...readFileSync(join(dir, file), 'utf8').matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gms),
+      ].map((m) => m[1] ?? '');
+      expect(
+        specs.filter((s) => !s.startsWith('node:') && !/^\.\/[\w-]+\.js$/.test(s)),
+        file,
+      ).toEqual([]);
     }
   });
 });
@@ -95,9 +142,20 @@ describe("the check's own reading of what a parent received", () => {
     const shared = requireFolder(context, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW);
     const real = join(shared, 'claude-code', 'real');
     const files = listFiles([real]).map(readTranscriptFile);
-    const run = claudeCodeExpectations(files).find((e) => e.runIds[0] === 'claude-code:258c7280-ae70-4798-800f-63464d01a85d/agent-a881341');
-    const expected = readFileSync(join(shared, 'claude-code', 'expected', '258c7280-agent-a881341-received.txt'), 'utf8');
-    expect(run?.nesting).toEqual({ kind: 'call', callId: 'toolu_01VmaERAwhb19LGUwu9GenaK', parentRunIds: ['claude-code:258c7280-ae70-4798-800f-63464d01a85d'] });
-    expect(run?.received !== undefined && 'text' in run.received ? normaliseText(run.received.text) : run?.received).toBe(normaliseText(expected));
+    const run = claudeCodeExpectations(files).find(
+      (e) => e.runIds[0] === 'claude-code:258c7280-ae70-4798-800f-63464d01a85d/agent-a881341',
+    );
+    const expected = readFileSync(
+      join(shared, 'claude-code', 'expected', '258c7280-agent-a881341-received.txt'),
+      'utf8',
+    );
+    expect(run?.nesting).toEqual({
+      kind: 'call',
+      callId: 'toolu_01VmaERAwhb19LGUwu9GenaK',
+      parentRunIds: ['claude-code:258c7280-ae70-4798-800f-63464d01a85d'],
+    });
+    expect(
+      run?.received !== undefined && 'text' in run.received ? normaliseText(run.received.text) : run?.received,
+    ).toBe(normaliseText(expected));
   });
 });

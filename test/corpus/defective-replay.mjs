@@ -18,7 +18,10 @@ import { join } from 'node:path';
 
 const [kind, target] = (process.env.CORPUS_TEST_DEFECT ?? '').split(/=(.*)/s);
 const args = process.argv.slice(2);
-const real = spawnSync(process.execPath, [process.env.CORPUS_TEST_CLI ?? '', ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+const real = spawnSync(process.execPath, [process.env.CORPUS_TEST_CLI ?? '', ...args], {
+  encoding: 'utf8',
+  maxBuffer: 1 << 28,
+});
 if (real.error) throw real.error;
 let stdout = real.stdout;
 
@@ -28,18 +31,29 @@ if (kind === 'skip-file') {
   stdout = JSON.stringify(summary);
 } else if (kind !== undefined && kind !== '') {
   const traces = join(args[args.indexOf('--out') + 1], 'traces.jsonl');
-  const lines = readFileSync(traces, 'utf8').split('\n').filter((l) => l !== '');
+  const lines = readFileSync(traces, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   const out = lines.map((line) => {
     const batch = JSON.parse(line);
     for (const rs of batch.resourceSpans) {
       for (const ss of rs.scopeSpans) {
         ss.spans = ss.spans.filter((span) => {
           const attr = (key) => span.attributes.find((a) => a.key === key);
-          if (attr('gen_ai.agent.id')?.value.stringValue !== target || attr('gen_ai.operation.name')?.value.stringValue !== 'invoke_agent') return true;
+          if (
+            attr('gen_ai.agent.id')?.value.stringValue !== target ||
+            attr('gen_ai.operation.name')?.value.stringValue !== 'invoke_agent'
+          )
+            return true;
           if (kind === 'drop-run') return false;
           if (kind === 'unnest') delete span.parentSpanId;
-          if (kind === 'output') attr('subagent.output').value.stringValue = JSON.stringify([{ type: 'text', text: 'not what the subagent wrote' }]);
-          if (kind === 'tokens') attr('gen_ai.usage.output_tokens').value.intValue = Number(attr('gen_ai.usage.output_tokens').value.intValue) + 1;
+          if (kind === 'output')
+            attr('subagent.output').value.stringValue = JSON.stringify([
+              { type: 'text', text: 'not what the subagent wrote' },
+            ]);
+          if (kind === 'tokens')
+            attr('gen_ai.usage.output_tokens').value.intValue =
+              Number(attr('gen_ai.usage.output_tokens').value.intValue) + 1;
           if (kind === 'complete') attr('subagent.stop_reason').value.stringValue = 'completed';
           if (kind === 'error') attr('subagent.stop_reason').value.stringValue = 'error';
           return true;

@@ -56,7 +56,15 @@ export function scratch(prefix: string): string {
 }
 
 /** One Claude Code line: the 2.1 envelope, then `extra`. `agentId` makes it a subagent's (sidechain) line. */
-export function claudeLine(sessionId: string, version: string, uuid: string, parent: string | null, second: number, agentId: string | undefined, extra: Record<string, unknown>): string {
+export function claudeLine(
+  sessionId: string,
+  version: string,
+  uuid: string,
+  parent: string | null,
+  second: number,
+  agentId: string | undefined,
+  extra: Record<string, unknown>,
+): string {
   return JSON.stringify({
     parentUuid: parent,
     isSidechain: agentId !== undefined,
@@ -72,7 +80,12 @@ export function claudeLine(sessionId: string, version: string, uuid: string, par
 }
 
 /** An assistant line of one content block, with usage (`stop_reason` null unless given). */
-export function claudeAssistant(id: string, block: Record<string, unknown>, output: number, stopReason: string | null = null): Record<string, unknown> {
+export function claudeAssistant(
+  id: string,
+  block: Record<string, unknown>,
+  output: number,
+  stopReason: string | null = null,
+): Record<string, unknown> {
   return {
     type: 'assistant',
     requestId: `req_${id}`,
@@ -84,7 +97,13 @@ export function claudeAssistant(id: string, block: Record<string, unknown>, outp
       content: [block],
       stop_reason: stopReason,
       stop_sequence: null,
-      usage: { input_tokens: 3, cache_creation_input_tokens: 10, cache_read_input_tokens: 100, output_tokens: output, server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 } },
+      usage: {
+        input_tokens: 3,
+        cache_creation_input_tokens: 10,
+        cache_read_input_tokens: 100,
+        output_tokens: output,
+        server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+      },
     },
   };
 }

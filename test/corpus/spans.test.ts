@@ -28,7 +28,14 @@ const run: RunRecord = {
   outputSource: 'message',
   emptyMessages: 0,
   // input as the conventions count it: 3 uncached + 100 read + 10 written = 113
-  usage: { inputTokens: 3, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 10, reasoningTokens: 0, reported: true },
+  usage: {
+    inputTokens: 3,
+    outputTokens: 7,
+    cacheReadTokens: 100,
+    cacheWriteTokens: 10,
+    reasoningTokens: 0,
+    reported: true,
+  },
   steps: [],
   toolCalls: [],
 };
@@ -37,12 +44,14 @@ describe('readSpans', () => {
   it.each([
     ['v0.1.0 names (the default)', ''],
     ['previous names (gen_ai_previous)', 'gen_ai_previous'],
-  ])('reads a run span\'s cache writes under %s', async (_mode, optIn) => {
+  ])("reads a run span's cache writes under %s", async (_mode, optIn) => {
     const out = mkdtempSync(join(dir, 'out-'));
     const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, OTEL_SEMCONV_STABILITY_OPT_IN: optIn } });
     telemetry.runs.onRunEnd(run);
     await telemetry.shutdown(5000);
     const index = readSpans(join(out, 'traces.jsonl'));
-    expect(index.runs.map((r) => [r.runId, r.tokens])).toEqual([['run-cache', { input: 113, output: 7, cacheRead: 100, cacheWrite: 10 }]]);
+    expect(index.runs.map((r) => [r.runId, r.tokens])).toEqual([
+      ['run-cache', { input: 113, output: 7, cacheRead: 100, cacheWrite: 10 }],
+    ]);
   });
 });

@@ -26,7 +26,9 @@ interface LsNode {
 
 /** Every version of every package in `npm ls --all --json` of `dir`. */
 function versionsIn(dir: string): Map<string, string[]> {
-  const tree = JSON.parse(execFileSync('npm', ['ls', '--all', '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as LsNode;
+  const tree = JSON.parse(
+    execFileSync('npm', ['ls', '--all', '--json'], { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }),
+  ) as LsNode;
   const versions = new Map<string, string[]>();
   const walk = (deps: Record<string, LsNode> | undefined): void => {
     for (const [name, node] of Object.entries(deps ?? {})) {
@@ -97,9 +99,17 @@ describe('a host on NodeSDK 0.301 and API 1.10.0 that installs the packed packag
     };
     writeFileSync(join(host, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     writeFileSync(join(host, 'host.mjs'), HOST_SCRIPT);
-    const feed = events([turnStart(), step('embedded', { content: [text('Done.')], usage: usage(10, 2) }), turnEnd('completed')], 0, 1_700_000_000_000);
+    const feed = events(
+      [turnStart(), step('embedded', { content: [text('Done.')], usage: usage(10, 2) }), turnEnd('completed')],
+      0,
+      1_700_000_000_000,
+    );
     writeFileSync(join(host, 'events.json'), JSON.stringify(feed));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: host, encoding: 'utf8', stdio: 'pipe' });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], {
+      cwd: host,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
   }, 300_000);
 
   it('has one @opentelemetry/api (1.10.0) and one @opentelemetry/core (3.x) in its tree, and one of every other OpenTelemetry package', () => {
@@ -123,7 +133,13 @@ describe('a host on NodeSDK 0.301 and API 1.10.0 that installs the packed packag
       metricErrors: number;
       metricService: string;
     };
-    expect(result.run).toEqual({ name: 'invoke_agent researcher', traceId: result.loop.traceId, parent: result.loop.spanId, service: 'host-app', scope: 'subagent-otel' });
+    expect(result.run).toEqual({
+      name: 'invoke_agent researcher',
+      traceId: result.loop.traceId,
+      parent: result.loop.spanId,
+      service: 'host-app',
+      scope: 'subagent-otel',
+    });
     expect(result.runs).toBe(1);
     expect(result.metricErrors).toBe(0);
     expect(result.metricService).toBe('host-app');

@@ -19,7 +19,11 @@ interface LsNode {
 
 /** Every name@version in the resolved tree (dev dependencies included). */
 function resolvedVersions(): Map<string, Set<string>> {
-  const out = execFileSync('npm', ['ls', '--all', '--json'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync('npm', ['ls', '--all', '--json'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const tree = JSON.parse(out) as LsNode;
   const versions = new Map<string, Set<string>>();
   const walk = (deps: Record<string, LsNode> | undefined): void => {
@@ -66,7 +70,8 @@ describe('the OpenTelemetry release line', () => {
       peerDependencies: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    const otel = (deps: Record<string, string>): Array<[string, string]> => Object.entries(deps).filter(([name]) => name.startsWith('@opentelemetry/'));
+    const otel = (deps: Record<string, string>): Array<[string, string]> =>
+      Object.entries(deps).filter(([name]) => name.startsWith('@opentelemetry/'));
     // Exactly what src/ imports: the exporters are built from their delegates (decision 0072), so no exporter-trace-* package.
     expect(otel(manifest.dependencies).map(([name]) => name)).toEqual([
       '@opentelemetry/core',

@@ -26,7 +26,9 @@ describe('README', () => {
   });
 
   it('keeps nothing in two places: no prose line of the README is repeated in a docs/ reference', () => {
-    const docs = ['TELEMETRY.md', 'API.md', 'AGENTS.md', 'RELIABILITY.md', 'PERFORMANCE.md'].map((name) => readFileSync(join(ROOT, 'docs', name), 'utf8'));
+    const docs = ['TELEMETRY.md', 'API.md', 'AGENTS.md', 'RELIABILITY.md', 'PERFORMANCE.md'].map((name) =>
+      readFileSync(join(ROOT, 'docs', name), 'utf8'),
+    );
     const ours = proseLines(readme).filter((line) => line.length >= 60);
     expect(ours.length).toBeGreaterThan(50);
     const repeated = ours.filter((line) => docs.some((doc) => proseLines(doc).includes(line)));
@@ -44,7 +46,10 @@ describe('README', () => {
   });
 
   it('names the collector endpoint and protocol the collector config listens on', () => {
-    const endpoints = JSON.parse(readFileSync(join(ROOT, 'collector-config', 'endpoints.json'), 'utf8')) as Record<string, unknown>;
+    const endpoints = JSON.parse(readFileSync(join(ROOT, 'collector-config', 'endpoints.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     expect(JSON.stringify(endpoints)).toContain('4318');
     expect(readme).toContain('OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318');
     expect(readme).toContain('OTEL_EXPORTER_OTLP_PROTOCOL=http/json');

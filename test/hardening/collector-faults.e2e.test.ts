@@ -18,7 +18,16 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attributes, runCli } from '../helpers/cli.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceiverMode } from '../helpers/otlp-receiver.js';
-import { ECHO, SPANS_PER_RUN, droppedTotal, fileMetricPoints, fileSpans, logLines, noiseLine, scriptedRun } from './workload.js';
+import {
+  ECHO,
+  SPANS_PER_RUN,
+  droppedTotal,
+  fileMetricPoints,
+  fileSpans,
+  logLines,
+  noiseLine,
+  scriptedRun,
+} from './workload.js';
 
 const RUNS = 24;
 /** 24 runs interleaved with 32 bulk lines of 64 KiB: about 2 MiB through the proxy. */
@@ -79,29 +88,37 @@ describe('collector faults never touch the proxied stream and never lose telemet
     ['hangs', { kind: 'hang' }],
   ];
 
-  it.each(failing)('when the collector %s, forwards every byte, exits with the child code, and counts every span as dropped', async (_name, mode) => {
-    const receiver = await receiverIn(mode);
-    const r = await proxyAgainst(receiver, { ECHO_EXIT: '7' });
+  it.each(failing)(
+    'when the collector %s, forwards every byte, exits with the child code, and counts every span as dropped',
+    async (_name, mode) => {
+      const receiver = await receiverIn(mode);
+      const r = await proxyAgainst(receiver, { ECHO_EXIT: '7' });
 
-    expect(r.code).toBe(7);
-    expect(r.received.equals(r.input)).toBe(true);
-    expect(r.stdout.equals(r.input)).toBe(true);
+      expect(r.code).toBe(7);
+      expect(r.received.equals(r.input)).toBe(true);
+      expect(r.stdout.equals(r.input)).toBe(true);
 
-    const spans = fileSpans(r.out);
-    const runSpans = spans.filter((s) => s.name.startsWith('invoke_agent'));
-    expect(runSpans).toHaveLength(RUNS);
-    expect(new Set(runSpans.map((s) => attributes(s)['subagent.output']))).toContain('[{"type":"text","text":"answer 24"}]');
-    expect(spans).toHaveLength(RUNS * SPANS_PER_RUN);
+      const spans = fileSpans(r.out);
+      const runSpans = spans.filter((s) => s.name.startsWith('invoke_agent'));
+      expect(runSpans).toHaveLength(RUNS);
+      expect(new Set(runSpans.map((s) => attributes(s)['subagent.output']))).toContain(
+        '[{"type":"text","text":"answer 24"}]',
+      );
+      expect(spans).toHaveLength(RUNS * SPANS_PER_RUN);
 
-    expect(acceptedSpanIds(receiver).size).toBe(0);
-    expect(droppedTotal(fileMetricPoints(r.out), 'traces', 'otlp')).toBe(RUNS * SPANS_PER_RUN);
-    expect(dropLines(r.log)).toHaveLength(1);
-  });
+      expect(acceptedSpanIds(receiver).size).toBe(0);
+      expect(droppedTotal(fileMetricPoints(r.out), 'traces', 'otlp')).toBe(RUNS * SPANS_PER_RUN);
+      expect(dropLines(r.log)).toHaveLength(1);
+    },
+  );
 
   it('when the collector answers slowly, delivers every span and reports no drop', async () => {
     const receiver = await receiverIn({ kind: 'slow', delayMs: 150 });
     // Export and flush bounds far above the 150 ms answers (the failing cases keep the short ones: load only makes them fail surer).
-    const r = await proxyAgainst(receiver, { OTEL_EXPORTER_OTLP_TIMEOUT: '10000', SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000' });
+    const r = await proxyAgainst(receiver, {
+      OTEL_EXPORTER_OTLP_TIMEOUT: '10000',
+      SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '120000',
+    });
 
     expect(r.code).toBe(0);
     expect(r.stdout.equals(r.input)).toBe(true);
@@ -122,7 +139,9 @@ describe('collector faults never touch the proxied stream and never lose telemet
     expect(droppedTotal(fileMetricPoints(r.out), 'traces', 'otlp')).toBe(RUNS * SPANS_PER_RUN);
     // The batch bound is honoured: no request carried more than two spans.
     const traceRequests = receiver.requests.filter((q) => q.path === '/v1/traces');
-    expect(traceRequests.every((q) => JSON.parse(q.body.toString()).resourceSpans[0].scopeSpans[0].spans.length <= 2)).toBe(true);
+    expect(
+      traceRequests.every((q) => JSON.parse(q.body.toString()).resourceSpans[0].scopeSpans[0].spans.length <= 2),
+    ).toBe(true);
     expect(dropLines(r.log)).toHaveLength(1);
   });
 

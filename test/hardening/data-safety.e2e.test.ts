@@ -55,12 +55,16 @@ const CONFIDENTIAL_JSON = `[{"type":"text","text":"${CONFIDENTIAL}"}]`;
 async function confidentialRun(receiver: OtlpReceiver, flags: string[], env: NodeJS.ProcessEnv = {}) {
   const dir = tmp();
   const out = join(dir, 'otel');
-  const r = await runCli(['proxy', ...flags, '--out', out, '--', process.execPath, ECHO, join(dir, 'rec')], scriptedRun(1, CONFIDENTIAL), {
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-    OTEL_BSP_SCHEDULE_DELAY: '10',
-    ...env,
-  });
+  const r = await runCli(
+    ['proxy', ...flags, '--out', out, '--', process.execPath, ECHO, join(dir, 'rec')],
+    scriptedRun(1, CONFIDENTIAL),
+    {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '10',
+      ...env,
+    },
+  );
   expect(r.code).toBe(0);
   const run = fileSpans(out).find((s) => s.name.startsWith('invoke_agent'));
   expect(run).toBeDefined();
@@ -70,7 +74,11 @@ async function confidentialRun(receiver: OtlpReceiver, flags: string[], env: Nod
 describe('content policy: the raw output never leaves when capture is off, capped or redacted', () => {
   it.each([
     ['the --no-content flag', ['--no-content'], {}],
-    ['OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=NO_CONTENT', [], { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'NO_CONTENT' }],
+    [
+      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=NO_CONTENT',
+      [],
+      { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'NO_CONTENT' },
+    ],
   ])('with %s, exports hash and length of the output but none of its text', async (_name, flags, env) => {
     const receiver = await healthyReceiver();
     const { run, exported } = await confidentialRun(receiver, flags, env);
@@ -88,7 +96,9 @@ describe('content policy: the raw output never leaves when capture is off, cappe
     const { run, exported } = await confidentialRun(receiver, ['--max-content-length', '100']);
 
     expect(exported.includes(CONFIDENTIAL)).toBe(false);
-    expect(run[ATTR_SUBAGENT_OUTPUT]).toBe('[{"type":"text","text":"CONFIDENTIAL-abcdefghijabcdefghijabcdefghijabcdefghijabcdef...[truncated]"}]');
+    expect(run[ATTR_SUBAGENT_OUTPUT]).toBe(
+      '[{"type":"text","text":"CONFIDENTIAL-abcdefghijabcdefghijabcdefghijabcdefghijabcdef...[truncated]"}]',
+    );
     expect(String(run[ATTR_SUBAGENT_OUTPUT]).length).toBeLessThanOrEqual(100);
     expect(String(run[ATTR_GEN_AI_OUTPUT_MESSAGES]).length).toBeLessThanOrEqual(100);
     expect(run[ATTR_SUBAGENT_OUTPUT_TRUNCATED]).toBe(true);
@@ -109,7 +119,10 @@ describe('content policy: the raw output never leaves when capture is off, cappe
       });
       await telemetry.shutdown(5000);
       expect(outcome.result.output).toEqual([{ type: 'text', text: 'The answer is 42.' }]);
-      return { run: attributes(fileSpans(out).find((s) => s.name.startsWith('invoke_agent'))!), exported: allBytesUnder(out) };
+      return {
+        run: attributes(fileSpans(out).find((s) => s.name.startsWith('invoke_agent'))!),
+        exported: allBytesUnder(out),
+      };
     };
 
     const redacted = await spansFor((json) => json.replace(/\d+/g, '#'));
@@ -133,15 +146,28 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
     const out = join(dir, 'otel');
     const capture = join(dir, 'capture.ndjson');
     const log = join(dir, 'proxy.log');
-    const child = spawnCli(['proxy', '--out', out, '--capture', capture, '--', process.execPath, FIXTURE_SDK_RUNTIME, '--api-key=sk-test-SECRET456'], {
-      OPENAI_API_KEY: 'sk-test-SECRET123',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer sk-test-SECRET789',
-      OTEL_BSP_SCHEDULE_DELAY: '10',
-      SUBAGENT_OTEL_LOG_FILE: log,
-      FAKE_STDERR_NOISE: '1',
-    });
+    const child = spawnCli(
+      [
+        'proxy',
+        '--out',
+        out,
+        '--capture',
+        capture,
+        '--',
+        process.execPath,
+        FIXTURE_SDK_RUNTIME,
+        '--api-key=sk-test-SECRET456',
+      ],
+      {
+        OPENAI_API_KEY: 'sk-test-SECRET123',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer sk-test-SECRET789',
+        OTEL_BSP_SCHEDULE_DELAY: '10',
+        SUBAGENT_OTEL_LOG_FILE: log,
+        FAKE_STDERR_NOISE: '1',
+      },
+    );
     const done = finished(child);
     const input = [
       rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }),
@@ -159,12 +185,21 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
     expect(receiver.requests.length).toBeGreaterThan(0);
     expect(receiver.requests.every((q) => q.headers['authorization'] === 'Bearer sk-test-SECRET789')).toBe(true);
     // ... and no secret is in any body, file, capture line or diagnostic.
-    const everything = Buffer.concat([bodies(receiver), allBytesUnder(out), readFileSync(capture), Buffer.from(logLines(log).join('\n'))]);
-    for (const secret of ['SECRET123', 'SECRET456', 'SECRET789', 'sk-test']) expect(everything.includes(secret)).toBe(false);
+    const everything = Buffer.concat([
+      bodies(receiver),
+      allBytesUnder(out),
+      readFileSync(capture),
+      Buffer.from(logLines(log).join('\n')),
+    ]);
+    for (const secret of ['SECRET123', 'SECRET456', 'SECRET789', 'sk-test'])
+      expect(everything.includes(secret)).toBe(false);
     expect(receiver.acceptedSpans().filter((s) => s.name.startsWith('invoke_agent'))).toHaveLength(1);
 
     // The capture holds its header and the protocol lines exchanged, nothing else.
-    const [header, ...records] = readFileSync(capture, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [header, ...records] = readFileSync(capture, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(Object.keys(header ?? {}).sort()).toEqual(['id', 'protocol', 'startedAt', 'type', 'version']);
     const wire = new Set([...input.map((l) => l.trimEnd()), ...r.stdout.toString().trimEnd().split('\n')]);
     expect(records.length).toBe(wire.size);
@@ -175,15 +210,32 @@ describe('secrets never reach telemetry, the capture or the diagnostics log', ()
 describe('file exports are complete lines', () => {
   it('never interleaves the lines of two writers appending large spans to the same file at once', async () => {
     const dir = tmp();
-    const providers = [0, 1].map(() => new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: createTraceFileExporter(dir) })] }));
+    const providers = [0, 1].map(
+      () =>
+        new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: createTraceFileExporter(dir) })] }),
+    );
     const big = (writer: number, n: number): string => `${writer}:${n}:`.padEnd(700 * 1024, writer === 0 ? 'a' : 'b');
     for (let n = 0; n < 4; n += 1) {
-      providers.forEach((provider, writer) => provider.getTracer('t').startSpan(`span ${writer}-${n}`, { attributes: { payload: big(writer, n) } }).end());
+      providers.forEach((provider, writer) =>
+        provider
+          .getTracer('t')
+          .startSpan(`span ${writer}-${n}`, { attributes: { payload: big(writer, n) } })
+          .end(),
+      );
     }
     await Promise.all(providers.map((p) => p.shutdown()));
 
     const spans = fileSpans(dir);
-    expect(spans.map((s) => s.name).sort()).toEqual(['span 0-0', 'span 0-1', 'span 0-2', 'span 0-3', 'span 1-0', 'span 1-1', 'span 1-2', 'span 1-3']);
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      'span 0-0',
+      'span 0-1',
+      'span 0-2',
+      'span 0-3',
+      'span 1-0',
+      'span 1-1',
+      'span 1-2',
+      'span 1-3',
+    ]);
     for (const span of spans) {
       const [writer, n] = span.name.slice(5).split('-').map(Number);
       expect(attributes(span)['payload']).toBe(big(writer!, n!));
@@ -219,7 +271,10 @@ describe('file exports are complete lines', () => {
     expect(tail === '' || !parses(tail)).toBe(true);
 
     // The next proxy writing to the same file starts on a line of its own: its lines stay whole, and only the cut one (if any) is lost.
-    const next = await runCli(['proxy', '--out', out, '--', process.execPath, ECHO, join(dir, 'rec2')], scriptedRun(41, 'after the kill'));
+    const next = await runCli(
+      ['proxy', '--out', out, '--', process.execPath, ECHO, join(dir, 'rec2')],
+      scriptedRun(41, 'after the kill'),
+    );
     expect(next.code).toBe(0);
     const after = readFileSync(join(out, 'traces.jsonl'), 'utf8');
     expect(after.endsWith('\n')).toBe(true);

@@ -37,7 +37,11 @@ async function replayOne(path: string): Promise<{ records: RunRecord[]; problems
 
 describe('odd content in a replayed log', () => {
   it('keeps a message whose image block has no attachment (ACP-style fields)', async () => {
-    const path = logWith('image.jsonl', '[{"type":"text","text":"the answer"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]', '{"inputTokens":3,"outputTokens":4}');
+    const path = logWith(
+      'image.jsonl',
+      '[{"type":"text","text":"the answer"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]',
+      '{"inputTokens":3,"outputTokens":4}',
+    );
     const { records, problems } = await replayOne(path);
     expect(problems).toBe(0);
     expect(records).toHaveLength(1);
@@ -49,23 +53,40 @@ describe('odd content in a replayed log', () => {
   });
 
   it('keeps a message with an unknown block type and a text block without text', async () => {
-    const path = logWith('odd.jsonl', '[{"type":"text","text":"kept"},{"type":"hologram","x":1},{"type":"text"}]', '{"inputTokens":1,"outputTokens":1}');
+    const path = logWith(
+      'odd.jsonl',
+      '[{"type":"text","text":"kept"},{"type":"hologram","x":1},{"type":"text"}]',
+      '{"inputTokens":1,"outputTokens":1}',
+    );
     const { records, problems } = await replayOne(path);
     expect(problems).toBe(0);
     expect(records[0]?.output).toEqual([{ type: 'text', text: 'kept' }, { type: 'hologram', x: 1 }, { type: 'text' }]);
   });
 
   it('clamps a usage count of 2^63 instead of dropping the message', async () => {
-    const path = logWith('huge-usage.jsonl', '[{"type":"text","text":"counted"}]', '{"inputTokens":9223372036854775808,"outputTokens":-5,"reasoningTokens":1e400}');
+    const path = logWith(
+      'huge-usage.jsonl',
+      '[{"type":"text","text":"counted"}]',
+      '{"inputTokens":9223372036854775808,"outputTokens":-5,"reasoningTokens":1e400}',
+    );
     const { records, problems } = await replayOne(path);
     expect(problems).toBe(0);
     expect(records[0]?.output).toEqual([{ type: 'text', text: 'counted' }]);
-    expect(records[0]?.usage).toMatchObject({ inputTokens: 9007199254740991, outputTokens: 0, reasoningTokens: 9007199254740991, reported: true });
+    expect(records[0]?.usage).toMatchObject({
+      inputTokens: 9007199254740991,
+      outputTokens: 0,
+      reasoningTokens: 9007199254740991,
+      reported: true,
+    });
   });
 
   it('clamps counts into 0..2^53-1 integers', () => {
-    expect([clampTokenCount(-1), clampTokenCount(Number.NaN), clampTokenCount(2.7), clampTokenCount(2 ** 63), clampTokenCount(Infinity)]).toEqual([
-      0, 0, 2, 9007199254740991, 9007199254740991,
-    ]);
+    expect([
+      clampTokenCount(-1),
+      clampTokenCount(Number.NaN),
+      clampTokenCount(2.7),
+      clampTokenCount(2 ** 63),
+      clampTokenCount(Infinity),
+    ]).toEqual([0, 0, 2, 9007199254740991, 9007199254740991]);
   });
 });

@@ -52,7 +52,11 @@ describe('a zstd frame declaring a 1.9 GiB window', () => {
 
   it('is refused by a replay, which reports it and goes on', async () => {
     const problems: ReplayProblem[] = [];
-    const summary = await replayPaths([path], { onRunStart: () => undefined, onRunEnd: () => undefined }, { onProblem: (p) => problems.push(p) });
+    const summary = await replayPaths(
+      [path],
+      { onRunStart: () => undefined, onRunEnd: () => undefined },
+      { onProblem: (p) => problems.push(p) },
+    );
     expect(summary.runs).toBe(0);
     expect(problems.map((p) => [p.code, p.scope])).toEqual([['corrupt-zstd', 'file']]);
     expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);

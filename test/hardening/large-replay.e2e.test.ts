@@ -31,7 +31,12 @@ function writeLog(path: string, id: string, turns: number): void {
         type: 'assistant/message',
         seq: seq++,
         time: time + 1,
-        data: { turn, step: 0, message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }] }, usage: { inputTokens: 10, outputTokens: 2 } },
+        data: {
+          turn,
+          step: 0,
+          message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `answer ${turn}` }] },
+          usage: { inputTokens: 10, outputTokens: 2 },
+        },
       }),
       JSON.stringify({ type: 'turn/end', seq: seq++, time: time + 2, data: { turn, reason: { kind: 'completed' } } }),
     );
@@ -49,7 +54,9 @@ function spanCounts(path: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     if (line === '') continue;
-    const request = JSON.parse(line) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }> };
+    const request = JSON.parse(line) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }>;
+    };
     for (const resource of request.resourceSpans) {
       for (const scope of resource.scopeSpans) {
         for (const span of scope.spans) {
@@ -71,7 +78,10 @@ describe('replay of large inputs', () => {
     const done = await finished(child);
     expect(done.stderr.toString()).toBe('');
     expect(done.code).toBe(0);
-    const summary = JSON.parse(done.stdout.toString()) as { runs: number; telemetry: { shutdown: { dropped: { traces: number } } } };
+    const summary = JSON.parse(done.stdout.toString()) as {
+      runs: number;
+      telemetry: { shutdown: { dropped: { traces: number } } };
+    };
     expect(summary.runs).toBe(150_000);
     expect(summary.telemetry.shutdown.dropped.traces).toBe(0);
     expect(spanCounts(join(out, 'traces.jsonl'))).toEqual({ invoke_agent: 150_000, chat: 150_000 });

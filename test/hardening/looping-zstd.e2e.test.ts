@@ -25,7 +25,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** libzstd's words for a block it cannot decode. */
 const CORRUPT = 'libzstd: Data corruption detected';
-const header = (id: string) => ({ type: 'session', version: 3, id, createdAt: '2026-11-29T10:00:00.000Z', delegationDepth: 0 });
+const header = (id: string) => ({
+  type: 'session',
+  version: 3,
+  id,
+  createdAt: '2026-11-29T10:00:00.000Z',
+  delegationDepth: 0,
+});
 const noRuns = { onRunStart: () => undefined, onRunEnd: () => undefined };
 
 const corrupt = join(dir, 'corrupt.jsonl.zstd');
@@ -34,7 +40,16 @@ const good = join(dir, 'good.jsonl');
 await writeDurableLogFile(
   good,
   header('good'),
-  events([turnStart(0), stepStart(0), step('embedded', { content: [text('all done')], usage: usage(10, 3) }), turnEnd('completed', 0)], 0, 1_700_000_000_000),
+  events(
+    [
+      turnStart(0),
+      stepStart(0),
+      step('embedded', { content: [text('all done')], usage: usage(10, 3) }),
+      turnEnd('completed', 0),
+    ],
+    0,
+    1_700_000_000_000,
+  ),
   { zstd: false, pack: false },
 );
 
@@ -66,19 +81,25 @@ describe('a zstd frame the decoder loops on', () => {
     const problems: ReplayProblem[] = [];
     const summary = await replayPaths([mixed], noRuns, { onProblem: (p) => problems.push(p) });
     expect(problems.map((p) => [p.code, p.scope, p.line])).toEqual([['corrupt-zstd', 'record', 2]]);
-    expect(problems[0]?.message).toContain(`(${CORRUPT}, at compressed byte ${headerFrame.length + LOOPING_BLOCK_OFFSET})`);
+    expect(problems[0]?.message).toContain(
+      `(${CORRUPT}, at compressed byte ${headerFrame.length + LOOPING_BLOCK_OFFSET})`,
+    );
     expect(summary.files[0]).toMatchObject({ path: mixed, isSkipped: false });
   });
 
   it('ends the line reader of captures and raw NDJSON with corrupt-zstd after the lines before it', async () => {
-    const first = await compressZstdFrame(`${JSON.stringify({ type: 'subagent-otel-capture', version: 1, protocol: 'sdk', startedAt: 1 })}\n`);
+    const first = await compressZstdFrame(
+      `${JSON.stringify({ type: 'subagent-otel-capture', version: 1, protocol: 'sdk', startedAt: 1 })}\n`,
+    );
     const capture = join(dir, 'capture.zst');
     writeFileSync(capture, Buffer.concat([first, loopingZstd()]));
     const lines: InputLine[] = [];
     for await (const line of readLines(fileChunks(capture))) lines.push(line);
     expect(lines.map((l) => l.kind)).toEqual(['line', 'problem']);
     expect(lines[1]).toMatchObject({ code: 'corrupt-zstd', line: 2 });
-    expect(lines[1]?.kind === 'problem' ? lines[1].message : '').toContain(`compressed byte ${first.length + LOOPING_BLOCK_OFFSET}`);
+    expect(lines[1]?.kind === 'problem' ? lines[1].message : '').toContain(
+      `compressed byte ${first.length + LOOPING_BLOCK_OFFSET}`,
+    );
   });
 
   it('makes `subagent-otel replay` report it, replay the other file and exit 1', async () => {
@@ -104,9 +125,12 @@ describe('a zstd frame the decoder loops on', () => {
       for (const size of [1, 7, 4096]) {
         const reader = new ByteLineReader();
         const items: ByteLineItem[] = [];
-        for (let offset = 0; offset < bytes.length; offset += size) items.push(...(await reader.push(bytes.subarray(offset, offset + size))));
+        for (let offset = 0; offset < bytes.length; offset += size)
+          items.push(...(await reader.push(bytes.subarray(offset, offset + size))));
         items.push(...(await reader.end()));
-        expect(items, `input ${index}, chunks of ${size}`).toEqual([{ kind: 'corrupt-zstd', reason: `${CORRUPT}, at compressed byte ${expectedOffsets[index]}` }]);
+        expect(items, `input ${index}, chunks of ${size}`).toEqual([
+          { kind: 'corrupt-zstd', reason: `${CORRUPT}, at compressed byte ${expectedOffsets[index]}` },
+        ]);
       }
     }
   });

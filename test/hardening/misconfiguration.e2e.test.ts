@@ -21,7 +21,12 @@ writeFileSync(
   `${[
     { type: 'session', version: 3, id: 'sess-misconfig', cwd: '/w', createdAt: '2026-11-29T10:00:00.000Z' },
     { type: 'turn/start', seq: 0, time: T0, data: { turn: 0 } },
-    { type: 'assistant/message', seq: 1, time: T0 + 1, data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: 'x' }] } } },
+    {
+      type: 'assistant/message',
+      seq: 1,
+      time: T0 + 1,
+      data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: 'x' }] } },
+    },
     { type: 'turn/end', seq: 2, time: T0 + 2, data: { turn: 0, reason: { kind: 'completed' } } },
   ]
     .map((line) => JSON.stringify(line))
@@ -40,14 +45,20 @@ describe('output paths are checked before work starts', () => {
     const done = await runCli(args);
     expect(done.code).toBe(2);
     expect(done.stdout.toString()).toBe('');
-    expect(done.stderr.toString()).toMatch(new RegExp(`^subagent-otel ${command}: output directory /\\S+: (it exists and is not a directory|cannot create it: .+)\\n$`));
+    expect(done.stderr.toString()).toMatch(
+      new RegExp(
+        `^subagent-otel ${command}: output directory /\\S+: (it exists and is not a directory|cannot create it: .+)\\n$`,
+      ),
+    );
   });
 
   it('reports why for directories and files', async () => {
     expect(await checkOutputDirectory(regularFile)).toBe('it exists and is not a directory');
     expect(await checkOutputDirectory(join(dir, 'new', 'nested'))).toBeUndefined();
     expect(await checkOutputFile(dir)).toBe('it exists and is not a regular file');
-    expect(await checkOutputFile(join(dir, 'missing-dir', 'capture.ndjson'))).toMatch(/^its directory cannot be used: ENOENT/);
+    expect(await checkOutputFile(join(dir, 'missing-dir', 'capture.ndjson'))).toMatch(
+      /^its directory cannot be used: ENOENT/,
+    );
     expect(await checkOutputFile(regularFile)).toBeUndefined();
   });
 });
@@ -70,6 +81,8 @@ describe('undelivered telemetry', () => {
     });
     expect(done.code).toBe(3);
     // One run: its invoke_agent span and one chat span.
-    expect(done.stderr.toString()).toMatch(/subagent-otel replay: telemetry: 2 span\(s\) and \d+ metric batch\(es\) in all could not be delivered\n/);
+    expect(done.stderr.toString()).toMatch(
+      /subagent-otel replay: telemetry: 2 span\(s\) and \d+ metric batch\(es\) in all could not be delivered\n/,
+    );
   });
 });

@@ -23,9 +23,24 @@ writeFileSync(
   log,
   `${[
     { type: 'session', version: 3, id: 'sess-privacy', cwd: '/w', createdAt: '2026-11-29T10:00:00.000Z' },
-    { type: 'request/context', seq: 0, time: T0, data: { provider: 'deepseek', model: 'deepseek-chat-long-model-name' } },
+    {
+      type: 'request/context',
+      seq: 0,
+      time: T0,
+      data: { provider: 'deepseek', model: 'deepseek-chat-long-model-name' },
+    },
     { type: 'turn/start', seq: 1, time: T0 + 1, data: { turn: 0 } },
-    { type: 'assistant/message', seq: 2, time: T0 + 2, data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: ANSWER }] }, usage: { inputTokens: 1, outputTokens: 1 } } },
+    {
+      type: 'assistant/message',
+      seq: 2,
+      time: T0 + 2,
+      data: {
+        turn: 0,
+        step: 0,
+        message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: ANSWER }] },
+        usage: { inputTokens: 1, outputTokens: 1 },
+      },
+    },
     { type: 'turn/end', seq: 3, time: T0 + 3, data: { turn: 0, reason: { kind: 'completed' } } },
   ]
     .map((line) => JSON.stringify(line))
@@ -33,7 +48,10 @@ writeFileSync(
 );
 
 let runs = 0;
-async function replayRun(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ run: Record<string, unknown>; stderr: string; code: number | null }> {
+async function replayRun(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ run: Record<string, unknown>; stderr: string; code: number | null }> {
   const out = join(dir, `out-${(runs += 1)}`);
   const done = await runCli(['replay', '--out', out, ...args, log], '', env);
   const run = readSpans(out).find((span) => span.name.startsWith('invoke_agent'));
@@ -67,18 +85,23 @@ describe('privacy settings fail closed', () => {
     expect(run['subagent.output.length']).toBe(OUTPUT_JSON.length);
   });
 
-  it.each(['off', 'none', 'no', 'maybe'])('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=%s records no content', async (value) => {
-    const { run, stderr } = await replayRun([], { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value });
-    expect(run['subagent.output']).toBeUndefined();
-    expect(run['gen_ai.output.messages']).toBeUndefined();
-    expect(stderr.includes('no output content is recorded')).toBe(value === 'maybe');
-  });
+  it.each(['off', 'none', 'no', 'maybe'])(
+    'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=%s records no content',
+    async (value) => {
+      const { run, stderr } = await replayRun([], { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: value });
+      expect(run['subagent.output']).toBeUndefined();
+      expect(run['gen_ai.output.messages']).toBeUndefined();
+      expect(stderr.includes('no output content is recorded')).toBe(value === 'maybe');
+    },
+  );
 
   it('the proxy warns on stderr about an unrecognised capture value', async () => {
     const done = await runCli(['proxy', '--out', join(dir, 'out-proxy'), '--', process.execPath, '-e', ''], '', {
       OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'maybe',
     });
     expect(done.code).toBe(0);
-    expect(done.stderr.toString()).toContain('subagent-otel proxy: warning: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of');
+    expect(done.stderr.toString()).toContain(
+      'subagent-otel proxy: warning: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of',
+    );
   });
 });

@@ -20,11 +20,24 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ATTR_SUBAGENT_OUTPUT, ATTR_SUBAGENT_OUTPUT_SOURCE, ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
+import {
+  ATTR_SUBAGENT_OUTPUT,
+  ATTR_SUBAGENT_OUTPUT_SOURCE,
+  ATTR_SUBAGENT_STOP_REASON,
+} from '../../src/telemetry/semconv.js';
 import { attributes, finished, rpc, spawnCli, waitForLine } from '../helpers/cli.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { FIXTURE_ACP_AGENT, FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
-import { ECHO, SPANS_PER_RUN, droppedTotal, fileMetricPoints, fileSpans, openRun, rssKiB, scriptedRun } from './workload.js';
+import {
+  ECHO,
+  SPANS_PER_RUN,
+  droppedTotal,
+  fileMetricPoints,
+  fileSpans,
+  openRun,
+  rssKiB,
+  scriptedRun,
+} from './workload.js';
 
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'process-faults-'));
 
@@ -65,8 +78,15 @@ describe('the agent crashes mid-run', () => {
     child.stdin.write(rpc(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} }));
     await waitForLine(child, (l) => l.includes('"id":1'));
     child.stdin.write(rpc(2, 'session/new', { cwd: '/tmp', mcpServers: [] }));
-    const created = JSON.parse(await waitForLine(child, (l) => l.includes('"id":2'))) as { result: { sessionId: string } };
-    child.stdin.write(rpc(3, 'session/prompt', { sessionId: created.result.sessionId, prompt: [{ type: 'text', text: 'scenario:crash' }] }));
+    const created = JSON.parse(await waitForLine(child, (l) => l.includes('"id":2'))) as {
+      result: { sessionId: string };
+    };
+    child.stdin.write(
+      rpc(3, 'session/prompt', {
+        sessionId: created.result.sessionId,
+        prompt: [{ type: 'text', text: 'scenario:crash' }],
+      }),
+    );
     const r = await done;
 
     expect(r.code).toBe(3);
@@ -81,7 +101,9 @@ describe('the agent crashes mid-run', () => {
 
   it('closes the turn of the real SDK runtime fixture that dies after its first step started as error', async () => {
     const out = join(tmp(), 'otel');
-    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, FIXTURE_SDK_RUNTIME], { FAKE_EXIT_AFTER_PROMPT: '9' });
+    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, FIXTURE_SDK_RUNTIME], {
+      FAKE_EXIT_AFTER_PROMPT: '9',
+    });
     const done = finished(child);
     child.stdin.write(rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }));
     child.stdin.write(rpc(2, 'session/prompt', { sessionId: 's1', contentBlocks: [{ type: 'text', text: 'go' }] }));
@@ -148,7 +170,10 @@ describe('the proxy is signalled', () => {
     const dir = tmp();
     const out = join(dir, 'otel');
     const ready = join(dir, 'ready');
-    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, FIXTURE_SDK_RUNTIME], { FAKE_SCENARIO: 'hang', FAKE_READY_FILE: ready });
+    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, FIXTURE_SDK_RUNTIME], {
+      FAKE_SCENARIO: 'hang',
+      FAKE_READY_FILE: ready,
+    });
     const done = finished(child);
     child.stdin.write(rpc(1, 'session/prompt', { sessionId: 's1', contentBlocks: [{ type: 'text', text: 'go' }] }));
     await waitForLine(child, (l) => l.includes('Thinking about'));
@@ -173,7 +198,10 @@ describe('the client closes stdin early', () => {
     child.stdin.end(
       rpc(1, 'initialize', { cwd: '/', provider: 'deepseek', model: 'deepseek-chat' }) +
         rpc(2, 'session/prompt', { sessionId: 's1', contentBlocks: [{ type: 'text', text: 'go' }] }) +
-        rpc(3, 'session/prompt', { sessionId: 's2', contentBlocks: [{ type: 'text', text: 'scenario:empty-message' }] }),
+        rpc(3, 'session/prompt', {
+          sessionId: 's2',
+          contentBlocks: [{ type: 'text', text: 'scenario:empty-message' }],
+        }),
     );
     const r = await done;
 
@@ -182,8 +210,14 @@ describe('the client closes stdin early', () => {
       .toString()
       .split('\n')
       .filter((l) => /"id":[23],"result"/.test(l));
-    expect(answers).toEqual(['{"jsonrpc":"2.0","id":2,"result":{"messageId":"s1/user-0"}}', '{"jsonrpc":"2.0","id":3,"result":{"messageId":"s2/user-0"}}']);
-    const outputs = runSpans(out).map((s) => [attributes(s)[ATTR_SUBAGENT_STOP_REASON], attributes(s)[ATTR_SUBAGENT_OUTPUT]]);
+    expect(answers).toEqual([
+      '{"jsonrpc":"2.0","id":2,"result":{"messageId":"s1/user-0"}}',
+      '{"jsonrpc":"2.0","id":3,"result":{"messageId":"s2/user-0"}}',
+    ]);
+    const outputs = runSpans(out).map((s) => [
+      attributes(s)[ATTR_SUBAGENT_STOP_REASON],
+      attributes(s)[ATTR_SUBAGENT_OUTPUT],
+    ]);
     expect(outputs.sort()).toEqual([
       ['completed', '[{"type":"text","text":"The answer is 42."}]'],
       ['max-tokens', '[{"type":"text","text":"Partial answer before the limit"}]'],
@@ -223,7 +257,9 @@ describe('the client stops reading', () => {
     const TOTAL = 200 * 1024 * 1024;
     const WINDOW = 8 * 1024 * 1024;
     const out = join(tmp(), 'otel');
-    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, '-e', WRITER], { WRITER_TOTAL: String(TOTAL) });
+    const child = spawnCli(['proxy', '--out', out, '--', process.execPath, '-e', WRITER], {
+      WRITER_TOTAL: String(TOTAL),
+    });
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     const received = createHash('sha256');
     let consumed = 0;

@@ -29,9 +29,17 @@ describe('an agent dying with many open runs', () => {
     `;
     const out = join(dir, 'otel');
     const log = join(dir, 'proxy.log');
-    const done = await runCli(['proxy', '--protocol', 'sdk', '--out', out, '--', process.execPath, '-e', agent], '', { SUBAGENT_OTEL_LOG_FILE: log, SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '60000' });
+    const done = await runCli(['proxy', '--protocol', 'sdk', '--out', out, '--', process.execPath, '-e', agent], '', {
+      SUBAGENT_OTEL_LOG_FILE: log,
+      SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '60000',
+    });
     expect(done.code).toBe(3);
-    expect(done.stdout.toString().split('\n').filter((line) => line !== '')).toHaveLength(RUNS);
+    expect(
+      done.stdout
+        .toString()
+        .split('\n')
+        .filter((line) => line !== ''),
+    ).toHaveLength(RUNS);
     const runs = readSpans(out).filter((span) => span.name.startsWith('invoke_agent'));
     expect(runs).toHaveLength(RUNS);
     expect(new Set(runs.map((span) => attributes(span)['subagent.stop_reason']))).toEqual(new Set(['error']));

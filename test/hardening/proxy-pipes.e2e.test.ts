@@ -41,13 +41,16 @@ describe('proxy stdio', () => {
     const node = process.execPath;
     const out = join(dir, 'otel');
     const bare = await shell(`yes | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"`);
-    const proxied = await shell(`"${node}" "${CLI}" proxy --out "${out}" -- yes | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"`);
+    const proxied = await shell(
+      `"${node}" "${CLI}" proxy --out "${out}" -- yes | head -1 >/dev/null; echo "\${PIPESTATUS[0]}"`,
+    );
     expect(bare).toBe('141\n');
     expect(proxied).toBe('141\n');
   });
 
   it('gives the agent FIFOs on stdin and stdout', async () => {
-    const probe = "const fs=require('fs');process.stdout.write(JSON.stringify([fs.fstatSync(0).isFIFO(),fs.fstatSync(1).isFIFO()])+'\\n')";
+    const probe =
+      "const fs=require('fs');process.stdout.write(JSON.stringify([fs.fstatSync(0).isFIFO(),fs.fstatSync(1).isFIFO()])+'\\n')";
     const done = await runCli(['proxy', '--out', join(dir, 'otel2'), '--', process.execPath, '-e', probe]);
     expect(done.code).toBe(0);
     expect(done.stdout.toString()).toBe('[true,true]\n');
@@ -67,29 +70,33 @@ describe('proxy stdio', () => {
     expect(await exited).toBe(0);
   }, 30_000);
 
-  it.runIf(process.platform === 'linux')('takes the agent down when the proxy is killed with SIGKILL', async () => {
-    // The agent opens a FIFO the test reads, prints its pid and waits forever: the test's read
-    // end sees EOF exactly when the agent is gone (it is the only writer).
-    const fifo = join(dir, 'alive');
-    execFileSync('mkfifo', [fifo]);
-    const agent = `require('fs').openSync(${JSON.stringify(fifo)},'w');process.stdout.write(process.pid+'\\n');setInterval(()=>{},1000)`;
-    const alive = createReadStream(fifo);
-    const gone = new Promise<void>((resolve) => {
-      alive.on('data', () => undefined);
-      alive.once('end', () => resolve());
-    });
-    const proxy = spawnCli(['proxy', '--out', join(dir, 'otel3'), '--', process.execPath, '-e', agent]);
-    const agentPid = Number(await waitForLine(proxy, (line) => /^\d+$/.test(line)));
-    expect(agentPid).toBeGreaterThan(0);
-    proxy.kill('SIGKILL');
-    await gone;
-    // EOF on the FIFO means the agent's descriptor closed: it never closes it, so it is exiting. The kernel
-    // closes files before the process turns zombie: yield to the event loop until /proc shows it gone or a zombie.
-    let state = processState(agentPid);
-    for (let turn = 0; turn < 1_000_000 && state !== 'gone' && state !== 'Z'; turn += 1) {
-      await new Promise((resolve) => setImmediate(resolve));
-      state = processState(agentPid);
-    }
-    expect(state).toMatch(/^(gone|Z)$/);
-  }, 30_000);
+  it.runIf(process.platform === 'linux')(
+    'takes the agent down when the proxy is killed with SIGKILL',
+    async () => {
+      // The agent opens a FIFO the test reads, prints its pid and waits forever: the test's read
+      // end sees EOF exactly when the agent is gone (it is the only writer).
+      const fifo = join(dir, 'alive');
+      execFileSync('mkfifo', [fifo]);
+      const agent = `require('fs').openSync(${JSON.stringify(fifo)},'w');process.stdout.write(process.pid+'\\n');setInterval(()=>{},1000)`;
+      const alive = createReadStream(fifo);
+      const gone = new Promise<void>((resolve) => {
+        alive.on('data', () => undefined);
+        alive.once('end', () => resolve());
+      });
+      const proxy = spawnCli(['proxy', '--out', join(dir, 'otel3'), '--', process.execPath, '-e', agent]);
+      const agentPid = Number(await waitForLine(proxy, (line) => /^\d+$/.test(line)));
+      expect(agentPid).toBeGreaterThan(0);
+      proxy.kill('SIGKILL');
+      await gone;
+      // EOF on the FIFO means the agent's descriptor closed: it never closes it, so it is exiting. The kernel
+      // closes files before the process turns zombie: yield to the event loop until /proc shows it gone or a zombie.
+      let state = processState(agentPid);
+      for (let turn = 0; turn < 1_000_000 && state !== 'gone' && state !== 'Z'; turn += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        state = processState(agentPid);
+      }
+      expect(state).toMatch(/^(gone|Z)$/);
+    },
+    30_000,
+  );
 });

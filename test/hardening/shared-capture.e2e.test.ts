@@ -13,11 +13,20 @@ import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 const dir = mkdtempSync(join(tmpdir(), 'shared-capture-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', TRACESTATE: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 /** One proxied runtime answering `prompts` completed prompts, captured to `capture`. */
 async function proxiedSession(capture: string, name: string, prompts: number): Promise<number | null> {
-  const child = spawnCli(['proxy', '--out', join(dir, `otel-${name}`), '--capture', capture, '--', process.execPath, FIXTURE_SDK_RUNTIME], QUIET_ENV);
+  const child = spawnCli(
+    ['proxy', '--out', join(dir, `otel-${name}`), '--capture', capture, '--', process.execPath, FIXTURE_SDK_RUNTIME],
+    QUIET_ENV,
+  );
   const done = finished(child);
   child.stdin.write(rpc(1, 'initialize', { cwd: '/work', provider: 'deepseek', model: 'deepseek-chat' }));
   for (let i = 0; i < prompts; i += 1) {
@@ -26,7 +35,9 @@ async function proxiedSession(capture: string, name: string, prompts: number): P
     // The runtime answers a prompt when it is queued; the run is over when its session goes idle.
     const answered = waitForLine(child, (line) => line.startsWith(`{"jsonrpc":"2.0","id":${id},`));
     const idle = waitForLine(child, isIdleLine(sessionId));
-    child.stdin.write(rpc(id, 'session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: 'scenario:completed' }] }));
+    child.stdin.write(
+      rpc(id, 'session/prompt', { sessionId, contentBlocks: [{ type: 'text', text: 'scenario:completed' }] }),
+    );
     await Promise.all([answered, idle]);
   }
   child.stdin.write(rpc(prompts + 2, 'shutdown'));
@@ -42,7 +53,9 @@ describe('proxy --capture', () => {
     expect(await proxiedSession(capture, 'solo', 1)).toBe(0);
     const after = readFileSync(capture, 'utf8');
     expect(after.startsWith(before)).toBe(true);
-    expect(after.slice(before.length).split('\n')[0]).toMatch(/^\{"type":"subagent-otel-capture","version":1,"protocol":"auto","startedAt":\d+,"id":"[0-9a-f]{12}"\}$/);
+    expect(after.slice(before.length).split('\n')[0]).toMatch(
+      /^\{"type":"subagent-otel-capture","version":1,"protocol":"auto","startedAt":\d+,"id":"[0-9a-f]{12}"\}$/,
+    );
   });
 
   it('keeps every run of four proxies writing one capture file at once', async () => {
@@ -53,7 +66,11 @@ describe('proxy --capture', () => {
     // No replay problem (stderr may carry the SDK's warning about a span the fixture timed inconsistently, as live).
     expect(r.stderr.toString()).not.toContain('subagent-otel replay:');
     expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout.toString()) as { runs: number; problems: number; stopReasons: Array<{ stopReason: string; runs: number }> };
+    const summary = JSON.parse(r.stdout.toString()) as {
+      runs: number;
+      problems: number;
+      stopReasons: Array<{ stopReason: string; runs: number }>;
+    };
     expect(summary.problems).toBe(0);
     expect(summary.runs).toBe(100);
     expect(summary.stopReasons).toMatchObject([{ stopReason: 'completed', runs: 100 }]);

@@ -87,14 +87,29 @@ describe('soak', () => {
       const out = join(dir, 'otel');
       const seenIn = join(dir, 'runtime-stdin.bin');
       const seenOut = join(dir, 'runtime-stdout.bin');
-      const child = spawnCli(['proxy', '--out', out, '--', process.execPath, '-e', TEE, seenIn, seenOut, process.execPath, FIXTURE_SDK_RUNTIME], {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_EXPORTER_OTLP_TIMEOUT: '500',
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        OTEL_METRIC_EXPORT_INTERVAL: '2000',
-        SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '60000',
-      });
+      const child = spawnCli(
+        [
+          'proxy',
+          '--out',
+          out,
+          '--',
+          process.execPath,
+          '-e',
+          TEE,
+          seenIn,
+          seenOut,
+          process.execPath,
+          FIXTURE_SDK_RUNTIME,
+        ],
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_EXPORTER_OTLP_TIMEOUT: '500',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+          OTEL_METRIC_EXPORT_INTERVAL: '2000',
+          SUBAGENT_OTEL_SHUTDOWN_TIMEOUT_MS: '60000',
+        },
+      );
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
 
       const sentHash = createHash('sha256');
@@ -123,7 +138,10 @@ describe('soak', () => {
           nl = partial.indexOf('\n');
           const id = /^\{"jsonrpc":"2\.0","id":(\d+),"(result|error)"/.exec(line)?.[1];
           if (id !== undefined) pending.get(Number(id))?.();
-          const idle = /^\{"jsonrpc":"2\.0","method":"session\.status","params":\{"sessionId":"([^"]+)","status":"idle"/.exec(line)?.[1];
+          const idle =
+            /^\{"jsonrpc":"2\.0","method":"session\.status","params":\{"sessionId":"([^"]+)","status":"idle"/.exec(
+              line,
+            )?.[1];
           if (idle !== undefined) turnsOf.get(idle)?.shift()?.();
         }
       });
@@ -156,7 +174,12 @@ describe('soak', () => {
             for (const stop of SCENARIO_RUNS[scenario]!) expected[stop] = (expected[stop] ?? 0) + 1;
           });
           inFlight.add(done);
-          send(rpc(id, 'session/prompt', { sessionId: `soak-${id % IN_FLIGHT}`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] }));
+          send(
+            rpc(id, 'session/prompt', {
+              sessionId: `soak-${id % IN_FLIGHT}`,
+              contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }],
+            }),
+          );
         }
         await Promise.race(inFlight);
         if (answered - sampledAt >= 50) {

@@ -67,7 +67,11 @@ export function openRun(id: number, partial: string): string {
     line({ id, method: 'session/prompt', params: { sessionId, contentBlocks: [{ type: 'text', text: 'go' }] } }),
     event(sessionId, 0, 'turn/start', { turn: 0 }),
     event(sessionId, 1, 'step/start', { turn: 0, step: 0 }),
-    event(sessionId, 2, 'assistant/chunk', { turn: 0, step: 0, chunk: { type: 'text-delta', index: 0, text: partial } }),
+    event(sessionId, 2, 'assistant/chunk', {
+      turn: 0,
+      step: 0,
+      chunk: { type: 'text-delta', index: 0, text: partial },
+    }),
   ].join('');
 }
 
@@ -97,9 +101,18 @@ export function fileMetricPoints(dir: string): OtlpMetricPoint[] {
 }
 
 /** Sum of `subagent.telemetry.dropped` points for a signal and exporter (delta or cumulative: the last cumulative point equals the sum of deltas only for delta; callers pass delta streams). */
-export function droppedTotal(points: readonly OtlpMetricPoint[], signal: 'traces' | 'metrics', exporter: string): number {
+export function droppedTotal(
+  points: readonly OtlpMetricPoint[],
+  signal: 'traces' | 'metrics',
+  exporter: string,
+): number {
   return points
-    .filter((p) => p.name === 'subagent.telemetry.dropped' && p.attributes['subagent.telemetry.signal'] === signal && p.attributes['subagent.telemetry.exporter'] === exporter)
+    .filter(
+      (p) =>
+        p.name === 'subagent.telemetry.dropped' &&
+        p.attributes['subagent.telemetry.signal'] === signal &&
+        p.attributes['subagent.telemetry.exporter'] === exporter,
+    )
     .reduce((sum, p) => sum + p.value, 0);
 }
 

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const GET_CHROMIUM = 'apt-get update && apt-get install -y --no-install-recommends chromium (.ci/run does it when chromium is missing)';
+export const GET_CHROMIUM =
+  'apt-get update && apt-get install -y --no-install-recommends chromium (.ci/run does it when chromium is missing)';
 
 /** Whether Debian's Chromium is installed; in CI its absence throws with how to install it. */
 export function hasChromium(): boolean {
@@ -27,7 +28,16 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return {
     context,

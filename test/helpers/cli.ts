@@ -20,7 +20,11 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
 }
 
 /** Spawns `file ...args` with real pipes and `env` over this process's environment (an installed `subagent-otel`, say). */
-export function spawnCommand(file: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
+export function spawnCommand(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): ChildProcessWithoutNullStreams {
   return spawn(file, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
@@ -31,17 +35,28 @@ export function finished(child: ChildProcessWithoutNullStreams): Promise<Finishe
   child.stdout.on('data', (c: Buffer) => out.push(c));
   child.stderr.on('data', (c: Buffer) => err.push(c));
   return new Promise((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+    child.once('close', (code, signal) =>
+      resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }),
+    );
   });
 }
 
 /** Runs the CLI with `input` on stdin (then EOF) and waits for it. */
-export async function runCli(args: readonly string[], input: Buffer | string = '', env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+export async function runCli(
+  args: readonly string[],
+  input: Buffer | string = '',
+  env: NodeJS.ProcessEnv = {},
+): Promise<Finished> {
   return runCommand(process.execPath, [CLI, ...args], input, env);
 }
 
 /** Runs `file ...args` with `input` on stdin (then EOF) and waits for it. */
-export async function runCommand(file: string, args: readonly string[], input: Buffer | string = '', env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+export async function runCommand(
+  file: string,
+  args: readonly string[],
+  input: Buffer | string = '',
+  env: NodeJS.ProcessEnv = {},
+): Promise<Finished> {
   const child = spawnCommand(file, args, env);
   const done = finished(child);
   child.stdin.on('error', () => undefined); // EPIPE when the child exits before reading all: the test asserts on exit instead
@@ -55,7 +70,10 @@ export async function runCommand(file: string, args: readonly string[], input: B
  * a prompted run (the runtime answers `session/prompt` earlier, on queueing).
  */
 export function isIdleLine(sessionId: string): (line: string) => boolean {
-  return (line) => line.includes('"method":"session.status"') && line.includes('"status":"idle"') && line.includes(`"sessionId":"${sessionId}"`);
+  return (line) =>
+    line.includes('"method":"session.status"') &&
+    line.includes('"status":"idle"') &&
+    line.includes(`"sessionId":"${sessionId}"`);
 }
 
 export function waitForLine(child: ChildProcessWithoutNullStreams, match: (line: string) => boolean): Promise<string> {
@@ -82,7 +100,13 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, match: (line:
 
 export interface OtlpAttribute {
   key: string;
-  value: { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number; arrayValue?: { values: Array<{ stringValue?: string }> } };
+  value: {
+    stringValue?: string;
+    intValue?: number | string;
+    boolValue?: boolean;
+    doubleValue?: number;
+    arrayValue?: { values: Array<{ stringValue?: string }> };
+  };
 }
 export interface OtlpSpan {
   traceId: string;
@@ -103,7 +127,9 @@ export function readSpans(dir: string): OtlpSpan[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')
-    .flatMap((l) => (JSON.parse(l) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> }).resourceSpans)
+    .flatMap(
+      (l) => (JSON.parse(l) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> }).resourceSpans,
+    )
     .flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
 }
 

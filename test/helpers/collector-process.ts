@@ -117,9 +117,13 @@ export async function collectorProcess(dir: string, sinkEndpoint: string): Promi
       // seen to hang past the test timeout. What a test asserts has arrived by then, so a collector
       // that has not exited after the grace period is killed, and the log says so.
       let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), STOP_GRACE_MS)));
+      const graceOver = new Promise<'grace-over'>(
+        (resolve) => (timer = setTimeout(() => resolve('grace-over'), STOP_GRACE_MS)),
+      );
       if ((await Promise.race([exited, graceOver])) === 'grace-over') {
-        console.warn(`collector-process: no exit ${STOP_GRACE_MS} ms after SIGTERM; killing it. Its log ends:\n${output.slice(-2000)}`);
+        console.warn(
+          `collector-process: no exit ${STOP_GRACE_MS} ms after SIGTERM; killing it. Its log ends:\n${output.slice(-2000)}`,
+        );
         running.kill('SIGKILL');
         await exited;
       }

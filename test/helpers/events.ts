@@ -43,14 +43,21 @@ export const turnEnd = (kind: string, turn = 0, extra: Record<string, unknown> =
 export const stepStart = (step: number, turn = 0): Draft => ({ type: 'step/start', data: { turn, step } });
 export const stepEnd = (step: number, turn = 0): Draft => ({ type: 'step/end', data: { turn, step } });
 export const endSeed = (): Draft => ({ type: 'session/end-seed', data: {} });
-export const chunkEvent = (chunk: StreamChunk, step = 0, turn = 0): Draft => ({ type: 'assistant/chunk', data: { turn, step, chunk } });
+export const chunkEvent = (chunk: StreamChunk, step = 0, turn = 0): Draft => ({
+  type: 'assistant/chunk',
+  data: { turn, step, chunk },
+});
 export const toolCallEvent = (callId: string, step = 0, name = 'read_file', turn = 0): Draft => ({
   type: 'tool/call',
   data: { turn, step, callId, name, arguments: '{}' },
 });
 export const toolResultEvent = (callId: string, isError = false, step = 0, turn = 0): Draft => ({
   type: 'tool/result',
-  data: { turn, step, message: { content: [{ type: 'tool-result', toolCallId: callId, content: [text('file body')], isError }] } },
+  data: {
+    turn,
+    step,
+    message: { content: [{ type: 'tool-result', toolCallId: callId, content: [text('file body')], isError }] },
+  },
 });
 export const unknownEvent = (): Draft => ({ type: 'future/thing', data: { anything: true } });
 
@@ -69,7 +76,11 @@ export function step(
   const turn = options.turn ?? 0;
   const stream = options.stream ?? [];
   messageIds += 1;
-  const data: Record<string, unknown> = { turn, step: s, message: { id: `msg-${messageIds}`, role: 'assistant', content: options.content } };
+  const data: Record<string, unknown> = {
+    turn,
+    step: s,
+    message: { id: `msg-${messageIds}`, role: 'assistant', content: options.content },
+  };
   if (options.usage !== undefined) data.usage = options.usage;
   if (gen === 'embedded') {
     if (stream.length > 0) data.stream = stream;
@@ -79,7 +90,10 @@ export function step(
 }
 
 /** A model call that did not assemble into a message (retried, failed, cancelled). */
-export function attempt(gen: Generation, options: { step?: number; turn?: number; stream: StreamChunk[]; failure?: { message: string; code: string } }): Draft[] {
+export function attempt(
+  gen: Generation,
+  options: { step?: number; turn?: number; stream: StreamChunk[]; failure?: { message: string; code: string } },
+): Draft[] {
   const s = options.step ?? 0;
   const turn = options.turn ?? 0;
   if (gen === 'chunk') return options.stream.map((c) => chunkEvent(c, s, turn));
@@ -90,5 +104,7 @@ export function attempt(gen: Generation, options: { step?: number; turn?: number
 
 /** Numbers drafts into envelopes: `seq` from `seq0`, `time` from `time0` in 10 ms steps. */
 export function events(drafts: ReadonlyArray<Draft | Draft[]>, seq0 = 0, time0 = 1_700_000_000_000): SessionEvent[] {
-  return drafts.flat().map((d, i) => ({ type: d.type, seq: seq0 + i, time: time0 + i * 10, data: d.data }) as SessionEvent);
+  return drafts
+    .flat()
+    .map((d, i) => ({ type: d.type, seq: seq0 + i, time: time0 + i * 10, data: d.data }) as SessionEvent);
 }

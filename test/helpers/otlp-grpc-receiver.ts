@@ -8,7 +8,13 @@
  *
  * @module subagent-otel/test/helpers/otlp-grpc-receiver
  */
-import { Server, ServerCredentials, type Metadata, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  type Metadata,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
 import type { OtlpSpan } from './cli.js';
 import { decodeMetricsRequest, decodeTraceRequest } from './otlp-protobuf.js';
 import { pointsOfMetricBody, spansOfTraceBody, type OtlpMetricPoint } from './otlp-receiver.js';
@@ -80,18 +86,25 @@ export async function startOtlpGrpcReceiver(options: OtlpGrpcReceiverOptions = {
     },
   });
   server.addService(exportService('/opentelemetry.proto.collector.trace.v1.TraceService/Export'), handler('traces'));
-  server.addService(exportService('/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'), handler('metrics'));
+  server.addService(
+    exportService('/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'),
+    handler('metrics'),
+  );
   const credentials =
-    options.tls === undefined ? ServerCredentials.createInsecure() : ServerCredentials.createSsl(null, [{ private_key: options.tls.keyPem, cert_chain: options.tls.certPem }]);
+    options.tls === undefined
+      ? ServerCredentials.createInsecure()
+      : ServerCredentials.createSsl(null, [{ private_key: options.tls.keyPem, cert_chain: options.tls.certPem }]);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error !== null ? reject(error) : resolve(bound)));
   });
-  const bodies = (service: GrpcExport['service']): Buffer[] => exports.filter((item) => item.service === service).map((item) => item.body);
+  const bodies = (service: GrpcExport['service']): Buffer[] =>
+    exports.filter((item) => item.service === service).map((item) => item.body);
   return {
     endpoint: options.tls === undefined ? `http://127.0.0.1:${port}` : `https://localhost:${port}`,
     exports,
     acceptedSpans: () => bodies('traces').flatMap((body) => spansOfTraceBody(JSON.stringify(decodeTraceRequest(body)))),
-    acceptedMetricPoints: () => bodies('metrics').flatMap((body) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body)))),
+    acceptedMetricPoints: () =>
+      bodies('metrics').flatMap((body) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body)))),
     waitFor(match) {
       const found = exports.find(match);
       if (found !== undefined) return Promise.resolve(found);

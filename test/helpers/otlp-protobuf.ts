@@ -10,7 +10,13 @@
  * @module subagent-otel/test/helpers/otlp-protobuf
  */
 
-type Field = { readonly number: number; readonly wire: number; readonly varint?: bigint; readonly bytes?: Buffer; readonly fixed?: Buffer };
+type Field = {
+  readonly number: number;
+  readonly wire: number;
+  readonly varint?: bigint;
+  readonly bytes?: Buffer;
+  readonly fixed?: Buffer;
+};
 
 /** Splits one message into its fields, in order. Throws on malformed input. */
 function fields(buffer: Buffer): Field[] {
@@ -52,7 +58,8 @@ const all = (buffer: Buffer, number: number): Field[] => fields(buffer).filter((
 const one = (buffer: Buffer, number: number): Field | undefined => all(buffer, number).at(-1);
 const str = (buffer: Buffer, number: number): string | undefined => one(buffer, number)?.bytes?.toString('utf8');
 const hex = (buffer: Buffer, number: number): string | undefined => one(buffer, number)?.bytes?.toString('hex');
-const fixed64 = (buffer: Buffer, number: number): string | undefined => one(buffer, number)?.fixed?.readBigUInt64LE(0).toString();
+const fixed64 = (buffer: Buffer, number: number): string | undefined =>
+  one(buffer, number)?.fixed?.readBigUInt64LE(0).toString();
 const double = (buffer: Buffer, number: number): number | undefined => one(buffer, number)?.fixed?.readDoubleLE(0);
 const int = (buffer: Buffer, number: number): number | undefined => {
   const v = one(buffer, number)?.varint;
@@ -73,7 +80,9 @@ function anyValue(buffer: Buffer): Record<string, unknown> {
     case 4:
       return { doubleValue: f.fixed?.readDoubleLE(0) };
     case 5:
-      return { arrayValue: { values: all(f.bytes ?? Buffer.alloc(0), 1).map((v) => anyValue(v.bytes ?? Buffer.alloc(0))) } };
+      return {
+        arrayValue: { values: all(f.bytes ?? Buffer.alloc(0), 1).map((v) => anyValue(v.bytes ?? Buffer.alloc(0))) },
+      };
     default:
       return {};
   }
@@ -104,7 +113,10 @@ function span(buffer: Buffer): Record<string, unknown> {
     startTimeUnixNano: fixed64(buffer, 7),
     endTimeUnixNano: fixed64(buffer, 8),
     attributes: attributes(buffer, 9),
-    status: status === undefined ? {} : { code: int(status, 3) ?? 0, ...(str(status, 2) !== undefined ? { message: str(status, 2) } : {}) },
+    status:
+      status === undefined
+        ? {}
+        : { code: int(status, 3) ?? 0, ...(str(status, 2) !== undefined ? { message: str(status, 2) } : {}) },
   };
 }
 
@@ -115,7 +127,9 @@ export function decodeTraceRequest(body: Buffer): { resourceSpans: unknown[] } {
       const b = rs.bytes ?? Buffer.alloc(0);
       return {
         resource: resource(one(b, 1)?.bytes),
-        scopeSpans: all(b, 2).map((ss) => ({ spans: all(ss.bytes ?? Buffer.alloc(0), 2).map((s) => span(s.bytes ?? Buffer.alloc(0))) })),
+        scopeSpans: all(b, 2).map((ss) => ({
+          spans: all(ss.bytes ?? Buffer.alloc(0), 2).map((s) => span(s.bytes ?? Buffer.alloc(0))),
+        })),
       };
     }),
   };
@@ -141,7 +155,8 @@ function metric(buffer: Buffer): Record<string, unknown> {
   const gauge = one(buffer, 5)?.bytes;
   const sum = one(buffer, 7)?.bytes;
   const histogram = one(buffer, 9)?.bytes;
-  if (gauge !== undefined) out['gauge'] = { dataPoints: all(gauge, 1).map((p) => numberPoint(p.bytes ?? Buffer.alloc(0))) };
+  if (gauge !== undefined)
+    out['gauge'] = { dataPoints: all(gauge, 1).map((p) => numberPoint(p.bytes ?? Buffer.alloc(0))) };
   if (sum !== undefined) {
     out['sum'] = {
       dataPoints: all(sum, 1).map((p) => numberPoint(p.bytes ?? Buffer.alloc(0))),
@@ -150,7 +165,10 @@ function metric(buffer: Buffer): Record<string, unknown> {
     };
   }
   if (histogram !== undefined) {
-    out['histogram'] = { dataPoints: all(histogram, 1).map((p) => histogramPoint(p.bytes ?? Buffer.alloc(0))), aggregationTemporality: int(histogram, 2) };
+    out['histogram'] = {
+      dataPoints: all(histogram, 1).map((p) => histogramPoint(p.bytes ?? Buffer.alloc(0))),
+      aggregationTemporality: int(histogram, 2),
+    };
   }
   return out;
 }
@@ -162,7 +180,9 @@ export function decodeMetricsRequest(body: Buffer): { resourceMetrics: unknown[]
       const b = rm.bytes ?? Buffer.alloc(0);
       return {
         resource: resource(one(b, 1)?.bytes),
-        scopeMetrics: all(b, 2).map((sm) => ({ metrics: all(sm.bytes ?? Buffer.alloc(0), 2).map((m) => metric(m.bytes ?? Buffer.alloc(0))) })),
+        scopeMetrics: all(b, 2).map((sm) => ({
+          metrics: all(sm.bytes ?? Buffer.alloc(0), 2).map((m) => metric(m.bytes ?? Buffer.alloc(0))),
+        })),
       };
     }),
   };

@@ -23,7 +23,13 @@
  *
  * @module subagent-otel/test/helpers/otlp-receiver
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -84,7 +90,9 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-function attributeMap(list: ReadonlyArray<{ key: string; value: Record<string, unknown> }> | undefined): Record<string, unknown> {
+function attributeMap(
+  list: ReadonlyArray<{ key: string; value: Record<string, unknown> }> | undefined,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const { key, value } of list ?? []) {
     const v = value as { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number };
@@ -106,18 +114,24 @@ function plainBody(request: Pick<ReceivedRequest, 'headers' | 'body'>): Buffer {
 /** Decodes a `/v1/traces` request, JSON or protobuf, into its spans. */
 export function spansOfTraceRequest(request: Pick<ReceivedRequest, 'headers' | 'body'>): OtlpSpan[] {
   const body = plainBody(request);
-  return isProtobuf(request.headers) ? spansOfTraceBody(JSON.stringify(decodeTraceRequest(body))) : spansOfTraceBody(body);
+  return isProtobuf(request.headers)
+    ? spansOfTraceBody(JSON.stringify(decodeTraceRequest(body)))
+    : spansOfTraceBody(body);
 }
 
 /** Decodes a `/v1/metrics` request, JSON or protobuf, into flat data points. */
 export function pointsOfMetricRequest(request: Pick<ReceivedRequest, 'headers' | 'body'>): OtlpMetricPoint[] {
   const body = plainBody(request);
-  return isProtobuf(request.headers) ? pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body))) : pointsOfMetricBody(body);
+  return isProtobuf(request.headers)
+    ? pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(body)))
+    : pointsOfMetricBody(body);
 }
 
 /** Decodes an OTLP JSON `ExportTraceServiceRequest` body into its spans. */
 export function spansOfTraceBody(body: Buffer | string): OtlpSpan[] {
-  const parsed = JSON.parse(body.toString()) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: OtlpSpan[] }> }> };
+  const parsed = JSON.parse(body.toString()) as {
+    resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: OtlpSpan[] }> }>;
+  };
   return (parsed.resourceSpans ?? []).flatMap((rs) => (rs.scopeSpans ?? []).flatMap((ss) => ss.spans ?? []));
 }
 
@@ -136,7 +150,9 @@ type PointJson = {
 
 /** Decodes an OTLP JSON `ExportMetricsServiceRequest` body into flat data points. */
 export function pointsOfMetricBody(body: Buffer | string): OtlpMetricPoint[] {
-  const parsed = JSON.parse(body.toString()) as { resourceMetrics?: Array<{ scopeMetrics?: Array<{ metrics?: MetricJson[] }> }> };
+  const parsed = JSON.parse(body.toString()) as {
+    resourceMetrics?: Array<{ scopeMetrics?: Array<{ metrics?: MetricJson[] }> }>;
+  };
   const points: OtlpMetricPoint[] = [];
   for (const rm of parsed.resourceMetrics ?? []) {
     for (const sm of rm.scopeMetrics ?? []) {
@@ -163,7 +179,10 @@ export interface OtlpReceiverOptions {
  * `healthy`), plain HTTP unless `options.tls` is given. With `refuse` the
  * port is reserved, then closed.
  */
-export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }, options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(
+  mode: ReceiverMode = { kind: 'healthy' },
+  options: OtlpReceiverOptions = {},
+): Promise<OtlpReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters: Waiter[] = [];
   const sockets = new Set<Socket>();
@@ -234,7 +253,10 @@ export async function startOtlpReceiver(mode: ReceiverMode = { kind: 'healthy' }
 
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {
-      const created = options.tls === undefined ? createServer(handle) : createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle);
+      const created =
+        options.tls === undefined
+          ? createServer(handle)
+          : createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, handle);
       created.keepAliveTimeout = 1000;
       created.on('connection', (socket: Socket) => {
         sockets.add(socket);

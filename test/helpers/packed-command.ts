@@ -47,7 +47,13 @@ export function installedCommand(installed: InstalledCommand): CommandInstall {
 
 /** `node dist/cli/subagent-otel.js` of this clone. */
 export function cloneCommand(): CommandInstall {
-  return { label: 'clone dist', file: process.execPath, leadingArgs: [CLI], fixtureRuntime: FIXTURE_SDK_RUNTIME, env: {} };
+  return {
+    label: 'clone dist',
+    file: process.execPath,
+    leadingArgs: [CLI],
+    fixtureRuntime: FIXTURE_SDK_RUNTIME,
+    env: {},
+  };
 }
 
 /** A command that exports, and what it must deliver. */
@@ -84,8 +90,14 @@ export const EXPORTING_COMMANDS: readonly ExportingCommand[] = [
     name: 'proxy',
     args: (install) => ['proxy', '--agent-name', PROXY_AGENT, '--', process.execPath, install.fixtureRuntime],
     input:
-      rpc(1, 'session/prompt', { sessionId: 'packed-1', contentBlocks: [{ type: 'text', text: 'scenario:completed' }] }) +
-      rpc(2, 'session/prompt', { sessionId: 'packed-2', contentBlocks: [{ type: 'text', text: 'scenario:empty-message' }] }),
+      rpc(1, 'session/prompt', {
+        sessionId: 'packed-1',
+        contentBlocks: [{ type: 'text', text: 'scenario:completed' }],
+      }) +
+      rpc(2, 'session/prompt', {
+        sessionId: 'packed-2',
+        contentBlocks: [{ type: 'text', text: 'scenario:empty-message' }],
+      }),
     // Each run: its invoke_agent span and one chat span per model call (the fixture's scenarios make one each).
     spans: { [`invoke_agent ${PROXY_AGENT}`]: 2 },
     spanCount: 4,
@@ -107,7 +119,10 @@ export const EXPORTING_COMMANDS: readonly ExportingCommand[] = [
     // 35 runs, 11 at max-tokens (README): 23 of the SDK runtime (provider deepseek), 12 of the ACP agent; 82 spans.
     spans: { 'invoke_agent deepseek': 23, 'invoke_agent fake-acp-agent': 12 },
     spanCount: 82,
-    metric: { name: METRIC_SUBAGENT_RUNS, byStopReason: { completed: 17, 'max-tokens': 11, aborted: 3, error: 3, refusal: 1 } },
+    metric: {
+      name: METRIC_SUBAGENT_RUNS,
+      byStopReason: { completed: 17, 'max-tokens': 11, aborted: 3, error: 3, refusal: 1 },
+    },
   },
 ];
 
@@ -117,6 +132,13 @@ export interface Destination extends ExportDestination {
 }
 
 /** Runs `command` from `install` sending to `destination` only; resolves when it exited and its streams closed. */
-export function runExporting(install: CommandInstall, command: ExportingCommand, destination: Destination): Promise<Finished> {
-  return runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, { ...exportingEnvironment(destination), ...install.env });
+export function runExporting(
+  install: CommandInstall,
+  command: ExportingCommand,
+  destination: Destination,
+): Promise<Finished> {
+  return runCommand(install.file, [...install.leadingArgs, ...command.args(install)], command.input, {
+    ...exportingEnvironment(destination),
+    ...install.env,
+  });
 }

@@ -313,7 +313,9 @@ export interface Sample {
 
 /** Runs an instant PromQL query. @returns the result vector; throws on an HTTP error. */
 export async function instantQuery(prom: LocalServer, query: string): Promise<Sample[]> {
-  const body = (await getJson(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`)) as { data: { result: Sample[] } };
+  const body = (await getJson(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`)) as {
+    data: { result: Sample[] };
+  };
   return body.data.result;
 }
 

@@ -35,10 +35,18 @@ const MAX_DATA_STEPS = 120;
  * The raw samples of `selector` over the last `range` before `time` (unix
  * seconds), exactly as stored. Throws on an HTTP error or a non-matrix answer.
  */
-export async function rawSamples(prom: LocalServer, selector: string, time: number, range = '1h'): Promise<RawSeries[]> {
+export async function rawSamples(
+  prom: LocalServer,
+  selector: string,
+  time: number,
+  range = '1h',
+): Promise<RawSeries[]> {
   const query = encodeURIComponent(`${selector}[${range}]`);
-  const body = (await getJson(`${prom.url}/api/v1/query?query=${query}&time=${time}`)) as { data: { resultType: string; result: RawSeries[] } };
-  if (body.data.resultType !== 'matrix') throw new Error(`expected a matrix for ${selector}[${range}], got ${body.data.resultType}`);
+  const body = (await getJson(`${prom.url}/api/v1/query?query=${query}&time=${time}`)) as {
+    data: { resultType: string; result: RawSeries[] };
+  };
+  if (body.data.resultType !== 'matrix')
+    throw new Error(`expected a matrix for ${selector}[${range}], got ${body.data.resultType}`);
   return body.data.result;
 }
 
@@ -84,7 +92,8 @@ export function gridSeries(series: readonly RawSeries[], groupLabel: string, hol
       if (row !== previous) kept.push(t);
       previous = row;
     }
-    if (kept.length > MAX_DATA_STEPS) throw new Error(`job ${group} changed at ${kept.length} scrapes; at most ${MAX_DATA_STEPS} fit the 1 h window`);
+    if (kept.length > MAX_DATA_STEPS)
+      throw new Error(`job ${group} changed at ${kept.length} scrapes; at most ${MAX_DATA_STEPS} fit the 1 h window`);
     dataSteps = Math.max(dataSteps, kept.length);
     for (const m of members) {
       const values = kept.map((t) => latestAt(m, t) ?? '_');
@@ -124,7 +133,11 @@ export type PromtoolCheck = Record<string, unknown>;
  * @returns promtool's outcome (status 0: every expectation held). Throws
  *   "promtool not found: ..." when it is missing.
  */
-export function runPromtoolTest(rules: string, layout: GridLayout, checks: { readonly promql_expr_test?: PromtoolCheck[]; readonly alert_rule_test?: PromtoolCheck[] }): ToolRun {
+export function runPromtoolTest(
+  rules: string,
+  layout: GridLayout,
+  checks: { readonly promql_expr_test?: PromtoolCheck[]; readonly alert_rule_test?: PromtoolCheck[] },
+): ToolRun {
   const promtool = binary('promtool');
   const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-promtool-'));
   try {

@@ -24,7 +24,8 @@ export const SHARED_TRANSCRIPTS_HOW =
 export function requireFolder(context: TestContext, folder: string, how: string): string {
   if (existsSync(folder)) return folder;
   const message = `${folder} is missing: ${how}`;
-  if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false') throw new Error(message);
+  if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false')
+    throw new Error(message);
   return context.skip(message);
 }
 
@@ -38,7 +39,8 @@ export function sharedTranscripts(relative: string): string | undefined {
   const path = join(SHARED_TRANSCRIPTS, relative);
   if (existsSync(path)) return path;
   const message = `${path} is missing: ${SHARED_TRANSCRIPTS_HOW}`;
-  if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false') throw new Error(message);
+  if (process.env['CI'] !== undefined && process.env['CI'] !== '' && process.env['CI'] !== 'false')
+    throw new Error(message);
   process.stderr.write(`skipped: ${message}\n`);
   return undefined;
 }

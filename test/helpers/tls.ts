@@ -28,9 +28,33 @@ export function selfSignedCertificate(dir: string): TlsIdentity {
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      ],
+      { stdio: 'pipe' },
+    );
   } catch (error) {
-    throw new Error(`this test makes a certificate with openssl; install it (apt-get install openssl) (${String(error)})`);
+    throw new Error(
+      `this test makes a certificate with openssl; install it (apt-get install openssl) (${String(error)})`,
+    );
   }
   return { cert, key, certPem: readFileSync(cert), keyPem: readFileSync(key) };
 }

@@ -33,7 +33,9 @@ describe('hookMessageOf', () => {
       agentType: 'Explore',
     });
     expect(JSON.stringify(message)).not.toContain('Analysis complete');
-    expect(endedTranscript(message as Exclude<typeof message, string>)).toBe('/home/u/.claude/projects/p/abc123/subagents/agent-def456.jsonl');
+    expect(endedTranscript(message as Exclude<typeof message, string>)).toBe(
+      '/home/u/.claude/projects/p/abc123/subagents/agent-def456.jsonl',
+    );
   });
 
   it('names the session transcript at Stop and SessionEnd, nothing for other events', () => {
@@ -47,7 +49,11 @@ describe('hookMessageOf', () => {
     expect(hookMessageOf('codex', 'not json', 1)).toMatch(/^the hook's input is not JSON/);
     expect(hookMessageOf('codex', '[1]', 1)).toBe("the hook's input is not a JSON object");
     expect(hookMessageOf('codex', '{"session_id":"x"}', 1)).toBe("the hook's input has no hook_event_name");
-    const odd = hookMessageOf('codex', JSON.stringify({ hook_event_name: 'Stop', transcript_path: 7, session_id: 'x'.repeat(5000) }), 1);
+    const odd = hookMessageOf(
+      'codex',
+      JSON.stringify({ hook_event_name: 'Stop', transcript_path: 7, session_id: 'x'.repeat(5000) }),
+      1,
+    );
     expect(odd).toEqual({ v: 1, agent: 'codex', at: 1, event: 'Stop' });
   });
 });
@@ -65,7 +71,16 @@ describe('parseHookMessage', () => {
 describe('watcherEnvironment', () => {
   it('keeps where the user’s files are, and nothing of the agent’s keys or session', async () => {
     const { watcherEnvironment } = await import('../../src/hooks/run-hook.js');
-    const env = watcherEnvironment({ PATH: '/bin', HOME: '/h', XDG_STATE_HOME: '/s', LC_ALL: 'C', ANTHROPIC_API_KEY: 'sk-secret', CLAUDE_CONFIG_DIR: '/c', NODE_OPTIONS: '--inspect', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x' });
+    const env = watcherEnvironment({
+      PATH: '/bin',
+      HOME: '/h',
+      XDG_STATE_HOME: '/s',
+      LC_ALL: 'C',
+      ANTHROPIC_API_KEY: 'sk-secret',
+      CLAUDE_CONFIG_DIR: '/c',
+      NODE_OPTIONS: '--inspect',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x',
+    });
     expect(env).toEqual({ PATH: '/bin', HOME: '/h', XDG_STATE_HOME: '/s', LC_ALL: 'C' });
   });
 });

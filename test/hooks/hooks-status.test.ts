@@ -10,11 +10,17 @@ import { CLI } from '../helpers/paths.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hooks-status-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const env = { HOME: join(root, 'home'), CLAUDE_CONFIG_DIR: join(root, 'claude'), XDG_STATE_HOME: join(root, 'state'), XDG_CONFIG_HOME: join(root, 'config') };
+const env = {
+  HOME: join(root, 'home'),
+  CLAUDE_CONFIG_DIR: join(root, 'claude'),
+  XDG_STATE_HOME: join(root, 'state'),
+  XDG_CONFIG_HOME: join(root, 'config'),
+};
 
 describe('shellWords', () => {
   it('reads back what shellQuote wrote', () => {
-    for (const word of ['/usr/bin/node', "/tmp/it's here/x.js", 'a b', "''"]) expect(shellWords(`${shellQuote(word)} hook codex`)).toEqual([word, 'hook', 'codex']);
+    for (const word of ['/usr/bin/node', "/tmp/it's here/x.js", 'a b', "''"])
+      expect(shellWords(`${shellQuote(word)} hook codex`)).toEqual([word, 'hook', 'codex']);
   });
 });
 
@@ -22,16 +28,27 @@ describe('hooksStatus', () => {
   it('is undefined before any setup, and names a hook that is gone or runs a file that is gone', async () => {
     expect(await hooksStatus(env)).toBeUndefined();
     expect(hooksStatusText(undefined)[0]).toContain('not set up');
-    await saveHooksConfig(join(root, 'config', 'subagent-otel', 'hooks.json'), { version: 1, since: 0, agents: { 'claude-code': { folder: '/p' } }, env: { OTEL_EXPORTER_OTLP_HEADERS: 'a=b', SUBAGENT_OTEL_OUT: '/o' } });
+    await saveHooksConfig(join(root, 'config', 'subagent-otel', 'hooks.json'), {
+      version: 1,
+      since: 0,
+      agents: { 'claude-code': { folder: '/p' } },
+      env: { OTEL_EXPORTER_OTLP_HEADERS: 'a=b', SUBAGENT_OTEL_OUT: '/o' },
+    });
     const settings = join(root, 'claude', 'settings.json');
     let status = await hooksStatus(env);
-    expect(status?.hooks['claude-code']).toEqual({ file: settings, problem: "not there (the file is missing or not JSON): run 'subagent-otel setup' again" });
+    expect(status?.hooks['claude-code']).toEqual({
+      file: settings,
+      problem: "not there (the file is missing or not JSON): run 'subagent-otel setup' again",
+    });
     expect(status?.variables).toEqual({ OTEL_EXPORTER_OTLP_HEADERS: null, SUBAGENT_OTEL_OUT: '/o' });
     mkdirSync(join(root, 'claude'));
-    const write = (command: string): void => writeFileSync(settings, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command }] }] } }));
+    const write = (command: string): void =>
+      writeFileSync(settings, JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command }] }] } }));
     write(hookCommand(join(root, 'old node', 'node'), CLI, 'claude-code'));
     status = await hooksStatus(env);
-    expect(status?.hooks['claude-code']?.problem).toBe(`it runs ${join(root, 'old node', 'node')}, which is gone: run 'subagent-otel setup' again`);
+    expect(status?.hooks['claude-code']?.problem).toBe(
+      `it runs ${join(root, 'old node', 'node')}, which is gone: run 'subagent-otel setup' again`,
+    );
     write(hookCommand(process.execPath, CLI, 'claude-code'));
     status = await hooksStatus(env);
     expect(status?.hooks['claude-code']).toEqual({ file: settings });

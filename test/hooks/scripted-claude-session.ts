@@ -21,7 +21,12 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const USAGE = { input_tokens: 1200, cache_creation_input_tokens: 0, cache_read_input_tokens: 200, output_tokens: 17 };
-const CHILD_USAGE = { input_tokens: 900, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens: 11 };
+const CHILD_USAGE = {
+  input_tokens: 900,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 100,
+  output_tokens: 11,
+};
 
 /** What one hook run took and saw. */
 export interface HookRun {
@@ -79,7 +84,18 @@ export class ScriptedClaudeSession {
 
   #line(file: string, fields: Record<string, unknown>, chain: { last: string | null }): void {
     const uuid = randomUUID();
-    const line = { parentUuid: chain.last, ...fields, uuid, timestamp: new Date().toISOString(), userType: 'external', entrypoint: 'cli', cwd: this.cwd, sessionId: this.sessionId, version: '2.1.318', ...this.lineFields };
+    const line = {
+      parentUuid: chain.last,
+      ...fields,
+      uuid,
+      timestamp: new Date().toISOString(),
+      userType: 'external',
+      entrypoint: 'cli',
+      cwd: this.cwd,
+      sessionId: this.sessionId,
+      version: '2.1.318',
+      ...this.lineFields,
+    };
     chain.last = uuid;
     appendFileSync(file, `${JSON.stringify(line)}\n`);
   }
@@ -97,7 +113,18 @@ export class ScriptedClaudeSession {
 
   /** The parent's model answer: text, ending the turn. */
   answer(text: string): void {
-    this.#main({ type: 'assistant', message: { id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text }], stop_reason: 'end_turn', usage: USAGE } });
+    this.#main({
+      type: 'assistant',
+      message: {
+        id: `msg_${randomUUID()}`,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-opus-5-5',
+        content: [{ type: 'text', text }],
+        stop_reason: 'end_turn',
+        usage: USAGE,
+      },
+    });
   }
 
   /**
@@ -109,28 +136,87 @@ export class ScriptedClaudeSession {
     const toolUseId = `toolu_${randomUUID().replaceAll('-', '')}`;
     this.#main({
       type: 'assistant',
-      message: { id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'tool_use', id: toolUseId, name: 'Agent', input: { description: 'Delegated work', prompt, subagent_type: 'general-purpose' } }], stop_reason: 'tool_use', usage: USAGE },
+      message: {
+        id: `msg_${randomUUID()}`,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-opus-5-5',
+        content: [
+          {
+            type: 'tool_use',
+            id: toolUseId,
+            name: 'Agent',
+            input: { description: 'Delegated work', prompt, subagent_type: 'general-purpose' },
+          },
+        ],
+        stop_reason: 'tool_use',
+        usage: USAGE,
+      },
     });
     const agentId = randomUUID().replaceAll('-', '').slice(0, 17);
     const folder = join(this.projectDir, this.sessionId, 'subagents');
     mkdirSync(folder, { recursive: true });
     const file = join(folder, `agent-${agentId}.jsonl`);
-    writeFileSync(join(folder, `agent-${agentId}.meta.json`), JSON.stringify({ agentType: 'general-purpose', description: 'Delegated work', toolUseId }));
+    writeFileSync(
+      join(folder, `agent-${agentId}.meta.json`),
+      JSON.stringify({ agentType: 'general-purpose', description: 'Delegated work', toolUseId }),
+    );
     const chain = { last: null as string | null };
     this.#line(file, { isSidechain: true, agentId, type: 'user', message: { role: 'user', content: prompt } }, chain);
-    this.#line(file, { isSidechain: true, agentId, type: 'assistant', message: { id: `msg_${randomUUID()}`, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text: answer }], stop_reason: 'end_turn', usage: CHILD_USAGE } }, chain);
-    await this.fire({ hook_event_name: 'SubagentStop', stop_hook_active: false, agent_id: agentId, agent_type: 'general-purpose', agent_transcript_path: file, last_assistant_message: answer });
+    this.#line(
+      file,
+      {
+        isSidechain: true,
+        agentId,
+        type: 'assistant',
+        message: {
+          id: `msg_${randomUUID()}`,
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-opus-5-5',
+          content: [{ type: 'text', text: answer }],
+          stop_reason: 'end_turn',
+          usage: CHILD_USAGE,
+        },
+      },
+      chain,
+    );
+    await this.fire({
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      agent_id: agentId,
+      agent_type: 'general-purpose',
+      agent_transcript_path: file,
+      last_assistant_message: answer,
+    });
     this.#main({
       type: 'user',
-      message: { role: 'user', content: [{ tool_use_id: toolUseId, type: 'tool_result', content: [{ type: 'text', text: answer }] }] },
-      toolUseResult: { status: 'completed', prompt, agentId, agentType: 'general-purpose', content: [{ type: 'text', text: answer }], totalTokens: 1011, usage: CHILD_USAGE },
+      message: {
+        role: 'user',
+        content: [{ tool_use_id: toolUseId, type: 'tool_result', content: [{ type: 'text', text: answer }] }],
+      },
+      toolUseResult: {
+        status: 'completed',
+        prompt,
+        agentId,
+        agentType: 'general-purpose',
+        content: [{ type: 'text', text: answer }],
+        totalTokens: 1011,
+        usage: CHILD_USAGE,
+      },
     });
     return { agentId, file };
   }
 
   /** Runs the hook installed for `payload.hook_event_name` with the common fields added. */
   async fire(payload: Record<string, unknown>): Promise<HookRun> {
-    const full = { session_id: this.sessionId, transcript_path: this.mainFile, cwd: this.cwd, permission_mode: 'default', ...payload };
+    const full = {
+      session_id: this.sessionId,
+      transcript_path: this.mainFile,
+      cwd: this.cwd,
+      permission_mode: 'default',
+      ...payload,
+    };
     const run = await runHookCommand(this.hook(String(payload['hook_event_name'])), full, this.env);
     this.hookRuns.push(run);
     return run;

@@ -1,8 +1,16 @@
 /** The pure edits of an agent's settings: ours added once, others never touched, exactly ours removed. */
 import { describe, expect, it } from 'vitest';
-import { SettingsShapeError, hookCommand, isOurHook, shellQuote, withOurHooks, withoutOurHooks } from '../../src/hooks/settings-hooks.js';
+import {
+  SettingsShapeError,
+  hookCommand,
+  isOurHook,
+  shellQuote,
+  withOurHooks,
+  withoutOurHooks,
+} from '../../src/hooks/settings-hooks.js';
 
-const COMMAND = "'/opt/node 22/bin/node' /usr/lib/node_modules/subagent-otel/dist/cli/subagent-otel.js hook claude-code";
+const COMMAND =
+  "'/opt/node 22/bin/node' /usr/lib/node_modules/subagent-otel/dist/cli/subagent-otel.js hook claude-code";
 const USERS = {
   model: 'opus',
   hooks: {
@@ -19,7 +27,10 @@ describe('withOurHooks', () => {
       model: 'opus',
       hooks: {
         PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }],
-        Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }, { hooks: [{ type: 'command', command: COMMAND, timeout: 10 }] }],
+        Stop: [
+          { hooks: [{ type: 'command', command: 'notify-send done' }] },
+          { hooks: [{ type: 'command', command: COMMAND, timeout: 10 }] },
+        ],
         SubagentStop: [{ hooks: [{ type: 'command', command: COMMAND, timeout: 10 }] }],
         SessionEnd: [{ hooks: [{ type: 'command', command: COMMAND, timeout: 10 }] }],
       },
@@ -52,8 +63,22 @@ describe('withoutOurHooks', () => {
   });
 
   it('keeps a group in which the user put a hook of their own beside ours', () => {
-    const mixed = { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }, { type: 'command', command: COMMAND }] }] } };
-    expect(withoutOurHooks(mixed, 'f')).toEqual({ settings: { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } }, removed: 1 });
+    const mixed = {
+      hooks: {
+        Stop: [
+          {
+            hooks: [
+              { type: 'command', command: 'echo mine' },
+              { type: 'command', command: COMMAND },
+            ],
+          },
+        ],
+      },
+    };
+    expect(withoutOurHooks(mixed, 'f')).toEqual({
+      settings: { hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo mine' }] }] } },
+      removed: 1,
+    });
   });
 
   it('removes nothing from settings without ours', () => {
@@ -65,7 +90,9 @@ describe('commands', () => {
   it('quotes what a shell would split, and knows its own hooks only', () => {
     expect(shellQuote("/tmp/it's here")).toBe("'/tmp/it'\\''s here'");
     expect(shellQuote('/usr/bin/node')).toBe('/usr/bin/node');
-    expect(hookCommand('/usr/bin/node', '/a b/subagent-otel.js', 'codex')).toBe("/usr/bin/node '/a b/subagent-otel.js' hook codex");
+    expect(hookCommand('/usr/bin/node', '/a b/subagent-otel.js', 'codex')).toBe(
+      "/usr/bin/node '/a b/subagent-otel.js' hook codex",
+    );
     expect(isOurHook({ type: 'command', command: COMMAND })).toBe(true);
     expect(isOurHook({ type: 'command', command: 'my-hook claude-code' })).toBe(false);
     expect(isOurHook({ type: 'command', command: 'subagent-otel hook claude-code && rm -rf /' })).toBe(false);

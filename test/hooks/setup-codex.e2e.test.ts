@@ -9,7 +9,15 @@ let root: string;
 let env: NodeJS.ProcessEnv;
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'setup-codex-'));
-  env = { HOME: join(root, 'home'), CODEX_HOME: join(root, 'codex'), CLAUDE_CONFIG_DIR: join(root, 'claude'), XDG_STATE_HOME: join(root, 'state'), XDG_CONFIG_HOME: join(root, 'config'), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer secret' };
+  env = {
+    HOME: join(root, 'home'),
+    CODEX_HOME: join(root, 'codex'),
+    CLAUDE_CONFIG_DIR: join(root, 'claude'),
+    XDG_STATE_HOME: join(root, 'state'),
+    XDG_CONFIG_HOME: join(root, 'config'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer secret',
+  };
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -27,9 +35,17 @@ describe('setup codex', () => {
     expect(config().env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://127.0.0.1:9');
     // An endpoint is configured: no file destination is added.
     expect(config().out).toBeUndefined();
-    const check = await runCli(['check', '--json'], '', { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' });
+    const check = await runCli(['check', '--json'], '', {
+      ...env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: '',
+      OTEL_TRACES_EXPORTER: 'none',
+      OTEL_METRICS_EXPORTER: 'none',
+    });
     const status = JSON.parse(check.stdout.toString()).hooks;
-    expect(status.variables).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_HEADERS: null });
+    expect(status.variables).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+      OTEL_EXPORTER_OTLP_HEADERS: null,
+    });
     expect(check.stdout.toString()).not.toContain('secret');
     expect(status.watcher).toBeUndefined();
   });
@@ -46,7 +62,9 @@ describe('setup codex', () => {
     mkdirSync(project);
     const before = readFileSync(join(root, 'claude', 'settings.json'), 'utf8');
     expect((await runCli(['setup', 'claude-code', '--project', project], '', env)).code).toBe(0);
-    expect(JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')).hooks.SessionEnd).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')).hooks.SessionEnd).toHaveLength(
+      1,
+    );
     expect(readFileSync(join(root, 'claude', 'settings.json'), 'utf8')).toBe(before);
     expect((await runCli(['setup', 'claude-code', '--project', project, '--remove'], '', env)).code).toBe(0);
     expect(existsSync(join(project, '.claude', 'settings.json'))).toBe(false);
@@ -61,11 +79,23 @@ describe('setup codex', () => {
   });
 
   it('a hook with no setup and a payload it cannot use exits 0, prints nothing, and says why in the log', async () => {
-    const bare = { HOME: join(root, 'bare'), XDG_STATE_HOME: join(root, 'bare-state'), XDG_CONFIG_HOME: join(root, 'bare-config') };
+    const bare = {
+      HOME: join(root, 'bare'),
+      XDG_STATE_HOME: join(root, 'bare-state'),
+      XDG_CONFIG_HOME: join(root, 'bare-config'),
+    };
     const garbage = await runCli(['hook', 'claude-code'], 'not json', bare);
-    expect({ code: garbage.code, out: garbage.stdout.toString(), err: garbage.stderr.toString() }).toEqual({ code: 0, out: '', err: '' });
+    expect({ code: garbage.code, out: garbage.stdout.toString(), err: garbage.stderr.toString() }).toEqual({
+      code: 0,
+      out: '',
+      err: '',
+    });
     const unknown = await runCli(['hook', 'gemini'], '{}', bare);
-    expect({ code: unknown.code, out: unknown.stdout.toString(), err: unknown.stderr.toString() }).toEqual({ code: 0, out: '', err: '' });
+    expect({ code: unknown.code, out: unknown.stdout.toString(), err: unknown.stderr.toString() }).toEqual({
+      code: 0,
+      out: '',
+      err: '',
+    });
     const log = readFileSync(join(root, 'bare-state', 'subagent-otel', 'daemon', 'watch.log'), 'utf8');
     expect(log).toContain("hook: claude-code: the hook's input is not JSON");
     expect(log).toContain("hook: unknown agent 'gemini'");

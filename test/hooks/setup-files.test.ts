@@ -7,7 +7,8 @@ import { SetupError, addHooksToFile, diffLines, removeHooksFromFile } from '../.
 
 const COMMAND = '/usr/bin/node /opt/subagent-otel/dist/cli/subagent-otel.js hook claude-code';
 // A user's file as people write them: tabs, keys in their order, another hook, no final newline.
-const USERS = '{\n\t"model": "opus",\n\t"hooks": {\n\t\t"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo pre"}]}]\n\t}\n}';
+const USERS =
+  '{\n\t"model": "opus",\n\t"hooks": {\n\t\t"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo pre"}]}]\n\t}\n}';
 
 let root: string;
 let setupDir: string;
@@ -26,7 +27,9 @@ describe('addHooksToFile', () => {
     const after = readFileSync(file, 'utf8');
     expect(after).toContain('\n\t"model": "opus"');
     expect(after.endsWith('}')).toBe(true);
-    expect(JSON.parse(after).hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }]);
+    expect(JSON.parse(after).hooks.PreToolUse).toEqual([
+      { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] },
+    ]);
     expect(JSON.parse(after).hooks.SubagentStop[0].hooks[0].command).toBe(COMMAND);
     expect(statSync(file).mode & 0o777).toBe(0o640);
     expect(readFileSync(change.backup ?? '', 'utf8')).toBe(USERS);
@@ -47,7 +50,9 @@ describe('addHooksToFile', () => {
   it('leaves invalid JSON, a non-object and a read-only file untouched, saying what to do', async () => {
     const broken = join(root, 'broken.json');
     writeFileSync(broken, '{"hooks": {');
-    await expect(addHooksToFile(broken, COMMAND, setupDir, true)).rejects.toThrow(/broken\.json is not valid JSON .*fix it first, nothing was changed/);
+    await expect(addHooksToFile(broken, COMMAND, setupDir, true)).rejects.toThrow(
+      /broken\.json is not valid JSON .*fix it first, nothing was changed/,
+    );
     expect(readFileSync(broken, 'utf8')).toBe('{"hooks": {');
     const list = join(root, 'list.json');
     writeFileSync(list, '[]');
@@ -56,7 +61,9 @@ describe('addHooksToFile', () => {
     writeFileSync(locked, USERS);
     chmodSync(locked, 0o444);
     // Refused by its mode, for root too (who could write through it).
-    await expect(addHooksToFile(locked, COMMAND, setupDir, true)).rejects.toThrow(/locked\.json is read-only; make it writable/);
+    await expect(addHooksToFile(locked, COMMAND, setupDir, true)).rejects.toThrow(
+      /locked\.json is read-only; make it writable/,
+    );
     expect(readFileSync(locked, 'utf8')).toBe(USERS);
     expect(existsSync(join(setupDir, 'backups'))).toBe(false);
   });
@@ -94,6 +101,10 @@ describe('removeHooksFromFile', () => {
     writeFileSync(file, JSON.stringify(edited, null, '\t'));
     await removeHooksFromFile(file, setupDir, true);
     const after = JSON.parse(readFileSync(file, 'utf8'));
-    expect(after).toEqual({ model: 'opus', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }] }, theme: 'dark' });
+    expect(after).toEqual({
+      model: 'opus',
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo pre' }] }] },
+      theme: 'dark',
+    });
   });
 });

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSpans, runCli, type OtlpSpan } from '../helpers/cli.js';
 import { ScriptedClaudeSession } from './scripted-claude-session.js';
 
-const USERS = '{\n\t"permissions": {"defaultMode": "default"},\n\t"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}\n}';
+const USERS =
+  '{\n\t"permissions": {"defaultMode": "default"},\n\t"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}\n}';
 
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -29,18 +30,29 @@ let firstChild: { agentId: string; file: string };
 
 /** The agent's environment for its hooks: Claude Code strips OTEL_*; nothing of the test's own. */
 function agentEnv(): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: join(root, 'home'), CLAUDE_CONFIG_DIR: join(root, 'claude'), XDG_STATE_HOME: join(root, 'state'), XDG_CONFIG_HOME: join(root, 'config') };
+  return {
+    PATH: process.env.PATH,
+    HOME: join(root, 'home'),
+    CLAUDE_CONFIG_DIR: join(root, 'claude'),
+    XDG_STATE_HOME: join(root, 'state'),
+    XDG_CONFIG_HOME: join(root, 'config'),
+  };
 }
 
 function hookOf(event: string): string {
-  const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>> };
-  const ours = settings.hooks[event]?.flatMap((group) => group.hooks).find((hook) => hook.command.includes(' hook claude-code'));
+  const settings = JSON.parse(readFileSync(settingsPath, 'utf8')) as {
+    hooks: Record<string, Array<{ hooks: Array<{ command: string }> }>>;
+  };
+  const ours = settings.hooks[event]
+    ?.flatMap((group) => group.hooks)
+    .find((hook) => hook.command.includes(' hook claude-code'));
   if (ours === undefined) throw new Error(`no hook of ours for ${event} in ${settingsPath}`);
   return ours.command;
 }
 
 const runSpansOf = (): OtlpSpan[] => readSpans(out).filter((span) => span.name.startsWith('invoke_agent'));
-const withText = (text: string): OtlpSpan[] => runSpansOf().filter((span) => JSON.stringify(span.attributes).includes(text));
+const withText = (text: string): OtlpSpan[] =>
+  runSpansOf().filter((span) => JSON.stringify(span.attributes).includes(text));
 
 /** Waits until `condition` holds (checked every 100 ms), at most `budgetMs`; CI is a busy machine. */
 async function until(what: string, condition: () => boolean, budgetMs = 60_000): Promise<void> {
@@ -116,9 +128,19 @@ describe('setup claude-code, then a session that delegates twice', () => {
     firstChild = await session.delegate('Count the files.', 'First answer: 7 files.');
     await session.delegate('Count the folders.', 'Second answer: 3 folders.');
     session.answer('Both subagents reported back.');
-    await session.fire({ hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'Both subagents reported back.' });
+    await session.fire({
+      hook_event_name: 'Stop',
+      stop_hook_active: false,
+      last_assistant_message: 'Both subagents reported back.',
+    });
     await session.fire({ hook_event_name: 'SessionEnd', reason: 'other' });
-    for (const run of session.hookRuns) expect({ event: run.event, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ event: run.event, code: 0, stdout: '', stderr: '' });
+    for (const run of session.hookRuns)
+      expect({ event: run.event, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({
+        event: run.event,
+        code: 0,
+        stdout: '',
+        stderr: '',
+      });
 
     await until('three runs in the trace file', () => runSpansOf().length >= 3);
     const [first] = withText('First answer: 7 files.');
@@ -130,15 +152,24 @@ describe('setup claude-code, then a session that delegates twice', () => {
     // Both children in the session's trace, below its span.
     expect(first?.traceId).toBe(main?.traceId);
     expect(second?.traceId).toBe(main?.traceId);
-    const ids = new Set(readSpans(out).filter((s) => s.traceId === main?.traceId).map((s) => s.spanId));
+    const ids = new Set(
+      readSpans(out)
+        .filter((s) => s.traceId === main?.traceId)
+        .map((s) => s.spanId),
+    );
     expect(ids.has(first?.parentSpanId ?? '')).toBe(true);
     expect(runSpansOf()).toHaveLength(3);
     expect(readLog()).toContain('subagent-otel watch --daemon: started');
   });
 
   it('check shows the setup and the running watcher', async () => {
-    const result = await runCli(['check', '--json', '--out', join(root, 'check-out')], '', { ...env, OTEL_EXPORTER_OTLP_HEADERS: 'authorization=secret' });
-    const report = JSON.parse(result.stdout.toString()) as { hooks?: { agents: Record<string, string>; watcher?: number; out?: string } };
+    const result = await runCli(['check', '--json', '--out', join(root, 'check-out')], '', {
+      ...env,
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=secret',
+    });
+    const report = JSON.parse(result.stdout.toString()) as {
+      hooks?: { agents: Record<string, string>; watcher?: number; out?: string };
+    };
     expect(report.hooks?.agents).toEqual({ 'claude-code': join(root, 'claude', 'projects') });
     expect(report.hooks?.out).toBe(out);
     expect(report.hooks?.watcher).toBe(watcherPid());
@@ -150,7 +181,13 @@ describe('setup claude-code, then a session that delegates twice', () => {
   it('a repeated hook emits nothing twice; a killed watcher is started again by the next hook, repeating nothing', async () => {
     // The first session's SubagentStop and SessionEnd again (Claude Code may fire a hook twice, anthropics/claude-code#83365);
     // a new session's end, after them, marks when they were handled.
-    const stop = { hook_event_name: 'SubagentStop', stop_hook_active: false, agent_id: firstChild.agentId, agent_type: 'general-purpose', agent_transcript_path: firstChild.file };
+    const stop = {
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      agent_id: firstChild.agentId,
+      agent_type: 'general-purpose',
+      agent_transcript_path: firstChild.file,
+    };
     await firstSession.fire(stop);
     await firstSession.fire(stop);
     await firstSession.fire({ hook_event_name: 'SessionEnd', reason: 'other' });
@@ -172,7 +209,10 @@ describe('setup claude-code, then a session that delegates twice', () => {
     await next.delegate('Check the tests.', 'Fourth answer: all green.');
     next.answer('Done after the crash.');
     await next.fire({ hook_event_name: 'SessionEnd', reason: 'logout' });
-    await until('the session after the crash', () => withText('Done after the crash.').length === 1 && withText('Fourth answer: all green.').length === 1);
+    await until(
+      'the session after the crash',
+      () => withText('Done after the crash.').length === 1 && withText('Fourth answer: all green.').length === 1,
+    );
     expect(watcherPid()).not.toBe(pid);
     expect(withText('First answer: 7 files.')).toHaveLength(1);
     expect(withText('Third answer: it is short.')).toHaveLength(1);

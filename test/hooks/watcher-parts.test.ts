@@ -56,19 +56,31 @@ describe('listenForHooks', () => {
     const socket = join(root, 'd', 'hooks.sock');
     const messages: HookMessage[] = [];
     const problems: string[] = [];
-    const listener = await listenForHooks(socket, (m) => messages.push(m), (p) => problems.push(p));
+    const listener = await listenForHooks(
+      socket,
+      (m) => messages.push(m),
+      (p) => problems.push(p),
+    );
     try {
       expect(statSync(socket).mode & 0o777).toBe(0o600);
-      expect(await sendToWatcher(socket, '{"v":1,"agent":"codex","at":5,"event":"Stop","transcriptPath":"/x.jsonl"}', 2000)).toEqual({ kind: 'sent' });
-      expect(await sendToWatcher(socket, '{"v":1,"agent":"other","at":5,"event":"Stop"}', 2000)).toEqual({ kind: 'sent' });
+      expect(
+        await sendToWatcher(socket, '{"v":1,"agent":"codex","at":5,"event":"Stop","transcriptPath":"/x.jsonl"}', 2000),
+      ).toEqual({ kind: 'sent' });
+      expect(await sendToWatcher(socket, '{"v":1,"agent":"other","at":5,"event":"Stop"}', 2000)).toEqual({
+        kind: 'sent',
+      });
       await new Promise<void>((done) => {
         const c = createConnection(socket, () => c.write('x'.repeat(70 * 1024)));
         c.on('close', () => done());
         c.on('error', () => undefined);
       });
-      for (let i = 0; i < 100 && messages.length + problems.length < 3; i += 1) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && messages.length + problems.length < 3; i += 1)
+        await new Promise((r) => setTimeout(r, 20));
       expect(messages).toEqual([{ v: 1, agent: 'codex', at: 5, event: 'Stop', transcriptPath: '/x.jsonl' }]);
-      expect(problems).toEqual([expect.stringMatching(/refused a line .*agent/), expect.stringMatching(/more than 65536 bytes/)]);
+      expect(problems).toEqual([
+        expect.stringMatching(/refused a line .*agent/),
+        expect.stringMatching(/more than 65536 bytes/),
+      ]);
     } finally {
       await listener.close();
     }

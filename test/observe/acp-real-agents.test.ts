@@ -19,7 +19,9 @@ import { ROOT } from '../helpers/paths.js';
 const CAPTURES = join(ROOT, 'test', 'observe', 'real-agent-captures');
 
 function frames(name: string): [Direction, JsonRpcFrame][] {
-  const lines = readFileSync(join(CAPTURES, `${name}.ndjson`), 'utf8').split('\n').filter((line) => line !== '');
+  const lines = readFileSync(join(CAPTURES, `${name}.ndjson`), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
   return lines.map((line) => {
     const entry = JSON.parse(line) as { dir: Direction; frame: unknown };
     const parsed = classifyFrame(entry.frame);
@@ -29,7 +31,10 @@ function frames(name: string): [Direction, JsonRpcFrame][] {
 }
 
 /** Replays one capture (frame i at time 1000 + i) and returns the runs it produced. */
-function replay(name: string, listener?: { onRunStart: (s: never) => void; onRunEnd: (r: RunRecord) => void }): RunRecord[] {
+function replay(
+  name: string,
+  listener?: { onRunStart: (s: never) => void; onRunEnd: (r: RunRecord) => void },
+): RunRecord[] {
   const ends: RunRecord[] = [];
   const malformed: string[] = [];
   const tracker = new AcpTracker(
@@ -67,7 +72,9 @@ describe('real agents: stop reasons', () => {
     ['gemini-limit-once', 'completed', undefined, PARTIAL],
   ])('%s ends %s (inferred from %s)', (capture, stopReason, inferredFrom, output) => {
     const runs = replay(capture);
-    expect(runs.map((r) => [r.stopReason, r.stopReasonInferredFrom, text(r)])).toEqual([[stopReason, inferredFrom, output]]);
+    expect(runs.map((r) => [r.stopReason, r.stopReasonInferredFrom, text(r)])).toEqual([
+      [stopReason, inferredFrom, output],
+    ]);
   });
 
   it('codex limit-once: the truncated turn is max-tokens, the "continue" turn after it completes', () => {
@@ -86,14 +93,22 @@ describe('real agents: errors', () => {
       -32603,
       "Internal error: API Error: Claude's response exceeded the 32000 output token maximum. To configure this behavior, set the CLAUDE_CODE_MAX_OUTPUT_TOKENS environment variable.",
     ],
-    ['codex-max-tokens', -32603, 'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens'],
+    [
+      'codex-max-tokens',
+      -32603,
+      'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens',
+    ],
     ['claude-auth-fail', -32603, 'Internal error: Invalid API key · Fix external API key'],
     [
       'codex-auth-fail',
       -32603,
       'Internal error: unexpected status 401 Unauthorized: Incorrect API key provided: dummy., url: http://127.0.0.1:42803/v1/responses',
     ],
-    ['gemini-auth-fail', 401, '{"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}'],
+    [
+      'gemini-auth-fail',
+      401,
+      '{"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}',
+    ],
   ])('%s records JSON-RPC error %i with its cause', (capture, code, message) => {
     const [run] = replay(capture);
     expect(run?.rpcError).toEqual({ code, message });
@@ -101,24 +116,49 @@ describe('real agents: errors', () => {
   });
 
   it('an authentication failure matches no truncation signature: it stays error', () => {
-    expect(['claude-auth-fail', 'codex-auth-fail', 'gemini-auth-fail'].map((c) => replay(c)[0]?.stopReason)).toEqual(['error', 'error', 'error']);
+    expect(['claude-auth-fail', 'codex-auth-fail', 'gemini-auth-fail'].map((c) => replay(c)[0]?.stopReason)).toEqual([
+      'error',
+      'error',
+      'error',
+    ]);
   });
 });
 
 describe('real agents: usage', () => {
-  const NONE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false };
+  const NONE = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    reported: false,
+  };
   it.each([
     // claude: PromptResponse usage (reset every prompt), usage_update = context window + cumulative cost.
     [
       'claude-normal',
-      { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 200, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      {
+        inputTokens: 1200,
+        outputTokens: 17,
+        cacheReadTokens: 200,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       'prompt-response',
       { used: 1401, size: 200000 },
       { amount: 0.003915, currency: 'USD' },
     ],
     [
       'claude-tool',
-      { inputTokens: 2400, outputTokens: 34, cacheReadTokens: 400, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      {
+        inputTokens: 2400,
+        outputTokens: 34,
+        cacheReadTokens: 400,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       'prompt-response',
       { used: 1401, size: 200000 },
       { amount: 0.00783, currency: 'USD' },
@@ -130,14 +170,28 @@ describe('real agents: usage', () => {
     // gemini: the turn's counts in _meta.quota.token_count.
     [
       'gemini-normal',
-      { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      {
+        inputTokens: 1200,
+        outputTokens: 17,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       'meta-quota',
       undefined,
       undefined,
     ],
     [
       'gemini-tool',
-      { inputTokens: 2400, outputTokens: 34, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      {
+        inputTokens: 2400,
+        outputTokens: 34,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       'meta-quota',
       undefined,
       undefined,
@@ -152,7 +206,15 @@ describe('real agents: usage', () => {
 describe('real agents: two turns of one session', () => {
   it('claude: usage is per turn (it resets every prompt); the usage_update cost is cumulative over the session', () => {
     const runs = replay('claude-normal-two-turns');
-    expect(runs.map((r) => [r.sessionId === runs[0]?.sessionId, r.usage.inputTokens, r.usage.outputTokens, r.usageOrigin, r.sessionCost])).toEqual([
+    expect(
+      runs.map((r) => [
+        r.sessionId === runs[0]?.sessionId,
+        r.usage.inputTokens,
+        r.usage.outputTokens,
+        r.usageOrigin,
+        r.sessionCost,
+      ]),
+    ).toEqual([
       [true, 1200, 17, 'prompt-response', { amount: 0.003915, currency: 'USD' }],
       [true, 1200, 17, 'prompt-response', { amount: 0.00783, currency: 'USD' }],
     ]);
@@ -160,7 +222,15 @@ describe('real agents: two turns of one session', () => {
 
   it('claude: the turn after a truncated one is answered at once, empty, with zero usage', () => {
     const runs = replay('claude-max-tokens-then-continue');
-    expect(runs.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null, r.outputSource, r.usage.reported, r.usage.inputTokens])).toEqual([
+    expect(
+      runs.map((r) => [
+        r.stopReason,
+        r.stopReasonInferredFrom ?? null,
+        r.outputSource,
+        r.usage.reported,
+        r.usage.inputTokens,
+      ]),
+    ).toEqual([
       ['max-tokens', 'claude-agent-acp/output_token_maximum@1', 'stream', false, 0],
       ['completed', null, 'none', true, 0],
     ]);
@@ -168,7 +238,7 @@ describe('real agents: two turns of one session', () => {
 });
 
 describe('real agents: tool calls', () => {
-  it('claude: the agent\'s own tool name from _meta, the kind, the latest title and the permission answer', () => {
+  it("claude: the agent's own tool name from _meta, the kind, the latest title and the permission answer", () => {
     const [run] = replay('claude-tool');
     expect(run?.toolCalls).toEqual([
       {
@@ -226,7 +296,8 @@ describe('real agents: spans', () => {
       'gen_ai.response.finish_reasons': ['length'],
       'error.type': 'max-tokens',
       'subagent.error.code': -32603,
-      'subagent.error.message': 'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens',
+      'subagent.error.message':
+        'Internal error: stream disconnected before completion: Incomplete response returned, reason: max_output_tokens',
     });
     expect(span?.status).toEqual({
       code: SpanStatusCode.ERROR,
@@ -235,7 +306,7 @@ describe('real agents: spans', () => {
     });
   });
 
-  it('claude tool: gen_ai.tool.name is the agent\'s name, the kind and title and permission ride along', () => {
+  it("claude tool: gen_ai.tool.name is the agent's name, the kind and title and permission ride along", () => {
     const harness = telemetryHarness();
     replay('claude-tool', harness.runs);
     const tool = harness.spanExporter.getFinishedSpans().find((s) => s.name.startsWith('execute_tool'));

@@ -9,18 +9,32 @@ type Step = readonly [Direction, JsonRpcFrame];
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const OTHER_TRACEPARENT = '00-11111111111111111111111111111111-2222222222222222-01';
 
-const request = (id: number, method: string, params: unknown): Step => ['client->agent', { kind: 'request', id, method, params }];
-const cancel = (sessionId = 's1'): Step => ['client->agent', { kind: 'notification', method: 'session/cancel', params: { sessionId } }];
+const request = (id: number, method: string, params: unknown): Step => [
+  'client->agent',
+  { kind: 'request', id, method, params },
+];
+const cancel = (sessionId = 's1'): Step => [
+  'client->agent',
+  { kind: 'notification', method: 'session/cancel', params: { sessionId } },
+];
 const answer = (id: number, result: unknown): Step => ['agent->client', { kind: 'response', id, result }];
-const failure = (id: number, code: number, message: string): Step => ['agent->client', { kind: 'response', id, error: { code, message } }];
+const failure = (id: number, code: number, message: string): Step => [
+  'agent->client',
+  { kind: 'response', id, error: { code, message } },
+];
 const update = (update: Record<string, unknown>, sessionId = 's1'): Step => [
   'agent->client',
   { kind: 'notification', method: 'session/update', params: { sessionId, update } },
 ];
-const say = (text: string, sessionId = 's1'): Step => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }, sessionId);
+const say = (text: string, sessionId = 's1'): Step =>
+  update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }, sessionId);
 const think = (text: string): Step => update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text } });
 const prompt = (id: number, sessionId = 's1', meta?: Record<string, unknown>): Step =>
-  request(id, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Find the config' }], ...(meta !== undefined ? { _meta: meta } : {}) });
+  request(id, 'session/prompt', {
+    sessionId,
+    prompt: [{ type: 'text', text: 'Find the config' }],
+    ...(meta !== undefined ? { _meta: meta } : {}),
+  });
 const initialize = (id: number, agentInfo?: Record<string, unknown>): Step[] => [
   request(id, 'initialize', { protocolVersion: 1, clientCapabilities: {} }),
   answer(id, { protocolVersion: 1, ...(agentInfo !== undefined ? { agentInfo } : {}) }),
@@ -58,13 +72,27 @@ function observe(steps: readonly Step[], options: AcpTrackerOptions = {}): Obser
   return { starts, ends, malformed, tracker };
 }
 
-const NO_USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false };
+const NO_USAGE = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  reported: false,
+};
 
 describe('AcpTracker: one run per prompt turn', () => {
   it('opens a run on session/prompt and closes it on the response with the streamed text', () => {
-    const { starts, ends } = observe([...initialize(0), prompt(1), say('All done.'), answer(1, { stopReason: 'end_turn' })]);
+    const { starts, ends } = observe([
+      ...initialize(0),
+      prompt(1),
+      say('All done.'),
+      answer(1, { stopReason: 'end_turn' }),
+    ]);
     const PROMPT = [{ type: 'text', text: 'Find the config' }];
-    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', startTime: 102, prompt: PROMPT }]);
+    expect(starts).toEqual([
+      { runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', startTime: 102, prompt: PROMPT },
+    ]);
     expect(ends).toEqual([
       {
         runId: 'run-1',
@@ -90,7 +118,14 @@ describe('AcpTracker: one run per prompt turn', () => {
       prompt(1),
       say('I found the config file. '),
       say('Reading it now.'),
-      update({ sessionUpdate: 'tool_call', toolCallId: 'call_1', title: 'Read config.json', name: 'read_file', kind: 'read', status: 'pending' }),
+      update({
+        sessionUpdate: 'tool_call',
+        toolCallId: 'call_1',
+        title: 'Read config.json',
+        name: 'read_file',
+        kind: 'read',
+        status: 'pending',
+      }),
       update({ sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'in_progress' }),
       update({ sessionUpdate: 'tool_call_update', toolCallId: 'call_1', status: 'completed' }),
       answer(1, { stopReason: 'max_tokens', usage: { inputTokens: 2510, outputTokens: 304, totalTokens: 2814 } }),
@@ -100,7 +135,14 @@ describe('AcpTracker: one run per prompt turn', () => {
       stopReason: 'max-tokens',
       output: [{ type: 'text', text: 'I found the config file. Reading it now.' }],
       outputSource: 'stream',
-      usage: { inputTokens: 2510, outputTokens: 304, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+      usage: {
+        inputTokens: 2510,
+        outputTokens: 304,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      },
       toolCalls: [{ callId: 'call_1', name: 'read_file', startTime: 103, endTime: 105, isError: false }],
     });
     expect(ends[0]?.diagnostic).toBeUndefined();
@@ -115,11 +157,17 @@ describe('AcpTracker: one run per prompt turn', () => {
     ['paused_for_review', 'error', 'the agent ended the turn with stop reason "paused_for_review"'],
   ])('maps stop reason %s to %s', (raw, mapped, diagnostic) => {
     const { ends } = observe([prompt(1), say('Step one done.'), answer(1, { stopReason: raw })]);
-    expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output])).toEqual([[mapped, diagnostic, [{ type: 'text', text: 'Step one done.' }]]]);
+    expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output])).toEqual([
+      [mapped, diagnostic, [{ type: 'text', text: 'Step one done.' }]],
+    ]);
   });
 
   it('ends a turn answered with a JSON-RPC error as error, with the message as diagnostic and the partial text kept', () => {
-    const { ends } = observe([prompt(1), say('Half an answer'), failure(1, -32603, 'Internal error: model unavailable')]);
+    const { ends } = observe([
+      prompt(1),
+      say('Half an answer'),
+      failure(1, -32603, 'Internal error: model unavailable'),
+    ]);
     expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output])).toEqual([
       ['error', 'Internal error: model unavailable', [{ type: 'text', text: 'Half an answer' }]],
     ]);
@@ -137,14 +185,19 @@ describe('AcpTracker: one run per prompt turn', () => {
       say('answer.'),
       answer(1, { stopReason: 'end_turn' }),
     ]);
-    expect(ends.map((r) => [r.output, r.outputSource])).toEqual([[[{ type: 'text', text: 'Visible answer.' }], 'stream']]);
+    expect(ends.map((r) => [r.output, r.outputSource])).toEqual([
+      [[{ type: 'text', text: 'Visible answer.' }], 'stream'],
+    ]);
   });
 
   it('reports no output for a turn that streamed only non-text blocks and a plan', () => {
     const { ends } = observe([
       prompt(1),
       update({ sessionUpdate: 'agent_message_chunk', content: { type: 'image', data: 'AA==', mimeType: 'image/png' } }),
-      update({ sessionUpdate: 'agent_message_chunk', content: { type: 'resource', resource: { uri: 'file:///n.md', text: '# Notes' } } }),
+      update({
+        sessionUpdate: 'agent_message_chunk',
+        content: { type: 'resource', resource: { uri: 'file:///n.md', text: '# Notes' } },
+      }),
       update({ sessionUpdate: 'plan', entries: [] }),
       answer(1, { stopReason: 'end_turn' }),
     ]);
@@ -154,13 +207,33 @@ describe('AcpTracker: one run per prompt turn', () => {
   it('records a failed tool as an error and an unfinished one as unfinished when the turn did not complete', () => {
     const { ends } = observe([
       prompt(1),
-      update({ sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Write notes.md', kind: 'edit', status: 'pending' }),
+      update({
+        sessionUpdate: 'tool_call',
+        toolCallId: 'c1',
+        title: 'Write notes.md',
+        kind: 'edit',
+        status: 'pending',
+      }),
       update({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed' }),
-      update({ sessionUpdate: 'tool_call', toolCallId: 'c2', title: 'Run tests', kind: 'execute', status: 'in_progress' }),
+      update({
+        sessionUpdate: 'tool_call',
+        toolCallId: 'c2',
+        title: 'Run tests',
+        kind: 'execute',
+        status: 'in_progress',
+      }),
       answer(1, { stopReason: 'refusal' }),
     ]);
     expect(ends[0]?.toolCalls).toEqual([
-      { callId: 'c1', title: 'Write notes.md', toolType: 'edit', startTime: 101, endTime: 102, isError: true, errorType: 'tool_error' },
+      {
+        callId: 'c1',
+        title: 'Write notes.md',
+        toolType: 'edit',
+        startTime: 101,
+        endTime: 102,
+        isError: true,
+        errorType: 'tool_error',
+      },
       { callId: 'c2', title: 'Run tests', toolType: 'execute', startTime: 103, isError: true, errorType: 'unfinished' },
     ]);
   });
@@ -211,8 +284,16 @@ describe('AcpTracker: one run per prompt turn', () => {
 
 describe('AcpTracker: cancellation and the two ways a turn ends', () => {
   it('keeps folding updates after session/cancel until the response arrives', () => {
-    const { ends } = observe([prompt(1), say('Starting the long task'), cancel(), say(' - stopping now.'), answer(1, { stopReason: 'cancelled' })]);
-    expect(ends.map((r) => [r.stopReason, r.output])).toEqual([['aborted', [{ type: 'text', text: 'Starting the long task - stopping now.' }]]]);
+    const { ends } = observe([
+      prompt(1),
+      say('Starting the long task'),
+      cancel(),
+      say(' - stopping now.'),
+      answer(1, { stopReason: 'cancelled' }),
+    ]);
+    expect(ends.map((r) => [r.stopReason, r.output])).toEqual([
+      ['aborted', [{ type: 'text', text: 'Starting the long task - stopping now.' }]],
+    ]);
   });
 
   it('closes the run on a draft-v2 idle state update and ignores the later response and text', () => {
@@ -223,7 +304,9 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
       say('Late text after idle.'),
       answer(1, { stopReason: 'max_tokens' }),
     ]);
-    expect(ends.map((r) => [r.stopReason, r.output, r.endTime])).toEqual([['completed', [{ type: 'text', text: 'Finished before idle.' }], 102]]);
+    expect(ends.map((r) => [r.stopReason, r.output, r.endTime])).toEqual([
+      ['completed', [{ type: 'text', text: 'Finished before idle.' }], 102],
+    ]);
   });
 
   it('waits past a draft-v2 acceptance (messageId, no stop reason) for the idle state update', () => {
@@ -232,18 +315,31 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
       answer(1, { messageId: 'm-1' }),
       update({ sessionUpdate: 'state_update', state: 'running' }),
       say('Working on it.'),
-      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: -32603, message: 'model unavailable' } }),
+      update({
+        sessionUpdate: 'state_update',
+        state: 'idle',
+        stopReason: 'error',
+        error: { code: -32603, message: 'model unavailable' },
+      }),
     ]);
-    expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output])).toEqual([['error', 'model unavailable', [{ type: 'text', text: 'Working on it.' }]]]);
+    expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output])).toEqual([
+      ['error', 'model unavailable', [{ type: 'text', text: 'Working on it.' }]],
+    ]);
   });
 
   it('ends a turn whose idle update reports no stop reason as error, never completed', () => {
     const { ends } = observe([prompt(1), say('Hm.'), update({ sessionUpdate: 'state_update', state: 'idle' })]);
-    expect(ends.map((r) => [r.stopReason, r.diagnostic])).toEqual([['error', 'the agent went idle without reporting a stop reason']]);
+    expect(ends.map((r) => [r.stopReason, r.diagnostic])).toEqual([
+      ['error', 'the agent went idle without reporting a stop reason'],
+    ]);
   });
 
   it('maps an idle cancelled stop reason to aborted', () => {
-    const { ends } = observe([prompt(1), cancel(), update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' })]);
+    const { ends } = observe([
+      prompt(1),
+      cancel(),
+      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' }),
+    ]);
     expect(ends.map((r) => [r.stopReason, r.output])).toEqual([['aborted', undefined]]);
   });
 
@@ -253,7 +349,12 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
     tracker.close(600);
     tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: { stopReason: 'end_turn' } }, 700);
     expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output, r.endTime])).toEqual([
-      ['error', 'the agent exited with code 3 before the prompt turn finished', [{ type: 'text', text: 'Partial' }], 500],
+      [
+        'error',
+        'the agent exited with code 3 before the prompt turn finished',
+        [{ type: 'text', text: 'Partial' }],
+        500,
+      ],
     ]);
   });
 
@@ -261,7 +362,12 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
     const { tracker, ends } = observe([prompt(1), say('Starting the long task'), cancel()]);
     tracker.endOpenRuns('aborted', 'the agent did not answer session/cancel within 2000 ms');
     expect(ends.map((r) => [r.stopReason, r.diagnostic, r.output, r.endTime])).toEqual([
-      ['aborted', 'the agent did not answer session/cancel within 2000 ms', [{ type: 'text', text: 'Starting the long task' }], 999],
+      [
+        'aborted',
+        'the agent did not answer session/cancel within 2000 ms',
+        [{ type: 'text', text: 'Starting the long task' }],
+        999,
+      ],
     ]);
     expect(tracker.openRuns).toBe(0);
   });
@@ -269,8 +375,21 @@ describe('AcpTracker: cancellation and the two ways a turn ends', () => {
 
 describe('AcpTracker: identity and trace context', () => {
   it('parents the run with _meta.traceparent and tracestate of the prompt', () => {
-    const { starts } = observe([prompt(1, 's1', { traceparent: TRACEPARENT, tracestate: 'vendor=1' })], { traceparent: OTHER_TRACEPARENT });
-    expect(starts).toEqual([{ runId: 'run-1', source: 'acp', agentName: 'acp', sessionId: 's1', traceparent: TRACEPARENT, tracestate: 'vendor=1', startTime: 100, prompt: [{ type: 'text', text: 'Find the config' }] }]);
+    const { starts } = observe([prompt(1, 's1', { traceparent: TRACEPARENT, tracestate: 'vendor=1' })], {
+      traceparent: OTHER_TRACEPARENT,
+    });
+    expect(starts).toEqual([
+      {
+        runId: 'run-1',
+        source: 'acp',
+        agentName: 'acp',
+        sessionId: 's1',
+        traceparent: TRACEPARENT,
+        tracestate: 'vendor=1',
+        startTime: 100,
+        prompt: [{ type: 'text', text: 'Find the config' }],
+      },
+    ]);
   });
 
   it('falls back to the configured traceparent and tracestate when the prompt carries none', () => {
@@ -279,15 +398,22 @@ describe('AcpTracker: identity and trace context', () => {
   });
 
   it('never mixes the prompt traceparent with the configured tracestate', () => {
-    const { starts } = observe([prompt(1, 's1', { traceparent: TRACEPARENT })], { traceparent: OTHER_TRACEPARENT, tracestate: 'proxy=1' });
+    const { starts } = observe([prompt(1, 's1', { traceparent: TRACEPARENT })], {
+      traceparent: OTHER_TRACEPARENT,
+      tracestate: 'proxy=1',
+    });
     expect(starts.map((s) => [s.traceparent, s.tracestate])).toEqual([[TRACEPARENT, undefined]]);
   });
 
   it('names runs after the agentInfo of initialize, unless a name is configured', () => {
-    expect(observe([...initialize(0, { name: 'fake-acp-agent', version: '1' }), prompt(1)]).starts.map((s) => s.agentName)).toEqual(['fake-acp-agent']);
-    expect(observe([...initialize(0, { name: 'fake-acp-agent', version: '1' }), prompt(1)], { agentName: 'reviewer' }).starts.map((s) => s.agentName)).toEqual([
-      'reviewer',
-    ]);
+    expect(
+      observe([...initialize(0, { name: 'fake-acp-agent', version: '1' }), prompt(1)]).starts.map((s) => s.agentName),
+    ).toEqual(['fake-acp-agent']);
+    expect(
+      observe([...initialize(0, { name: 'fake-acp-agent', version: '1' }), prompt(1)], {
+        agentName: 'reviewer',
+      }).starts.map((s) => s.agentName),
+    ).toEqual(['reviewer']);
     expect(observe([...initialize(0), prompt(1)]).starts.map((s) => s.agentName)).toEqual(['acp']);
   });
 });
@@ -319,14 +445,26 @@ describe('AcpTracker: input it does not fold', () => {
       update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 42 } }),
       answer(1, { stopReason: 'end_turn' }),
     ]);
-    expect(malformed).toEqual([{ origin: 'acp', code: 'invalid', message: 'params.update.content.text: expected string, received number 42' }]);
+    expect(malformed).toEqual([
+      { origin: 'acp', code: 'invalid', message: 'params.update.content.text: expected string, received number 42' },
+    ]);
     expect(ends.map((r) => r.output)).toEqual([[{ type: 'text', text: 'Kept.' }]]);
   });
 
   it('opens no run for malformed prompt params, and ignores that prompt response', () => {
-    const { starts, ends, malformed } = observe([request(1, 'session/prompt', { prompt: [] }), say('orphan'), answer(1, { stopReason: 'end_turn' })]);
+    const { starts, ends, malformed } = observe([
+      request(1, 'session/prompt', { prompt: [] }),
+      say('orphan'),
+      answer(1, { stopReason: 'end_turn' }),
+    ]);
     expect([starts, ends]).toEqual([[], []]);
-    expect(malformed).toEqual([{ origin: 'acp', code: 'invalid', message: 'params.sessionId: expected string, received nothing (field missing)' }]);
+    expect(malformed).toEqual([
+      {
+        origin: 'acp',
+        code: 'invalid',
+        message: 'params.sessionId: expected string, received nothing (field missing)',
+      },
+    ]);
   });
 
   it('ends a turn whose response is malformed as error and reports it', () => {
@@ -338,7 +476,11 @@ describe('AcpTracker: input it does not fold', () => {
   });
 
   it('reports malformed initialize results and session/cancel params', () => {
-    const { malformed } = observe([request(0, 'initialize', {}), answer(0, { agentInfo: { version: '1' } }), ['client->agent', { kind: 'notification', method: 'session/cancel', params: {} }]]);
+    const { malformed } = observe([
+      request(0, 'initialize', {}),
+      answer(0, { agentInfo: { version: '1' } }),
+      ['client->agent', { kind: 'notification', method: 'session/cancel', params: {} }],
+    ]);
     expect(malformed.map((m) => m.message)).toEqual([
       'result.agentInfo.name: expected string, received nothing (field missing)',
       'params.sessionId: expected string, received nothing (field missing)',
@@ -364,20 +506,37 @@ const permissionRequest = (id: number | string, toolCall: Record<string, unknown
     },
   },
 ];
-const permissionAnswer = (id: number | string, outcome: Record<string, unknown>): Step => ['client->agent', { kind: 'response', id, result: { outcome } }];
+const permissionAnswer = (id: number | string, outcome: Record<string, unknown>): Step => [
+  'client->agent',
+  { kind: 'response', id, result: { outcome } },
+];
 
 describe('AcpTracker: truncation signatures', () => {
   it('turns a matching JSON-RPC error into max-tokens naming the signature, keeping code, cause and partial text', () => {
     const { ends } = observe([
       prompt(1),
       say('Here is the first '),
-      ['agent->client', { kind: 'response', id: 1, error: { code: -32603, message: 'Internal error', data: { message: 'stream disconnected: Incomplete response returned, reason: max_output_tokens' } } }],
+      [
+        'agent->client',
+        {
+          kind: 'response',
+          id: 1,
+          error: {
+            code: -32603,
+            message: 'Internal error',
+            data: { message: 'stream disconnected: Incomplete response returned, reason: max_output_tokens' },
+          },
+        },
+      ],
     ]);
     expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom, r.rpcError, r.diagnostic, r.output])).toEqual([
       [
         'max-tokens',
         'codex-acp/max_output_tokens@1',
-        { code: -32603, message: 'Internal error: stream disconnected: Incomplete response returned, reason: max_output_tokens' },
+        {
+          code: -32603,
+          message: 'Internal error: stream disconnected: Incomplete response returned, reason: max_output_tokens',
+        },
         'Internal error: stream disconnected: Incomplete response returned, reason: max_output_tokens',
         [{ type: 'text', text: 'Here is the first ' }],
       ],
@@ -400,23 +559,56 @@ describe('AcpTracker: truncation signatures', () => {
       ['completed', null],
     ]);
     // The client's text stays the output, the sentence included.
-    expect(ends[0]?.output).toEqual([{ type: 'text', text: 'Here is the first part of a longIncomplete response returned, reason: max_output_tokens\n\n' }]);
+    expect(ends[0]?.output).toEqual([
+      {
+        type: 'text',
+        text: 'Here is the first part of a longIncomplete response returned, reason: max_output_tokens\n\n',
+      },
+    ]);
   });
 
   it("recognises claude-agent-acp 0.101's typed error kind without its text", () => {
-    const { ends } = observe([prompt(1), ['agent->client', { kind: 'response', id: 1, error: { code: -32603, message: 'Internal error', data: { errorKind: 'max_output_tokens' } } }]]);
-    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom])).toEqual([['max-tokens', 'claude-agent-acp/error_kind_max_output_tokens@2']]);
+    const { ends } = observe([
+      prompt(1),
+      [
+        'agent->client',
+        {
+          kind: 'response',
+          id: 1,
+          error: { code: -32603, message: 'Internal error', data: { errorKind: 'max_output_tokens' } },
+        },
+      ],
+    ]);
+    expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom])).toEqual([
+      ['max-tokens', 'claude-agent-acp/error_kind_max_output_tokens@2'],
+    ]);
   });
 
   it('changes nothing when recognition is turned off with an empty table', () => {
-    const { ends } = observe([prompt(1), failure(1, -32603, "Internal error: API Error: Claude's response exceeded the 32000 output token maximum.")], {
-      truncationSignatures: [],
-    });
+    const { ends } = observe(
+      [
+        prompt(1),
+        failure(1, -32603, "Internal error: API Error: Claude's response exceeded the 32000 output token maximum."),
+      ],
+      {
+        truncationSignatures: [],
+      },
+    );
     expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom])).toEqual([['error', undefined]]);
   });
 
   it('recognises a result _meta signature of a given table, and never re-labels a reported max_tokens', () => {
-    const table = [{ id: 'x/meta@1', agent: 'x', agentVersions: '1', kind: 'result' as const, stopReason: 'end_turn', metaPath: ['finish'], pattern: /^MAX_TOKENS$/ }];
+    const table = [
+      {
+        id: 'x/meta@1',
+        agent: 'x',
+        agentVersions: '1',
+        kind: 'result' as const,
+        stopReason: 'end_turn',
+        metaPath: ['finish'],
+        pattern: /^MAX_TOKENS$/,
+      },
+    ];
     const { ends } = observe(
       [
         prompt(1),
@@ -438,12 +630,29 @@ describe('AcpTracker: truncation signatures', () => {
   it('records the code and message of a draft-v2 idle state failure and matches it too', () => {
     const { ends } = observe([
       prompt(1),
-      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." } }),
+      update({
+        sessionUpdate: 'state_update',
+        state: 'idle',
+        stopReason: 'error',
+        error: { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." },
+      }),
       prompt(2, 's2'),
-      update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: 401, message: 'Unauthorized' } }, 's2'),
+      update(
+        {
+          sessionUpdate: 'state_update',
+          state: 'idle',
+          stopReason: 'error',
+          error: { code: 401, message: 'Unauthorized' },
+        },
+        's2',
+      ),
     ]);
     expect(ends.map((r) => [r.stopReason, r.stopReasonInferredFrom ?? null, r.rpcError])).toEqual([
-      ['max-tokens', 'claude-agent-acp/output_token_maximum@1', { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." }],
+      [
+        'max-tokens',
+        'claude-agent-acp/output_token_maximum@1',
+        { code: -32603, message: "API Error: Claude's response exceeded the 4096 output token maximum." },
+      ],
       ['error', null, { code: 401, message: 'Unauthorized' }],
     ]);
   });
@@ -466,7 +675,9 @@ describe('AcpTracker: usage shapes', () => {
       prompt(3),
       answer(3, { stopReason: 'end_turn', _meta: { quota: { token_count: { input_tokens: -1, output_tokens: 17 } } } }),
     ]);
-    expect(ends.map((r) => [r.usage.inputTokens, r.usage.outputTokens, r.usage.reported, r.usageOrigin ?? null])).toEqual([
+    expect(
+      ends.map((r) => [r.usage.inputTokens, r.usage.outputTokens, r.usage.reported, r.usageOrigin ?? null]),
+    ).toEqual([
       [1200, 17, true, 'meta-quota'],
       [5, 6, true, 'prompt-response'],
       [0, 0, false, null],
@@ -494,13 +705,35 @@ describe('AcpTracker: tool calls and permissions', () => {
     const meta = { claudeCode: { toolName: 'Bash' } };
     const { ends } = observe([
       prompt(1),
-      update({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Terminal', kind: 'execute', status: 'pending', _meta: meta }),
+      update({
+        sessionUpdate: 'tool_call',
+        toolCallId: 't1',
+        title: 'Terminal',
+        kind: 'execute',
+        status: 'pending',
+        _meta: meta,
+      }),
       update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'ls -la', _meta: meta }),
       update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', _meta: meta }),
-      update({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'failed', _meta: { claudeCode: { toolName: 'Bash', toolResponse: {} } } }),
+      update({
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 't1',
+        status: 'failed',
+        _meta: { claudeCode: { toolName: 'Bash', toolResponse: {} } },
+      }),
       answer(1, { stopReason: 'end_turn' }),
     ]);
-    expect(ends[0]?.toolCalls).toEqual([{ callId: 't1', name: 'Bash', title: 'ls -la', toolType: 'execute', startTime: 101, endTime: 103, isError: false }]);
+    expect(ends[0]?.toolCalls).toEqual([
+      {
+        callId: 't1',
+        name: 'Bash',
+        title: 'ls -la',
+        toolType: 'execute',
+        startTime: 101,
+        endTime: 103,
+        isError: false,
+      },
+    ]);
   });
 
   it('starts a tool seen only in session/request_permission there, and records each kind of answer', () => {
@@ -521,7 +754,9 @@ describe('AcpTracker: tool calls and permissions', () => {
       permissionRequest(5, tool('f')),
       answer(1, { stopReason: 'end_turn' }),
     ]);
-    expect(ends[0]?.toolCalls.map((t) => [t.callId, t.permission, t.endTime ?? null, t.isError, t.errorType ?? null])).toEqual([
+    expect(
+      ends[0]?.toolCalls.map((t) => [t.callId, t.permission, t.endTime ?? null, t.isError, t.errorType ?? null]),
+    ).toEqual([
       ['a', { outcome: 'allow_once', optionId: 'yes' }, 103, false, null],
       ['b', { outcome: 'reject_once', optionId: 'no' }, 105, true, 'permission_rejected'],
       ['c', { outcome: 'cancelled' }, 107, true, 'permission_cancelled'],
@@ -531,7 +766,14 @@ describe('AcpTracker: tool calls and permissions', () => {
     ]);
     expect(ends[0]?.toolCalls[0]).toMatchObject({ title: 'Run a', toolType: 'execute', startTime: 101 });
     // The title is a command line: never a name.
-    expect(ends[0]?.toolCalls.map((t) => t.name)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(ends[0]?.toolCalls.map((t) => t.name)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('keeps a permission answer that comes after the turn ended out of every run, and ignores requests outside a turn', () => {
@@ -543,14 +785,19 @@ describe('AcpTracker: tool calls and permissions', () => {
       permissionRequest(1, { toolCallId: 'z', title: 'Run z' }),
       permissionAnswer(1, { outcome: 'selected', optionId: 'yes' }),
     ]);
-    expect(ends.map((r) => r.toolCalls.map((t) => [t.callId, t.permission, t.errorType]))).toEqual([[['a', { outcome: 'pending' }, 'unfinished']]]);
+    expect(ends.map((r) => r.toolCalls.map((t) => [t.callId, t.permission, t.errorType]))).toEqual([
+      [['a', { outcome: 'pending' }, 'unfinished']],
+    ]);
     expect(malformed).toEqual([]);
   });
 
   it('reports a malformed permission request and answer, and goes on', () => {
     const { ends, malformed } = observe([
       prompt(1),
-      ['agent->client', { kind: 'request', id: 0, method: 'session/request_permission', params: { sessionId: 's1', options: [] } }],
+      [
+        'agent->client',
+        { kind: 'request', id: 0, method: 'session/request_permission', params: { sessionId: 's1', options: [] } },
+      ],
       permissionRequest(1, { toolCallId: 'a', title: 'Run a' }),
       permissionAnswer(1, { outcome: 'selected' }),
       answer(1, { stopReason: 'end_turn' }),
@@ -565,7 +812,10 @@ describe('AcpTracker: tool calls and permissions', () => {
 
 describe('AcpTracker: agents that report session usage totals', () => {
   const SESSION_SCOPE = [{ agent: 'totals-agent', agentVersions: '1', scope: 'session' as const }];
-  const newSession = (id: number, sessionId: string): Step[] => [request(id, 'session/new', { cwd: '/', mcpServers: [] }), answer(id, { sessionId })];
+  const newSession = (id: number, sessionId: string): Step[] => [
+    request(id, 'session/new', { cwd: '/', mcpServers: [] }),
+    answer(id, { sessionId }),
+  ];
 
   it('turns the totals of a session it saw created into per-turn figures', () => {
     const { ends } = observe(
@@ -573,13 +823,27 @@ describe('AcpTracker: agents that report session usage totals', () => {
         ...initialize(0, { name: 'totals-agent' }),
         ...newSession(1, 's1'),
         prompt(2),
-        answer(2, { stopReason: 'end_turn', usage: { inputTokens: 1000, outputTokens: 50, totalTokens: 1050, cachedReadTokens: 10 } }),
+        answer(2, {
+          stopReason: 'end_turn',
+          usage: { inputTokens: 1000, outputTokens: 50, totalTokens: 1050, cachedReadTokens: 10 },
+        }),
         prompt(3),
-        answer(3, { stopReason: 'end_turn', usage: { inputTokens: 2300, outputTokens: 80, totalTokens: 2380, cachedReadTokens: 30 } }),
+        answer(3, {
+          stopReason: 'end_turn',
+          usage: { inputTokens: 2300, outputTokens: 80, totalTokens: 2380, cachedReadTokens: 30 },
+        }),
       ],
       { usageScopes: SESSION_SCOPE },
     );
-    expect(ends.map((r) => [r.usage.inputTokens, r.usage.outputTokens, r.usage.cacheReadTokens, r.usageOrigin, r.sessionUsageTotals])).toEqual([
+    expect(
+      ends.map((r) => [
+        r.usage.inputTokens,
+        r.usage.outputTokens,
+        r.usage.cacheReadTokens,
+        r.usageOrigin,
+        r.sessionUsageTotals,
+      ]),
+    ).toEqual([
       [1000, 50, 10, 'prompt-response-session-delta', undefined],
       [1300, 30, 20, 'prompt-response-session-delta', undefined],
     ]);
@@ -598,16 +862,22 @@ describe('AcpTracker: agents that report session usage totals', () => {
       ],
       { usageScopes: SESSION_SCOPE },
     );
-    expect(ends.map((r) => [r.usage.reported, r.usage.inputTokens, r.usageOrigin ?? null, r.sessionUsageTotals ?? null])).toEqual([
+    expect(
+      ends.map((r) => [r.usage.reported, r.usage.inputTokens, r.usageOrigin ?? null, r.sessionUsageTotals ?? null]),
+    ).toEqual([
       [false, 0, null, { inputTokens: 9000, outputTokens: 400 }],
       [true, 500, 'prompt-response-session-delta', null],
       [false, 0, null, { inputTokens: 100, outputTokens: 5 }],
     ]);
   });
 
-  it('reads usage as the turn\'s own for agents not declared to send totals', () => {
+  it("reads usage as the turn's own for agents not declared to send totals", () => {
     const { ends } = observe(
-      [...initialize(0, { name: 'other' }), prompt(1), answer(1, { stopReason: 'end_turn', usage: { inputTokens: 7, outputTokens: 3 } })],
+      [
+        ...initialize(0, { name: 'other' }),
+        prompt(1),
+        answer(1, { stopReason: 'end_turn', usage: { inputTokens: 7, outputTokens: 3 } }),
+      ],
       { usageScopes: SESSION_SCOPE },
     );
     expect(ends.map((r) => [r.usage.inputTokens, r.usageOrigin])).toEqual([[7, 'prompt-response']]);

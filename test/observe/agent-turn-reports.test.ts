@@ -6,7 +6,13 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { AgentTelemetryJoin } from '../../src/observe/agent-telemetry-join.js';
-import { completeRun, GEMINI_FINISH_REASON_SOURCE, modelCallReports, ownerOfReport, type AgentModelCallReport } from '../../src/observe/agent-turn-reports.js';
+import {
+  completeRun,
+  GEMINI_FINISH_REASON_SOURCE,
+  modelCallReports,
+  ownerOfReport,
+  type AgentModelCallReport,
+} from '../../src/observe/agent-turn-reports.js';
 import type { RunListener, RunRecord, RunStart } from '../../src/observe/run-record.js';
 import type { OtlpJsonLogsRequest } from '../../src/wire/otlp-json.js';
 
@@ -35,7 +41,14 @@ function geminiRecord(at: number, finish: string, role = 'main', session = SESSI
 }
 
 function logs(records: unknown[], scope = 'gemini-cli'): OtlpJsonLogsRequest {
-  return { resourceLogs: [{ resource: { attributes: [str('service.name', scope)] }, scopeLogs: [{ scope: { name: scope }, logRecords: records }] }] } as OtlpJsonLogsRequest;
+  return {
+    resourceLogs: [
+      {
+        resource: { attributes: [str('service.name', scope)] },
+        scopeLogs: [{ scope: { name: scope }, logRecords: records }],
+      },
+    ],
+  } as OtlpJsonLogsRequest;
 }
 
 function run(overrides: Partial<RunRecord> = {}): RunRecord {
@@ -50,7 +63,14 @@ function run(overrides: Partial<RunRecord> = {}): RunRecord {
     output: [{ type: 'text', text: 'Here is the first part of a long' }],
     outputSource: 'stream',
     emptyMessages: 0,
-    usage: { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 1200,
+      outputTokens: 17,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [],
     usageOrigin: 'meta-quota',
@@ -88,8 +108,18 @@ describe('modelCallReports', () => {
         str('query_source', 'sdk'),
       ],
     };
-    const title = { ...record, attributes: [...record.attributes.slice(0, -1), str('query_source', 'generate_session_title')] };
-    expect(modelCallReports(logs([record, title], 'com.anthropic.claude_code.events')).map((r) => [r.role, r.inputTokens, r.cacheReadTokens, r.inputIncludesCache])).toEqual([
+    const title = {
+      ...record,
+      attributes: [...record.attributes.slice(0, -1), str('query_source', 'generate_session_title')],
+    };
+    expect(
+      modelCallReports(logs([record, title], 'com.anthropic.claude_code.events')).map((r) => [
+        r.role,
+        r.inputTokens,
+        r.cacheReadTokens,
+        r.inputIncludesCache,
+      ]),
+    ).toEqual([
       ['main', 1200, 200, false],
       ['generate_session_title', 1200, 200, false],
     ]);
@@ -97,14 +127,21 @@ describe('modelCallReports', () => {
   });
 
   it('skips records of other events and records without a session', () => {
-    const other = { ...geminiRecord(T0, 'stop'), attributes: [str('event.name', 'gemini_cli.user_prompt'), str('session.id', SESSION)] };
-    const noSession = { ...geminiRecord(T0, 'stop'), attributes: geminiRecord(T0, 'stop').attributes.filter((a) => a.key !== 'session.id') };
+    const other = {
+      ...geminiRecord(T0, 'stop'),
+      attributes: [str('event.name', 'gemini_cli.user_prompt'), str('session.id', SESSION)],
+    };
+    const noSession = {
+      ...geminiRecord(T0, 'stop'),
+      attributes: geminiRecord(T0, 'stop').attributes.filter((a) => a.key !== 'session.id'),
+    };
     expect(modelCallReports(logs([other, noSession]))).toEqual([]);
   });
 });
 
 describe('completeRun', () => {
-  const reports = (entries: Array<[number, string, string?]>): AgentModelCallReport[] => modelCallReports(logs(entries.map(([at, finish, role]) => geminiRecord(at, finish, role))));
+  const reports = (entries: Array<[number, string, string?]>): AgentModelCallReport[] =>
+    modelCallReports(logs(entries.map(([at, finish, role]) => geminiRecord(at, finish, role))));
 
   it('turns a completed run whose last main call stopped at the length limit into max-tokens, naming the source', () => {
     const { record, join } = completeRun(run(), reports([[T0 + 500, 'length']]));
@@ -119,7 +156,15 @@ describe('completeRun', () => {
 
   it('keeps a normal stop, a stop of a side call, and calls of other sessions or outside the window out of it', () => {
     expect(completeRun(run(), reports([[T0 + 500, 'stop']])).record.stopReason).toBe('completed');
-    expect(completeRun(run(), reports([[T0 + 400, 'length', 'utility_router'], [T0 + 500, 'stop']])).record.stopReason).toBe('completed');
+    expect(
+      completeRun(
+        run(),
+        reports([
+          [T0 + 400, 'length', 'utility_router'],
+          [T0 + 500, 'stop'],
+        ]),
+      ).record.stopReason,
+    ).toBe('completed');
     expect(completeRun(run(), reports([[T0 + 5000, 'length']])).join).toBe('none');
     const other = modelCallReports(logs([geminiRecord(T0 + 500, 'length', 'main', 'another-session')]));
     expect(completeRun(run(), other).record).toMatchObject({ stopReason: 'completed', agentTelemetry: 'none' });
@@ -130,10 +175,32 @@ describe('completeRun', () => {
   });
 
   it('fills usage only where the wire reported none, disjoint from the cached part', () => {
-    const none = run({ usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false } });
+    const none = run({
+      usage: {
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: false,
+      },
+    });
     delete (none as { usageOrigin?: string }).usageOrigin;
-    const { record } = completeRun(none, reports([[T0 + 200, 'stop'], [T0 + 600, 'stop']]));
-    expect(record.usage).toEqual({ inputTokens: 2000, outputTokens: 34, cacheReadTokens: 400, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
+    const { record } = completeRun(
+      none,
+      reports([
+        [T0 + 200, 'stop'],
+        [T0 + 600, 'stop'],
+      ]),
+    );
+    expect(record.usage).toEqual({
+      inputTokens: 2000,
+      outputTokens: 34,
+      cacheReadTokens: 400,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    });
     expect(record.usageOrigin).toBe('agent-telemetry');
   });
 });
@@ -339,7 +406,9 @@ describe('AgentTelemetryJoin', () => {
   it("never lets the previous turn's late record release the next turn, nor the next turn's record complete it", () => {
     const t = target();
     const join = new AgentTelemetryJoin(t, 600_000);
-    const [one, two, three] = TURNS.map((turn) => run({ runId: turn.runId, startTime: turn.startTime, endTime: turn.endTime }));
+    const [one, two, three] = TURNS.map((turn) =>
+      run({ runId: turn.runId, startTime: turn.startTime, endTime: turn.endTime }),
+    );
     join.onRunStart(one!);
     join.onRunEnd(one!);
     join.onRunStart(two!);

@@ -35,7 +35,16 @@ const sessionArb = fc.constantFrom('s1', 's2', 'child-1');
 const smallNat = fc.nat({ max: 3 });
 const timeArb = fc.integer({ min: 1_764_400_000_000, max: 1_764_400_000_050 });
 const textArb = fc.oneof(
-  fc.constantFrom('', ' plain', ' two words', 'quote " and \\ backslash', 'line\nbreak\ttab', 'é中文→…', '\u0000\u001f', '\ud83d\ude00'),
+  fc.constantFrom(
+    '',
+    ' plain',
+    ' two words',
+    'quote " and \\ backslash',
+    'line\nbreak\ttab',
+    'é中文→…',
+    '\u0000\u001f',
+    '\ud83d\ude00',
+  ),
   fc.string({ maxLength: 12 }),
   fc.string({ unit: 'grapheme', maxLength: 6 }),
 );
@@ -49,45 +58,190 @@ const lineArb: fc.Arbitrary<Line> = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .record({ s: sessionArb, time: timeArb, seq: fc.nat({ max: 1000 }), turn: smallNat, step: smallNat, type: fc.constantFrom('text-delta', 'reasoning-delta'), text: textArb })
+      .record({
+        s: sessionArb,
+        time: timeArb,
+        seq: fc.nat({ max: 1000 }),
+        turn: smallNat,
+        step: smallNat,
+        type: fc.constantFrom('text-delta', 'reasoning-delta'),
+        text: textArb,
+      })
       .map(({ s, time, seq, turn, step, type, text }) =>
-        agent(note('session.event', { sessionId: s, event: event('assistant/chunk', time, { turn, step, chunk: { type, index: 0, text } }, seq) })),
+        agent(
+          note('session.event', {
+            sessionId: s,
+            event: event('assistant/chunk', time, { turn, step, chunk: { type, index: 0, text } }, seq),
+          }),
+        ),
       ),
   },
   {
     weight: 2,
     arbitrary: fc
-      .record({ s: sessionArb, time: timeArb, turn: smallNat, step: smallNat, content: fc.array(fc.oneof(textArb.map((t) => ({ type: 'text', text: t })), textArb.map((t) => ({ type: 'reasoning', text: t }))), { maxLength: 2 }), input: fc.nat({ max: 50 }) })
+      .record({
+        s: sessionArb,
+        time: timeArb,
+        turn: smallNat,
+        step: smallNat,
+        content: fc.array(
+          fc.oneof(
+            textArb.map((t) => ({ type: 'text', text: t })),
+            textArb.map((t) => ({ type: 'reasoning', text: t })),
+          ),
+          { maxLength: 2 },
+        ),
+        input: fc.nat({ max: 50 }),
+      })
       .map(({ s, time, turn, step, content, input }) =>
-        agent(note('session.event', { sessionId: s, event: event('assistant/message', time, { turn, step, message: { id: 'm', role: 'assistant', content }, usage: { inputTokens: input, outputTokens: 2 } }, 0) })),
+        agent(
+          note('session.event', {
+            sessionId: s,
+            event: event(
+              'assistant/message',
+              time,
+              {
+                turn,
+                step,
+                message: { id: 'm', role: 'assistant', content },
+                usage: { inputTokens: input, outputTokens: 2 },
+              },
+              0,
+            ),
+          }),
+        ),
       ),
   },
   {
     weight: 2,
-    arbitrary: fc.record({ s: sessionArb, time: timeArb, turn: smallNat, step: smallNat }).chain(({ s, time, turn, step }) =>
-      fc.constantFrom(
-        agent(note('session.event', { sessionId: s, event: event('turn/start', time, { turn }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('step/start', time, { turn, step }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('step/end', time, { turn, step }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('turn/end', time, { turn, reason: { kind: 'completed' } }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('agent/inbox/spliced', time, { target: 'next-turn', start: 0, inserted: [{ id: 'u1' }] }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('assistant/chunk', time, { turn, step, chunk: { type: 'finish', reason: { kind: 'stop' } } }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('tool/call', time, { turn, step, callId: 'c1', name: 'read_file', arguments: '{}' }, 0) })),
-        agent(note('session.event', { sessionId: s, event: event('tool/result', time, { turn, step, message: { content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'r' }] }] } }, 0) })),
-        agent(note('session.status', { sessionId: s, status: 'running' })),
-        agent(note('session.status', { sessionId: s, status: 'idle' })),
-        agent(note('subagent.started', { parentSessionId: 's1', childSessionId: 'child-1' })),
-        agent(note('subagent.finished', { provider: 'spawn', agentId: 'a', parentSessionId: 's1', childSessionId: 'child-1', status: 'ok', stopReason: 'completed' })),
-        { direction: 'client->agent', bytes: json({ jsonrpc: '2.0', id: 7, method: 'session/prompt', params: { sessionId: s, contentBlocks: [{ type: 'text', text: 'go' }] } }) },
-        agent({ jsonrpc: '2.0', id: 7, result: { messageId: 'u1' } }),
-        // A delta the tracker must see (it is a valid frame) but in another key order: the full parse's way.
-        agent({ jsonrpc: '2.0', method: 'session.event', params: { event: event('assistant/chunk', time, { turn, step, chunk: { type: 'text-delta', index: 0, text: 'reordered' } }, 0), sessionId: s } }),
-        // Broken lines: counted and skipped the same way by both paths.
-        agent(note('session.event', { sessionId: s, event: event('assistant/chunk', time, { turn, step, chunk: { type: 'text-delta', index: -1, text: 'bad index' } }, 0) })),
-        { direction: 'agent->client', bytes: Buffer.from('{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":0,"step":0,"chunk":{"type":"text-delta","index":0,"text":"bad \\x escape"}}}}}') },
-        { direction: 'agent->client', bytes: Buffer.concat([json(note('session.event', { sessionId: s, event: event('assistant/chunk', time, { turn, step, chunk: { type: 'text-delta', index: 0, text: 'ab' } }, 0) })).subarray(0, -10), Buffer.from([0xc3, 0x28]), Buffer.from('"}}}}}')]) },
+    arbitrary: fc
+      .record({ s: sessionArb, time: timeArb, turn: smallNat, step: smallNat })
+      .chain(({ s, time, turn, step }) =>
+        fc.constantFrom(
+          agent(note('session.event', { sessionId: s, event: event('turn/start', time, { turn }, 0) })),
+          agent(note('session.event', { sessionId: s, event: event('step/start', time, { turn, step }, 0) })),
+          agent(note('session.event', { sessionId: s, event: event('step/end', time, { turn, step }, 0) })),
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event('turn/end', time, { turn, reason: { kind: 'completed' } }, 0),
+            }),
+          ),
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event('agent/inbox/spliced', time, { target: 'next-turn', start: 0, inserted: [{ id: 'u1' }] }, 0),
+            }),
+          ),
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event(
+                'assistant/chunk',
+                time,
+                { turn, step, chunk: { type: 'finish', reason: { kind: 'stop' } } },
+                0,
+              ),
+            }),
+          ),
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event('tool/call', time, { turn, step, callId: 'c1', name: 'read_file', arguments: '{}' }, 0),
+            }),
+          ),
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event(
+                'tool/result',
+                time,
+                {
+                  turn,
+                  step,
+                  message: {
+                    content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'r' }] }],
+                  },
+                },
+                0,
+              ),
+            }),
+          ),
+          agent(note('session.status', { sessionId: s, status: 'running' })),
+          agent(note('session.status', { sessionId: s, status: 'idle' })),
+          agent(note('subagent.started', { parentSessionId: 's1', childSessionId: 'child-1' })),
+          agent(
+            note('subagent.finished', {
+              provider: 'spawn',
+              agentId: 'a',
+              parentSessionId: 's1',
+              childSessionId: 'child-1',
+              status: 'ok',
+              stopReason: 'completed',
+            }),
+          ),
+          {
+            direction: 'client->agent',
+            bytes: json({
+              jsonrpc: '2.0',
+              id: 7,
+              method: 'session/prompt',
+              params: { sessionId: s, contentBlocks: [{ type: 'text', text: 'go' }] },
+            }),
+          },
+          agent({ jsonrpc: '2.0', id: 7, result: { messageId: 'u1' } }),
+          // A delta the tracker must see (it is a valid frame) but in another key order: the full parse's way.
+          agent({
+            jsonrpc: '2.0',
+            method: 'session.event',
+            params: {
+              event: event(
+                'assistant/chunk',
+                time,
+                { turn, step, chunk: { type: 'text-delta', index: 0, text: 'reordered' } },
+                0,
+              ),
+              sessionId: s,
+            },
+          }),
+          // Broken lines: counted and skipped the same way by both paths.
+          agent(
+            note('session.event', {
+              sessionId: s,
+              event: event(
+                'assistant/chunk',
+                time,
+                { turn, step, chunk: { type: 'text-delta', index: -1, text: 'bad index' } },
+                0,
+              ),
+            }),
+          ),
+          {
+            direction: 'agent->client',
+            bytes: Buffer.from(
+              '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s1","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":0,"step":0,"chunk":{"type":"text-delta","index":0,"text":"bad \\x escape"}}}}}',
+            ),
+          },
+          {
+            direction: 'agent->client',
+            bytes: Buffer.concat([
+              json(
+                note('session.event', {
+                  sessionId: s,
+                  event: event(
+                    'assistant/chunk',
+                    time,
+                    { turn, step, chunk: { type: 'text-delta', index: 0, text: 'ab' } },
+                    0,
+                  ),
+                }),
+              ).subarray(0, -10),
+              Buffer.from([0xc3, 0x28]),
+              Buffer.from('"}}}}}'),
+            ]),
+          },
+        ),
       ),
-    ),
   },
 );
 
@@ -120,7 +274,8 @@ function referenceRun(lines: readonly Line[], wrap: (tracker: SdkTracker) => Fra
       continue;
     }
     const parsed = parseFrame(decoded.text);
-    if (!parsed.ok) listener.onMalformed?.(`proxy ${direction}`, { code: parsed.error.code, message: parsed.error.message });
+    if (!parsed.ok)
+      listener.onMalformed?.(`proxy ${direction}`, { code: parsed.error.code, message: parsed.error.message });
     else observer.observeFrame(direction, parsed.frame, 1);
   }
   observer.close(2, 'ended');
@@ -128,16 +283,24 @@ function referenceRun(lines: readonly Line[], wrap: (tracker: SdkTracker) => Fra
 }
 
 /** The product's path: a FrameTap over chunks of each direction, delta lines through `observeDelta`. */
-function tappedRun(lines: readonly Line[], cuts: readonly number[], wrap: (tracker: SdkTracker) => FrameObserver): unknown[] {
+function tappedRun(
+  lines: readonly Line[],
+  cuts: readonly number[],
+  wrap: (tracker: SdkTracker) => FrameObserver,
+): unknown[] {
   const { listener, heard } = recorder();
   const observer = wrap(new SdkTracker(listener, { newRunId: counter() }));
-  const tap = new FrameTap(observer, { onRejected: (direction, kind, message) => listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }), now: () => 1 });
+  const tap = new FrameTap(observer, {
+    onRejected: (direction, kind, message) => listener.onMalformed?.(`proxy ${direction}`, { code: kind, message }),
+    now: () => 1,
+  });
   // Lines of one direction in a row travel together, chunked anywhere; the order across directions is kept.
   let at = 0;
   while (at < lines.length) {
     const direction = lines[at]?.direction;
     const group: Buffer[] = [];
-    for (; at < lines.length && lines[at]?.direction === direction; at += 1) group.push(lines[at]?.bytes as Buffer, Buffer.from('\n'));
+    for (; at < lines.length && lines[at]?.direction === direction; at += 1)
+      group.push(lines[at]?.bytes as Buffer, Buffer.from('\n'));
     for (const chunk of chunked(Buffer.concat(group), cuts)) tap.push(direction ?? 'agent->client', chunk);
   }
   observer.close(2, 'ended');
@@ -157,7 +320,8 @@ describe('the delta fast path into the SDK tracker', () => {
   it('reports the same behind the protocol sniffer (auto protocol)', () =>
     fc.assert(
       fc.property(fc.array(lineArb, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 4 }), (lines, cuts) => {
-        const sniffed = (tracker: SdkTracker): FrameObserver => new ProtocolSniffer({ sdk: () => tracker, acp: () => tracker });
+        const sniffed = (tracker: SdkTracker): FrameObserver =>
+          new ProtocolSniffer({ sdk: () => tracker, acp: () => tracker });
         expect(tappedRun(lines, cuts, sniffed)).toEqual(referenceRun(lines, sniffed));
       }),
       { numRuns: 500 },
@@ -181,21 +345,41 @@ describe('the delta fast path into the SDK tracker', () => {
     builder.pushDelta(delta('text-delta', 'b'));
     expect(decoded).toBe(2);
     expect(builder.fold.collect()).toEqual([{ type: 'text', text: 'ab' }]);
-    builder.pushEvent({ type: 'assistant/message', time: 6, data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: 'final' }] } } });
+    builder.pushEvent({
+      type: 'assistant/message',
+      time: 6,
+      data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content: [{ type: 'text', text: 'final' }] } },
+    });
     builder.pushDelta(delta('text-delta', 'late'));
     expect(decoded).toBe(2);
     expect(builder.fold.collect()).toEqual([{ type: 'text', text: 'final' }]);
-    expect(builder.finish({ endTime: 9, stopReason: 'completed' }).steps).toEqual([{ turn: 0, step: 0, startTime: 5, endTime: 9 }]);
+    expect(builder.finish({ endTime: 9, stopReason: 'completed' }).steps).toEqual([
+      { turn: 0, step: 0, startTime: 5, endTime: 9 },
+    ]);
   });
 
   it('reads several lines of one buffer and of different buffers, and lets go of them on release', () => {
     const line = (text: string): Buffer =>
-      json(note('session.event', { sessionId: 's9', event: event('assistant/chunk', 3, { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text } }, 4) }));
+      json(
+        note('session.event', {
+          sessionId: 's9',
+          event: event('assistant/chunk', 3, { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text } }, 4),
+        }),
+      );
     const first = Buffer.concat([line('one'), Buffer.from('\n'), line('tw\\"o é')]);
     const reader = new DeltaLineReader();
     const firstEnd = first.indexOf(0x0a);
     expect(reader.read(first, 0, firstEnd)).toBe(true);
-    expect([reader.sessionId, reader.seq, reader.time, reader.turn, reader.step, reader.chunkType, reader.index, reader.text()]).toEqual(['s9', 4, 3, 1, 2, 'text-delta', 0, 'one']);
+    expect([
+      reader.sessionId,
+      reader.seq,
+      reader.time,
+      reader.turn,
+      reader.step,
+      reader.chunkType,
+      reader.index,
+      reader.text(),
+    ]).toEqual(['s9', 4, 3, 1, 2, 'text-delta', 0, 'one']);
     expect(reader.read(first, firstEnd + 1, first.length)).toBe(true);
     expect(reader.text()).toBe('tw\\"o é');
     const second = line('three');

@@ -27,7 +27,15 @@ const deltaArb = fc
       JSON.stringify({
         jsonrpc: '2.0',
         method: 'session.event',
-        params: { sessionId: d.sessionId, event: { type: 'assistant/chunk', seq: d.seq, time: 1764400000000 + d.seq, data: { turn: 0, step: 1, chunk: { type: d.type, index: 0, text: d.text } } } },
+        params: {
+          sessionId: d.sessionId,
+          event: {
+            type: 'assistant/chunk',
+            seq: d.seq,
+            time: 1764400000000 + d.seq,
+            data: { turn: 0, step: 1, chunk: { type: d.type, index: 0, text: d.text } },
+          },
+        },
       }),
     ),
   );
@@ -39,7 +47,14 @@ const changedArb = fc.tuple(deltaArb, fc.nat(), fc.integer({ min: 0, max: 255 })
 });
 const otherArb = fc.oneof(
   fc.json().map((text) => Buffer.from(text.replace(/\n/g, ' '))),
-  fc.constantFrom('{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}', '{"jsonrpc":"2.0","id":1,"result":{}}', '', 'not json').map((t) => Buffer.from(t)),
+  fc
+    .constantFrom(
+      '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}',
+      '{"jsonrpc":"2.0","id":1,"result":{}}',
+      '',
+      'not json',
+    )
+    .map((t) => Buffer.from(t)),
   fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes.map((b) => (b === 0x0a ? 0x41 : b)))),
 );
 const streamArb = fc.array(fc.oneof({ weight: 3, arbitrary: deltaArb }, changedArb, otherArb), { maxLength: 30 });
@@ -51,7 +66,10 @@ describe('FrameTap with the delta-line fast path', () => {
         const input = Buffer.concat(lines.flatMap((line) => [line, Buffer.from('\n')]));
         const seen: unknown[] = [];
         const observer: FrameObserver = { observeFrame: (_d, frame) => seen.push(frame), close: () => undefined };
-        const tap = new FrameTap(observer, { onRejected: (_d, kind, message) => seen.push(`${kind}: ${message}`), now: () => 0 });
+        const tap = new FrameTap(observer, {
+          onRejected: (_d, kind, message) => seen.push(`${kind}: ${message}`),
+          now: () => 0,
+        });
         for (const chunk of chunked(input, cuts)) tap.push('agent->client', chunk);
         tap.end('agent->client');
 

@@ -31,12 +31,21 @@ describe('FrameTap', () => {
 
   it('reports each rejected line by kind and goes on; blank lines are neither frames nor errors', () => {
     const { tap, frames, rejected } = tapWithRecorders(40);
-    tap.push('agent->client', Buffer.concat([Buffer.from('not json\n\n[1]\n{"a":1}\n'), Buffer.from([0xff, 0x0a]), Buffer.from('{"jsonrpc":"2.0","method":"a-very-long-method"}\n{"jsonrpc":"2.0","method":"ok"}\n')]));
+    tap.push(
+      'agent->client',
+      Buffer.concat([
+        Buffer.from('not json\n\n[1]\n{"a":1}\n'),
+        Buffer.from([0xff, 0x0a]),
+        Buffer.from('{"jsonrpc":"2.0","method":"a-very-long-method"}\n{"jsonrpc":"2.0","method":"ok"}\n'),
+      ]),
+    );
     tap.push('agent->client', Buffer.from('{"torn'));
     tap.end('agent->client');
     expect(frames.map(([, f]) => (f.kind === 'notification' ? f.method : f.kind))).toEqual(['ok']);
     expect(rejected).toEqual([
-      expect.stringMatching(/^agent->client not-json: \(root\): expected JSON text, received text that does not parse \(.+\)$/),
+      expect.stringMatching(
+        /^agent->client not-json: \(root\): expected JSON text, received text that does not parse \(.+\)$/,
+      ),
       'agent->client not-object: (root): expected a JSON-RPC object, received array(1)',
       'agent->client not-jsonrpc: jsonrpc: expected string "2.0", received nothing (field missing)',
       'agent->client not-utf8: line is not valid UTF-8; skipped',

@@ -34,7 +34,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const T0 = 1_700_000_000_000;
 
-type Call = { kind: 'start'; start: RunStart } | { kind: 'end'; record: RunRecord } | { kind: 'malformed'; origin: string; code: string; message: string };
+type Call =
+  | { kind: 'start'; start: RunStart }
+  | { kind: 'end'; record: RunRecord }
+  | { kind: 'malformed'; origin: string; code: string; message: string };
 
 /** A listener that records every call in order. */
 function recorder(): RunListener & { calls: Call[]; records: () => RunRecord[]; starts: () => RunStart[] } {
@@ -98,7 +101,14 @@ function maxTokensTurn(gen: Generation): SessionEvent[] {
     step(gen, {
       step: 0,
       turn: 1,
-      stream: [textDelta('Reading '), textDelta('the '), textDelta('config '), textDelta('first.'), toolDelta('call-1', '{"path":"a.txt"}'), finish('tool-calls')],
+      stream: [
+        textDelta('Reading '),
+        textDelta('the '),
+        textDelta('config '),
+        textDelta('first.'),
+        toolDelta('call-1', '{"path":"a.txt"}'),
+        finish('tool-calls'),
+      ],
       content: [text('Reading the config first.'), toolCall('call-1')],
       usage: usage(120, 30, { cacheReadTokens: 40 }),
     }),
@@ -109,7 +119,12 @@ function maxTokensTurn(gen: Generation): SessionEvent[] {
     step(gen, {
       step: 1,
       turn: 1,
-      stream: [toolDelta('call-2', '{"pa'), toolDelta('call-2', 'th":"b'), toolDelta('call-2', '.txt'), finish('max-tokens')],
+      stream: [
+        toolDelta('call-2', '{"pa'),
+        toolDelta('call-2', 'th":"b'),
+        toolDelta('call-2', '.txt'),
+        finish('max-tokens'),
+      ],
       content: [],
       usage: usage(200, 64),
     }),
@@ -144,7 +159,14 @@ describe('LogTracker: one epoch per turn', () => {
       expect(run.stopReason).toBe('max-tokens');
       expect(run.outputSource).toBe('message');
       expect(run.emptyMessages).toBe(1);
-      expect(run.usage).toEqual({ inputTokens: 320, outputTokens: 94, cacheReadTokens: 40, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
+      expect(run.usage).toEqual({
+        inputTokens: 320,
+        outputTokens: 94,
+        cacheReadTokens: 40,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        reported: true,
+      });
       expect(run.agentName).toBe('deepseek');
       expect(run.provider).toBe('deepseek');
       expect(run.model).toBe('deepseek-chat');
@@ -178,15 +200,29 @@ describe('LogTracker: one epoch per turn', () => {
   });
 
   it('ends an epoch without turn/end as error at its last event, with the output so far', async () => {
-    const evs = events([turnStart(0), stepStart(0), attempt('embedded', { stream: [textDelta('partial '), textDelta('answer')] })]);
+    const evs = events([
+      turnStart(0),
+      stepStart(0),
+      attempt('embedded', { stream: [textDelta('partial '), textDelta('answer')] }),
+    ]);
     const { listener } = await replayFiles([await writeLog(header('sess-crash'), evs)]);
     expect(listener.records()).toMatchObject([
-      { runId: 'sess-crash#0', stopReason: 'error', output: [{ type: 'text', text: 'partial answer' }], outputSource: 'stream', startTime: T0, endTime: T0 + 20 },
+      {
+        runId: 'sess-crash#0',
+        stopReason: 'error',
+        output: [{ type: 'text', text: 'partial answer' }],
+        outputSource: 'stream',
+        startTime: T0,
+        endTime: T0 + 20,
+      },
     ]);
   });
 
   it('names runs after the agentName option when one is given', async () => {
-    const { listener } = await replayFiles([await writeLog(header('sess-named'), maxTokensTurn('embedded'))], 'reviewer');
+    const { listener } = await replayFiles(
+      [await writeLog(header('sess-named'), maxTokensTurn('embedded'))],
+      'reviewer',
+    );
     expect(listener.starts().map((s) => s.agentName)).toEqual(['reviewer']);
     expect(listener.records().map((r) => r.agentName)).toEqual(['reviewer']);
   });
@@ -211,7 +247,12 @@ describe('LogTracker: inherited events and continuable epochs', () => {
     // Epoch 1: only an empty usage-only message, cut off.
     turnStart(2),
     stepStart(0, 2),
-    step('embedded', { turn: 2, stream: [toolDelta('call-9', '{"q'), finish('max-tokens')], content: [], usage: usage(150, 64) }),
+    step('embedded', {
+      turn: 2,
+      stream: [toolDelta('call-9', '{"q'), finish('max-tokens')],
+      content: [],
+      usage: usage(150, 64),
+    }),
     turnEnd('max-tokens', 2),
     // Epoch 2: streamed text only, then aborted.
     turnStart(3),
@@ -238,13 +279,23 @@ describe('LogTracker: inherited events and continuable epochs', () => {
     expect(records[1]?.emptyMessages).toBe(1);
   });
 
-  it('never reports the first epoch\'s message for a later epoch, and an epoch without output has no lastAssistantMessage', async () => {
+  it("never reports the first epoch's message for a later epoch, and an epoch without output has no lastAssistantMessage", async () => {
     const { listener } = await replayFiles([await writeLog(header('child-2', 'parent-x'), continuable)]);
     const second = listener.records()[1] as RunRecord;
     expect(second.output).toBeUndefined();
     expect(JSON.stringify(second)).not.toContain('first epoch answer');
-    const info = subagentRunEndInfo({ runId: second.runId, provider: 'deepseek', id: 'child-2', local: true }, second.stopReason, second.output);
-    expect(info).toEqual({ runId: 'child-2#1', provider: 'deepseek', id: 'child-2', local: true, stopReason: 'max-tokens' });
+    const info = subagentRunEndInfo(
+      { runId: second.runId, provider: 'deepseek', id: 'child-2', local: true },
+      second.stopReason,
+      second.output,
+    );
+    expect(info).toEqual({
+      runId: 'child-2#1',
+      provider: 'deepseek',
+      id: 'child-2',
+      local: true,
+      stopReason: 'max-tokens',
+    });
     expect('lastAssistantMessage' in info).toBe(false);
   });
 
@@ -261,10 +312,24 @@ describe('LogTracker: inherited events and continuable epochs', () => {
   });
 
   it('produces no run for a log with only inherited events', async () => {
-    const evs = events([turnStart(0), step('embedded', { content: [text('old')] }), turnEnd('completed', 0), endSeed()]);
+    const evs = events([
+      turnStart(0),
+      step('embedded', { content: [text('old')] }),
+      turnEnd('completed', 0),
+      endSeed(),
+    ]);
     const { listener, results } = await replayFiles([await writeLog(header('resumed'), evs)]);
     expect(listener.calls).toEqual([]);
-    expect(results).toEqual([{ file: expect.stringContaining('.jsonl') as unknown, sessionId: 'resumed', records: 4, runs: 0, problems: 0, isSkipped: false }]);
+    expect(results).toEqual([
+      {
+        file: expect.stringContaining('.jsonl') as unknown,
+        sessionId: 'resumed',
+        records: 4,
+        runs: 0,
+        problems: 0,
+        isSkipped: false,
+      },
+    ]);
   });
 
   it('keeps the route learnt before the seed for later epochs', async () => {
@@ -276,7 +341,9 @@ describe('LogTracker: inherited events and continuable epochs', () => {
       turnEnd('completed', 1),
     ]);
     const { listener } = await replayFiles([await writeLog(header('routed'), evs)]);
-    expect(listener.starts()).toMatchObject([{ runId: 'routed#0', agentName: 'moonshot', provider: 'moonshot', model: 'kimi' }]);
+    expect(listener.starts()).toMatchObject([
+      { runId: 'routed#0', agentName: 'moonshot', provider: 'moonshot', model: 'kimi' },
+    ]);
   });
 });
 
@@ -284,16 +351,52 @@ describe('LogTracker: linking sessions across files', () => {
   it('nests each child epoch under the parent run containing its start and reports parents first', async () => {
     // Parent: two turns, T0..T0+40 and T0+100..T0+140.
     const parent = [
-      ...events([turnStart(0), step('embedded', { content: [text('delegating')] }), toolCallEvent('task-1'), toolResultEvent('task-1'), turnEnd('completed', 0)], 0, T0),
-      ...events([turnStart(1), step('embedded', { turn: 1, content: [text('again')] }), toolCallEvent('task-2', 0, 'task', 1), toolResultEvent('task-2', false, 0, 1), turnEnd('completed', 1)], 5, T0 + 100),
+      ...events(
+        [
+          turnStart(0),
+          step('embedded', { content: [text('delegating')] }),
+          toolCallEvent('task-1'),
+          toolResultEvent('task-1'),
+          turnEnd('completed', 0),
+        ],
+        0,
+        T0,
+      ),
+      ...events(
+        [
+          turnStart(1),
+          step('embedded', { turn: 1, content: [text('again')] }),
+          toolCallEvent('task-2', 0, 'task', 1),
+          toolResultEvent('task-2', false, 0, 1),
+          turnEnd('completed', 1),
+        ],
+        5,
+        T0 + 100,
+      ),
     ];
     // Child: an epoch inside each parent turn, and one after both (falls back to the parent's last run).
     const child = [
-      ...events([turnStart(0), step('embedded', { content: [text('child one')] }), turnEnd('completed', 0)], 0, T0 + 15),
-      ...events([turnStart(1), step('embedded', { turn: 1, content: [text('child two')] }), turnEnd('completed', 1)], 3, T0 + 105),
-      ...events([turnStart(2), step('embedded', { turn: 2, content: [text('child three')] }), turnEnd('completed', 2)], 6, T0 + 500),
+      ...events(
+        [turnStart(0), step('embedded', { content: [text('child one')] }), turnEnd('completed', 0)],
+        0,
+        T0 + 15,
+      ),
+      ...events(
+        [turnStart(1), step('embedded', { turn: 1, content: [text('child two')] }), turnEnd('completed', 1)],
+        3,
+        T0 + 105,
+      ),
+      ...events(
+        [turnStart(2), step('embedded', { turn: 2, content: [text('child three')] }), turnEnd('completed', 2)],
+        6,
+        T0 + 500,
+      ),
     ];
-    const grandchild = events([turnStart(0), step('embedded', { content: [text('deep')] }), turnEnd('completed', 0)], 0, T0 + 107);
+    const grandchild = events(
+      [turnStart(0), step('embedded', { content: [text('deep')] }), turnEnd('completed', 0)],
+      0,
+      T0 + 107,
+    );
     // Read children before the parent: linking must not depend on file order.
     const { listener } = await replayFiles([
       await writeLog(header('grandchild', 'child'), grandchild),
@@ -301,7 +404,9 @@ describe('LogTracker: linking sessions across files', () => {
       await writeLog(header('parent'), parent),
       await writeLog(header('orphan', 'not-in-this-replay'), grandchild, { zstd: true }),
     ]);
-    const order = listener.calls.map((c) => (c.kind === 'start' ? `start ${c.start.runId}` : c.kind === 'end' ? `end ${c.record.runId}` : c.kind));
+    const order = listener.calls.map((c) =>
+      c.kind === 'start' ? `start ${c.start.runId}` : c.kind === 'end' ? `end ${c.record.runId}` : c.kind,
+    );
     expect(order).toEqual([
       'start parent#0',
       'start child#0',
@@ -349,7 +454,15 @@ describe('LogTracker: damaged input', () => {
     const path = join(dir, 'torn.jsonl');
     writeFileSync(path, body.slice(0, body.length - 12));
     const { listener, problems, results } = await replayFiles([path]);
-    expect(problems).toEqual([{ file: path, line: 9, code: 'torn-tail', scope: 'record', message: expect.stringContaining('incomplete') as unknown }]);
+    expect(problems).toEqual([
+      {
+        file: path,
+        line: 9,
+        code: 'torn-tail',
+        scope: 'record',
+        message: expect.stringContaining('incomplete') as unknown,
+      },
+    ]);
     expect(listener.records().map((r) => [r.runId, r.stopReason, r.output])).toEqual([
       ['torn#0', 'completed', [{ type: 'text', text: 'one' }]],
       ['torn#1', 'error', [{ type: 'text', text: 'two' }]],
@@ -369,7 +482,12 @@ describe('LogTracker: damaged input', () => {
       [5, 'not-json', 'record'],
     ]);
     expect(listener.calls.filter((c) => c.kind === 'malformed')).toEqual([
-      { kind: 'malformed', origin: 'log', code: 'invalid-event', message: expect.stringMatching(/^.*corrupt\.jsonl:4: the event is not a valid session event/) as unknown },
+      {
+        kind: 'malformed',
+        origin: 'log',
+        code: 'invalid-event',
+        message: expect.stringMatching(/^.*corrupt\.jsonl:4: the event is not a valid session event/) as unknown,
+      },
       { kind: 'malformed', origin: 'log', code: 'not-json', message: `${path}:5: line 5 is not valid JSON` },
     ]);
     expect(listener.records().map((r) => [r.runId, r.stopReason, r.output])).toEqual([
@@ -401,7 +519,13 @@ describe('LogTracker: damaged input', () => {
     const second = await writeLog(header('twice'), twoEpochs, { zstd: true });
     const { listener, problems, results } = await replayFiles([first, second]);
     expect(problems).toEqual([
-      { file: second, line: 0, code: 'duplicate-session', scope: 'file', message: `session twice was already read from ${first}; this copy is skipped` },
+      {
+        file: second,
+        line: 0,
+        code: 'duplicate-session',
+        scope: 'file',
+        message: `session twice was already read from ${first}; this copy is skipped`,
+      },
     ]);
     expect(results.map((r) => [r.runs, r.isSkipped])).toEqual([
       [2, false],

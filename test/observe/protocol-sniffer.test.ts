@@ -55,7 +55,8 @@ describe('ProtocolSniffer', () => {
   it('falls back to the default protocol after the frame limit or at close', () => {
     const sdk = new Seen();
     const sniffer = new ProtocolSniffer({ sdk: () => sdk, acp: () => new Seen() });
-    for (let i = 0; i < SNIFF_FRAME_LIMIT; i += 1) sniffer.observeFrame('client->agent', request('custom/thing', {}, i), i);
+    for (let i = 0; i < SNIFF_FRAME_LIMIT; i += 1)
+      sniffer.observeFrame('client->agent', request('custom/thing', {}, i), i);
     expect(sniffer.protocol).toBe('sdk');
     expect(sdk.frames).toHaveLength(SNIFF_FRAME_LIMIT);
 

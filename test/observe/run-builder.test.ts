@@ -18,7 +18,13 @@ const dir = mkdtempSync(join(tmpdir(), 'guarded-'));
 const logged: string[] = [];
 beforeAll(() => {
   diag.setLogger(
-    { error: (m) => logged.push(m), warn: () => undefined, info: () => undefined, debug: () => undefined, verbose: () => undefined },
+    {
+      error: (m) => logged.push(m),
+      warn: () => undefined,
+      info: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+    },
     { logLevel: DiagLogLevel.ERROR, suppressOverrideMessage: true },
   );
 });
@@ -51,8 +57,21 @@ describe('a throwing listener', () => {
     const listener = throwing();
     const tracker = new AcpTracker(listener, { newRunId: () => 'acp-run' });
     expect(() => {
-      tracker.observeFrame('client->agent', { kind: 'request', id: 1, method: 'session/prompt', params: { sessionId: 's1', prompt: [{ type: 'text', text: 'hi' }] } }, 1);
-      tracker.observeFrame('agent->client', { kind: 'notification', method: 'session/update', params: { nonsense: true } }, 2);
+      tracker.observeFrame(
+        'client->agent',
+        {
+          kind: 'request',
+          id: 1,
+          method: 'session/prompt',
+          params: { sessionId: 's1', prompt: [{ type: 'text', text: 'hi' }] },
+        },
+        1,
+      );
+      tracker.observeFrame(
+        'agent->client',
+        { kind: 'notification', method: 'session/update', params: { nonsense: true } },
+        2,
+      );
       tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: { stopReason: 'end_turn' } }, 3);
     }).not.toThrow();
     expect(listener.ends).toBe(1);
@@ -65,7 +84,13 @@ describe('a throwing listener', () => {
     const before = listenerFailures();
     const sdkListener = throwing();
     const sdk = new SdkTracker(sdkListener, { newRunId: () => 'sdk-run' });
-    expect(() => sdk.observeFrame('client->agent', { kind: 'request', id: 2, method: 'session/prompt', params: { sessionId: 's2', contentBlocks: [] } }, 1)).not.toThrow();
+    expect(() =>
+      sdk.observeFrame(
+        'client->agent',
+        { kind: 'request', id: 2, method: 'session/prompt', params: { sessionId: 's2', contentBlocks: [] } },
+        1,
+      ),
+    ).not.toThrow();
     expect(() => sdk.close(5, 'gone')).not.toThrow();
     expect(sdkListener.ends).toBe(1);
 

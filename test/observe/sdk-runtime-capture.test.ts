@@ -19,7 +19,9 @@ import { join } from 'node:path';
 import { ROOT } from '../helpers/paths.js';
 import { runCli } from '../helpers/cli.js';
 
-const LINES = readFileSync(join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson'), 'utf8').trim().split('\n');
+const LINES = readFileSync(join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson'), 'utf8')
+  .trim()
+  .split('\n');
 const FRAMES: JsonRpcFrame[] = LINES.map((line) => {
   const parsed = parseFrame(line);
   if (!parsed.ok) throw new Error(`capture line does not parse: ${line.slice(0, 80)}`);
@@ -31,7 +33,14 @@ function recorder(): RunListener & { starts: RunStart[]; ends: RunRecord[]; malf
   const starts: RunStart[] = [];
   const ends: RunRecord[] = [];
   const malformed: string[] = [];
-  return { starts, ends, malformed, onRunStart: (s) => starts.push(s), onRunEnd: (r) => ends.push(r), onMalformed: (_o, e) => malformed.push(e.message) };
+  return {
+    starts,
+    ends,
+    malformed,
+    onRunStart: (s) => starts.push(s),
+    onRunEnd: (r) => ends.push(r),
+    onMalformed: (_o, e) => malformed.push(e.message),
+  };
 }
 
 const EXPECTED_OUTPUT = [
@@ -47,7 +56,14 @@ function expectUpstreamResult(record: RunRecord | undefined): void {
     output: EXPECTED_OUTPUT,
     outputSource: 'message',
     emptyMessages: 1,
-    usage: { inputTokens: 210, outputTokens: 28, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 210,
+      outputTokens: 28,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     provider: 'deepseek-official',
     model: 'deepseek-v4-flash',
   });
@@ -60,12 +76,17 @@ function expectUpstreamResult(record: RunRecord | undefined): void {
 }
 
 describe('the real runtime capture', () => {
-  it('as the proxy sees it (both directions): one max-tokens run, 210 in / 28 out, the first step\'s message', () => {
+  it("as the proxy sees it (both directions): one max-tokens run, 210 in / 28 out, the first step's message", () => {
     const rec = recorder();
     const tracker = new SdkTracker(rec, { newRunId: () => 'run-1' });
     tracker.observeFrame(
       'client->agent',
-      { kind: 'request', id: 'req_609b45baa23d4063920dc6db3865d940', method: 'initialize', params: { cwd: '/w', provider: 'deepseek-official', model: 'deepseek-v4-flash', maxTokens: 64 } },
+      {
+        kind: 'request',
+        id: 'req_609b45baa23d4063920dc6db3865d940',
+        method: 'initialize',
+        params: { cwd: '/w', provider: 'deepseek-official', model: 'deepseek-v4-flash', maxTokens: 64 },
+      },
       T0,
     );
     FRAMES.forEach((frame, i) => {
@@ -73,7 +94,15 @@ describe('the real runtime capture', () => {
       if (i === 0) {
         tracker.observeFrame(
           'client->agent',
-          { kind: 'request', id: 'req_0f0f79a7fbef4f549693125903108514', method: 'session/prompt', params: { sessionId: 'session-1', contentBlocks: [{ type: 'text', text: 'SCN:length-empty please answer' }] } },
+          {
+            kind: 'request',
+            id: 'req_0f0f79a7fbef4f549693125903108514',
+            method: 'session/prompt',
+            params: {
+              sessionId: 'session-1',
+              contentBlocks: [{ type: 'text', text: 'SCN:length-empty please answer' }],
+            },
+          },
           T0,
         );
       }
@@ -89,7 +118,7 @@ describe('the real runtime capture', () => {
     expect(rec.malformed).toEqual([]);
   });
 
-  it('as a replay of the runtime\'s side alone sees it', () => {
+  it("as a replay of the runtime's side alone sees it", () => {
     const rec = recorder();
     const tracker = new SdkTracker(rec, { newRunId: () => 'run-1' });
     FRAMES.forEach((frame, i) => tracker.observeFrame('agent->client', frame, T0 + i));
@@ -100,21 +129,40 @@ describe('the real runtime capture', () => {
     expect(rec.ends[0]?.startTime).toBe(1_796_063_390_281);
   });
 
-  it('in process, through the hook upstream\'s DeepSeekHarness.run calls with each { method, params } from the receipt on', () => {
+  it("in process, through the hook upstream's DeepSeekHarness.run calls with each { method, params } from the receipt on", () => {
     const rec = recorder();
     const tracker = new SdkTracker(rec, { newRunId: () => 'run-1', agentName: 'worker' });
-    for (const frame of FRAMES.slice(1)) if (frame.kind === 'notification') tracker.onNotification({ method: frame.method, params: frame.params });
+    for (const frame of FRAMES.slice(1))
+      if (frame.kind === 'notification') tracker.onNotification({ method: frame.method, params: frame.params });
     expect(rec.ends).toHaveLength(1);
     expect(rec.ends[0]?.agentName).toBe('worker');
-    expect(rec.ends[0]).toMatchObject({ stopReason: 'max-tokens', output: EXPECTED_OUTPUT, usage: { inputTokens: 210, outputTokens: 28 } });
+    expect(rec.ends[0]).toMatchObject({
+      stopReason: 'max-tokens',
+      output: EXPECTED_OUTPUT,
+      usage: { inputTokens: 210, outputTokens: 28 },
+    });
   });
 });
 
 describe('the real runtime capture, replayed by the command line', () => {
   it('sums to one max-tokens run of 210 in / 28 out', async () => {
-    const r = await runCli(['replay', '--json', '--out', mkdtempSync(join(tmpdir(), 'capture-replay-')), join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson')], '', { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' });
+    const r = await runCli(
+      [
+        'replay',
+        '--json',
+        '--out',
+        mkdtempSync(join(tmpdir(), 'capture-replay-')),
+        join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson'),
+      ],
+      '',
+      { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' },
+    );
     expect(r.code).toBe(0);
     const summary = JSON.parse(r.stdout.toString('utf8')) as { runs: number; stopReasons: unknown[]; problems: number };
-    expect(summary).toMatchObject({ runs: 1, problems: 0, stopReasons: [{ stopReason: 'max-tokens', runs: 1, inputTokens: 210, outputTokens: 28 }] });
+    expect(summary).toMatchObject({
+      runs: 1,
+      problems: 0,
+      stopReasons: [{ stopReason: 'max-tokens', runs: 1, inputTokens: 210, outputTokens: 28 }],
+    });
   });
 });

@@ -11,7 +11,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AssistantOutputFold, finalAssistantOutput } from '../../src/output/assistant-output.js';
-import { foregroundToolResult, readResult, subagentRunEndInfo, TOOL_RESULT_PARTIAL_LABEL } from '../../src/output/result.js';
+import {
+  foregroundToolResult,
+  readResult,
+  subagentRunEndInfo,
+  TOOL_RESULT_PARTIAL_LABEL,
+} from '../../src/output/result.js';
 import type { ContentBlock, StreamChunk } from '../../src/wire/content.js';
 import type { SessionEvent } from '../../src/wire/events.js';
 
@@ -37,23 +42,41 @@ type Op = { kind: 'event'; event: Omit<SessionEvent, 'seq' | 'time'> } | { kind:
 
 const eventOpArb: fc.Arbitrary<Op> = fc.oneof(
   fc
-    .record({ content: fc.array(blockArb, { maxLength: 3 }), stream: fc.option(fc.array(chunkArb, { maxLength: 4 }), { nil: undefined }) })
+    .record({
+      content: fc.array(blockArb, { maxLength: 3 }),
+      stream: fc.option(fc.array(chunkArb, { maxLength: 4 }), { nil: undefined }),
+    })
     .map(({ content, stream }) => ({
       kind: 'event' as const,
       event: {
         type: 'assistant/message',
-        data: { turn: 0, step: 0, message: { id: 'm', role: 'assistant', content }, usage: { inputTokens: 3, outputTokens: 4 }, ...(stream ? { stream } : {}) },
+        data: {
+          turn: 0,
+          step: 0,
+          message: { id: 'm', role: 'assistant', content },
+          usage: { inputTokens: 3, outputTokens: 4 },
+          ...(stream ? { stream } : {}),
+        },
       },
     })),
-  fc.array(chunkArb, { maxLength: 4 }).map((stream) => ({ kind: 'event' as const, event: { type: 'assistant/attempt', data: { turn: 0, step: 0, stream } } })),
-  chunkArb.map((chunk) => ({ kind: 'event' as const, event: { type: 'assistant/chunk', data: { turn: 0, step: 0, chunk } } })),
+  fc.array(chunkArb, { maxLength: 4 }).map((stream) => ({
+    kind: 'event' as const,
+    event: { type: 'assistant/attempt', data: { turn: 0, step: 0, stream } },
+  })),
+  chunkArb.map((chunk) => ({
+    kind: 'event' as const,
+    event: { type: 'assistant/chunk', data: { turn: 0, step: 0, chunk } },
+  })),
   fc.constantFrom('completed', 'max-tokens', 'aborted', 'error', 'mystery').map((kind) => ({
     kind: 'event' as const,
     event: { type: 'turn/end', data: { turn: 0, reason: { kind } } },
   })),
   fc.constant({ kind: 'event' as const, event: { type: 'future/thing', data: { x: 1 } } }),
 );
-const opArb: fc.Arbitrary<Op> = fc.oneof({ weight: 5, arbitrary: eventOpArb }, { weight: 1, arbitrary: textArb.map((text) => ({ kind: 'text' as const, text })) });
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 5, arbitrary: eventOpArb },
+  { weight: 1, arbitrary: textArb.map((text) => ({ kind: 'text' as const, text })) },
+);
 const opsArb = fc.array(opArb, { maxLength: 25 });
 const eventsOnlyArb = fc.array(eventOpArb, { maxLength: 25 }).map(toEvents);
 
@@ -100,7 +123,12 @@ const emptyMessage: SessionEvent = {
   type: 'assistant/message',
   seq: 0,
   time: 0,
-  data: { turn: 0, step: 9, message: { id: 'empty', role: 'assistant', content: [] }, usage: { inputTokens: 1, outputTokens: 4096 } },
+  data: {
+    turn: 0,
+    step: 9,
+    message: { id: 'empty', role: 'assistant', content: [] },
+    usage: { inputTokens: 1, outputTokens: 4096 },
+  },
 };
 
 describe('the one rule, under random event sequences', () => {
@@ -137,10 +165,16 @@ describe('the one rule, under random event sequences', () => {
 
   it('a different turn-end kind never changes the selection', () => {
     fc.assert(
-      fc.property(eventsOnlyArb, fc.constantFrom('completed', 'max-tokens', 'aborted', 'error', 'blocked'), (evs, kind) => {
-        const changed = evs.map((e) => (e.type === 'turn/end' ? ({ ...e, data: { turn: 0, reason: { kind } } } as SessionEvent) : e));
-        expect(finalAssistantOutput(changed)).toEqual(finalAssistantOutput(evs));
-      }),
+      fc.property(
+        eventsOnlyArb,
+        fc.constantFrom('completed', 'max-tokens', 'aborted', 'error', 'blocked'),
+        (evs, kind) => {
+          const changed = evs.map((e) =>
+            e.type === 'turn/end' ? ({ ...e, data: { turn: 0, reason: { kind } } } as SessionEvent) : e,
+          );
+          expect(finalAssistantOutput(changed)).toEqual(finalAssistantOutput(evs));
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -151,12 +185,18 @@ describe('the one rule, under random event sequences', () => {
         const expected = reference(evs.map((event) => ({ kind: 'event', event })));
         const result = readResult(evs);
         expect(result.output).toEqual(expected ?? []);
-        const end = subagentRunEndInfo({ runId: 'r', provider: 'p', id: 'c', local: true }, result.stopReason, result.output);
+        const end = subagentRunEndInfo(
+          { runId: 'r', provider: 'p', id: 'c', local: true },
+          result.stopReason,
+          result.output,
+        );
         if (expected === undefined) expect('lastAssistantMessage' in end).toBe(false);
         else expect(end.lastAssistantMessage).toEqual(expected);
         const tool = foregroundToolResult(result);
         expect(tool.isError).toBe(result.stopReason !== 'completed');
-        const joined = (expected ?? []).flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('');
+        const joined = (expected ?? [])
+          .flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : []))
+          .join('');
         expect(tool.content).toHaveLength(1);
         const toolText = (tool.content[0] as { text: string }).text;
         if (!tool.isError) {

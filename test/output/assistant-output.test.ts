@@ -24,7 +24,16 @@ describe.each<Generation>(['chunk', 'embedded'])('the one rule, %s log generatio
   it('keeps the streamed partial text when the last message is an empty usage-only message', () => {
     const run = events([
       turnStart(),
-      step(gen, { stream: [textDelta('Partial answer '), textDelta('before the limit'), toolDelta('c1', '{"pa'), finish('max-tokens')], content: [], usage: usage(100, 4096) }),
+      step(gen, {
+        stream: [
+          textDelta('Partial answer '),
+          textDelta('before the limit'),
+          toolDelta('c1', '{"pa'),
+          finish('max-tokens'),
+        ],
+        content: [],
+        usage: usage(100, 4096),
+      }),
       turnEnd('max-tokens'),
     ]);
     expect(finalAssistantOutput(run)).toEqual([{ type: 'text', text: 'Partial answer before the limit' }]);
@@ -35,13 +44,23 @@ describe.each<Generation>(['chunk', 'embedded'])('the one rule, %s log generatio
       turnStart(),
       step(gen, {
         step: 0,
-        stream: [textDelta('I will look '), textDelta('that up.'), toolDelta('call_1', '{"path":"a.txt"}'), finish('tool-calls')],
+        stream: [
+          textDelta('I will look '),
+          textDelta('that up.'),
+          toolDelta('call_1', '{"path":"a.txt"}'),
+          finish('tool-calls'),
+        ],
         content: [text('I will look that up.'), toolCall('call_1')],
         usage: usage(50, 20),
       }),
       toolCallEvent('call_1'),
       toolResultEvent('call_1'),
-      step(gen, { step: 1, stream: [toolDelta('call_2', '{"pat'), finish('max-tokens')], content: [], usage: usage(80, 4096) }),
+      step(gen, {
+        step: 1,
+        stream: [toolDelta('call_2', '{"pat'), finish('max-tokens')],
+        content: [],
+        usage: usage(80, 4096),
+      }),
       turnEnd('max-tokens'),
     ]);
     expect(finalAssistantOutput(run)).toEqual([
@@ -53,7 +72,10 @@ describe.each<Generation>(['chunk', 'embedded'])('the one rule, %s log generatio
   it('reports the text of a cancelled child whose only text is in a failed attempt stream', () => {
     const run = events([
       turnStart(),
-      attempt(gen, { stream: [textDelta('Working '), textDelta('on it')], failure: { message: 'aborted', code: 'aborted' } }),
+      attempt(gen, {
+        stream: [textDelta('Working '), textDelta('on it')],
+        failure: { message: 'aborted', code: 'aborted' },
+      }),
       turnEnd('aborted', 0, { reason: { kind: 'parent' } }),
     ]);
     expect(finalAssistantOutput(run)).toEqual([{ type: 'text', text: 'Working on it' }]);
@@ -96,12 +118,18 @@ describe.each<Generation>(['chunk', 'embedded'])('the one rule, %s log generatio
   });
 
   it('returns undefined when the child produced no output at all', () => {
-    expect(finalAssistantOutput(events([turnStart(), step(gen, { content: [] }), turnEnd('completed')]))).toBeUndefined();
+    expect(
+      finalAssistantOutput(events([turnStart(), step(gen, { content: [] }), turnEnd('completed')])),
+    ).toBeUndefined();
     expect(finalAssistantOutput([])).toBeUndefined();
   });
 
   it('ignores events of unknown types', () => {
-    const run = events([unknownEvent(), step(gen, { stream: [textDelta('ok')], content: [text('ok')] }), unknownEvent()]);
+    const run = events([
+      unknownEvent(),
+      step(gen, { stream: [textDelta('ok')], content: [text('ok')] }),
+      unknownEvent(),
+    ]);
     expect(finalAssistantOutput(run)).toEqual([{ type: 'text', text: 'ok' }]);
   });
 });
@@ -118,7 +146,11 @@ describe('AssistantOutputFold', () => {
   it('says where the selection came from and how many empty messages it skipped', () => {
     const fold = new AssistantOutputFold();
     expect(fold.source).toBe('none');
-    for (const e of events([step('embedded', { stream: [textDelta('a')], content: [] }), step('embedded', { content: [] })])) fold.push(e);
+    for (const e of events([
+      step('embedded', { stream: [textDelta('a')], content: [] }),
+      step('embedded', { content: [] }),
+    ]))
+      fold.push(e);
     expect(fold.source).toBe('stream');
     expect(fold.emptyMessages).toBe(2);
     for (const e of events([step('embedded', { content: [text('done')] })])) fold.push(e);

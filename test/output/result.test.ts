@@ -9,7 +9,20 @@ import {
   subagentRunEndInfo,
 } from '../../src/output/result.js';
 import { sdkStopReason, stopReasonFromAcp } from '../../src/output/stop-reason.js';
-import { attempt, endSeed, events, finish, step, stepStart, text, textDelta, toolCall, turnEnd, turnStart, usage } from '../helpers/events.js';
+import {
+  attempt,
+  endSeed,
+  events,
+  finish,
+  step,
+  stepStart,
+  text,
+  textDelta,
+  toolCall,
+  turnEnd,
+  turnStart,
+  usage,
+} from '../helpers/events.js';
 
 const identity = { runId: 'run-1', provider: 'deepseek', id: 'child-1', local: true };
 
@@ -46,7 +59,16 @@ describe('stop reason mappings', () => {
 describe('readResult', () => {
   it('keeps the streamed text and the max-tokens stop reason after an empty terminal message', () => {
     const result = readResult(
-      events([turnStart(), stepStart(0), step('embedded', { stream: [textDelta('Partial answer'), finish('max-tokens')], content: [], usage: usage(10, 4096) }), turnEnd('max-tokens')]),
+      events([
+        turnStart(),
+        stepStart(0),
+        step('embedded', {
+          stream: [textDelta('Partial answer'), finish('max-tokens')],
+          content: [],
+          usage: usage(10, 4096),
+        }),
+        turnEnd('max-tokens'),
+      ]),
     );
     expect(result).toEqual({ output: [{ type: 'text', text: 'Partial answer' }], stopReason: 'max-tokens' });
   });
@@ -55,12 +77,15 @@ describe('readResult', () => {
     expect(readResult(events([turnStart()]))).toEqual({ output: [], stopReason: 'error' });
   });
 
-  it('sets no diagnostic for an errored turn, as upstream\'s readResult sets none', () => {
+  it("sets no diagnostic for an errored turn, as upstream's readResult sets none", () => {
     const result = readResult(
       events([
         turnStart(),
         stepStart(0),
-        attempt('embedded', { stream: [textDelta('Half a thought')], failure: { message: 'provider overloaded', code: 'overloaded' } }),
+        attempt('embedded', {
+          stream: [textDelta('Half a thought')],
+          failure: { message: 'provider overloaded', code: 'overloaded' },
+        }),
         turnEnd('error', 0, { error: { message: 'provider overloaded', code: 'overloaded' } }),
       ]),
     );
@@ -85,7 +110,11 @@ describe('splitEpochs', () => {
       turnEnd('aborted', 3),
     ]);
     const epochs = splitEpochs(log);
-    expect(epochs.map((e) => e.map((ev) => ev.seq))).toEqual([[4, 5, 6], [7, 8, 9], [10, 11]]);
+    expect(epochs.map((e) => e.map((ev) => ev.seq))).toEqual([
+      [4, 5, 6],
+      [7, 8, 9],
+      [10, 11],
+    ]);
   });
 
   it('never lets a later epoch report an earlier epoch message, and leaves lastAssistantMessage absent without output', () => {
@@ -104,7 +133,11 @@ describe('splitEpochs', () => {
       stopReason: 'completed',
       lastAssistantMessage: [{ type: 'text', text: 'epoch one answer' }],
     });
-    const secondEnd = subagentRunEndInfo(identity, readResult(second ?? []).stopReason, finalAssistantOutput(second ?? []));
+    const secondEnd = subagentRunEndInfo(
+      identity,
+      readResult(second ?? []).stopReason,
+      finalAssistantOutput(second ?? []),
+    );
     expect(secondEnd).toEqual({ ...identity, stopReason: 'max-tokens' });
     expect('lastAssistantMessage' in secondEnd).toBe(false);
   });
@@ -121,32 +154,87 @@ describe('foregroundToolResult', () => {
   });
 
   it('gives a completed run without output an empty text and output []', () => {
-    expect(foregroundToolResult(subagentResult(undefined, 'completed'))).toEqual({ isError: false, content: [{ type: 'text', text: '' }], output: [] });
+    expect(foregroundToolResult(subagentResult(undefined, 'completed'))).toEqual({
+      isError: false,
+      content: [{ type: 'text', text: '' }],
+      output: [],
+    });
   });
 
-  it('gives the parent of upstream\'s subagent-max-tokens-partial snapshot exactly its recorded tool result', () => {
-    expect(foregroundToolResult(subagentResult([text('partial one'), toolCall('call_child_1', 'todo_write')], 'max-tokens'))).toEqual({
+  it("gives the parent of upstream's subagent-max-tokens-partial snapshot exactly its recorded tool result", () => {
+    expect(
+      foregroundToolResult(subagentResult([text('partial one'), toolCall('call_child_1', 'todo_write')], 'max-tokens')),
+    ).toEqual({
       isError: true,
-      content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\npartial one' }],
+      content: [
+        {
+          type: 'text',
+          text: 'Error: subagent run hit its token limit before finishing\nPartial output before the run ended:\npartial one',
+        },
+      ],
     });
   });
 
   it.each([
     ['completed', undefined, [], { isError: false, content: [{ type: 'text', text: '' }], output: [] }],
-    ['aborted', undefined, [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] }],
-    ['error', 'provider said: overloaded', [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run failed\nDiagnostic: provider said: overloaded' }] }],
+    [
+      'aborted',
+      undefined,
+      [],
+      { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] },
+    ],
+    [
+      'error',
+      'provider said: overloaded',
+      [],
+      {
+        isError: true,
+        content: [{ type: 'text', text: 'Error: subagent run failed\nDiagnostic: provider said: overloaded' }],
+      },
+    ],
     [
       'max-tokens',
       'context too long',
       [text('I will '), toolCall('c'), text('look.')],
-      { isError: true, content: [{ type: 'text', text: 'Error: subagent run hit its token limit before finishing\nDiagnostic: context too long\nPartial output before the run ended:\nI will look.' }] },
+      {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: 'Error: subagent run hit its token limit before finishing\nDiagnostic: context too long\nPartial output before the run ended:\nI will look.',
+          },
+        ],
+      },
     ],
-    ['refusal', undefined, [text('No.')], { isError: true, content: [{ type: 'text', text: 'Error: subagent declined the task\nPartial output before the run ended:\nNo.' }] }],
-    ['paused', undefined, [], { isError: true, content: [{ type: 'text', text: 'Error: subagent run ended abnormally (paused)' }] }],
-    ['aborted', undefined, [toolCall('only-a-call')], { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] }],
-  ] as const)('stop reason %s, diagnostic %s, output %j: upstream\'s tool result', (stopReason, diagnostic, output, expected) => {
-    expect(foregroundToolResult(subagentResult([...output], stopReason, diagnostic))).toEqual(expected);
-  });
+    [
+      'refusal',
+      undefined,
+      [text('No.')],
+      {
+        isError: true,
+        content: [
+          { type: 'text', text: 'Error: subagent declined the task\nPartial output before the run ended:\nNo.' },
+        ],
+      },
+    ],
+    [
+      'paused',
+      undefined,
+      [],
+      { isError: true, content: [{ type: 'text', text: 'Error: subagent run ended abnormally (paused)' }] },
+    ],
+    [
+      'aborted',
+      undefined,
+      [toolCall('only-a-call')],
+      { isError: true, content: [{ type: 'text', text: 'Error: subagent run was cancelled' }] },
+    ],
+  ] as const)(
+    "stop reason %s, diagnostic %s, output %j: upstream's tool result",
+    (stopReason, diagnostic, output, expected) => {
+      expect(foregroundToolResult(subagentResult([...output], stopReason, diagnostic))).toEqual(expected);
+    },
+  );
 
   it('caps the diagnostic at 4096 UTF-8 bytes without splitting a character', () => {
     const long = 'é'.repeat(3000); // 6000 bytes

@@ -18,11 +18,7 @@ import { foregroundToolResult, readEpochResult, readResult, subagentRunEndInfo }
 import { stopReasonOfEvents } from '../../src/output/stop-reason.js';
 import type { SessionEvent } from '../../src/wire/events.js';
 
-type Item =
-  | { kind: 'step' }
-  | { kind: 'claim' }
-  | { kind: 'receipt' }
-  | { kind: 'cancel'; replaced: boolean };
+type Item = { kind: 'step' } | { kind: 'claim' } | { kind: 'receipt' } | { kind: 'cancel'; replaced: boolean };
 interface Block {
   readonly items: readonly Item[];
   /** Turn-end kind, or undefined when the turn never ended. */
@@ -41,10 +37,22 @@ const itemArb: fc.Arbitrary<Item> = fc.oneof(
 const blockArb: fc.Arbitrary<Block> = fc.record({
   items: fc.array(itemArb, { maxLength: 3 }),
   end: fc.option(fc.constantFrom(...KINDS), { nil: undefined }),
-  after: fc.array(fc.oneof(fc.constant<Item>({ kind: 'receipt' }), fc.boolean().map<Item>((replaced) => ({ kind: 'cancel', replaced }))), { maxLength: 2 }),
+  after: fc.array(
+    fc.oneof(
+      fc.constant<Item>({ kind: 'receipt' }),
+      fc.boolean().map<Item>((replaced) => ({ kind: 'cancel', replaced })),
+    ),
+    { maxLength: 2 },
+  ),
 });
 const suffixArb = fc.record({
-  before: fc.array(fc.oneof(fc.constant<Item>({ kind: 'receipt' }), fc.boolean().map<Item>((replaced) => ({ kind: 'cancel', replaced }))), { maxLength: 2 }),
+  before: fc.array(
+    fc.oneof(
+      fc.constant<Item>({ kind: 'receipt' }),
+      fc.boolean().map<Item>((replaced) => ({ kind: 'cancel', replaced })),
+    ),
+    { maxLength: 2 },
+  ),
   blocks: fc.array(blockArb, { maxLength: 4 }),
 });
 
@@ -57,17 +65,29 @@ function eventOf(item: Item, turn: number): { type: string; data: unknown } {
     case 'claim':
       return { type: 'agent/inbox/spliced', data: { target: 'next-turn', start: 0, removedCount: 1, inserted: [] } };
     case 'receipt':
-      return { type: 'agent/inbox/spliced', data: { target: 'next-turn', start: 0, inserted: [{ id: `m${turn}`, role: 'user', content: [] }] } };
+      return {
+        type: 'agent/inbox/spliced',
+        data: { target: 'next-turn', start: 0, inserted: [{ id: `m${turn}`, role: 'user', content: [] }] },
+      };
     case 'cancel':
       return {
         type: 'agent/inbox/spliced',
-        data: { target: 'next-turn', start: 0, removedCount: 1, outcome: 'canceled', inserted: item.replaced ? [{ id: 'r', role: 'user', content: [] }] : [] },
+        data: {
+          target: 'next-turn',
+          start: 0,
+          removedCount: 1,
+          outcome: 'canceled',
+          inserted: item.replaced ? [{ id: 'r', role: 'user', content: [] }] : [],
+        },
       };
   }
 }
 
 /** The suffix as events, and the per-turn event lists (from each `turn/start` to the next), for the log tracker. */
-function build(suffix: { before: readonly Item[]; blocks: readonly Block[] }): { events: SessionEvent[]; epochs: SessionEvent[][] } {
+function build(suffix: { before: readonly Item[]; blocks: readonly Block[] }): {
+  events: SessionEvent[];
+  epochs: SessionEvent[][];
+} {
   const drafts: Array<{ type: string; data: unknown }> = suffix.before.map((i) => eventOf(i, 0));
   suffix.blocks.forEach((block, turn) => {
     drafts.push({ type: 'turn/start', data: { turn } });
@@ -85,8 +105,19 @@ function build(suffix: { before: readonly Item[]; blocks: readonly Block[] }): {
 }
 
 /** Upstream's rules, restated as literal tables. */
-const IN_PROCESS: Record<string, string> = { completed: 'completed', 'max-tokens': 'max-tokens', aborted: 'aborted', blocked: 'refusal' };
-const EPOCH: Record<string, string> = { 'max-tokens': 'max-tokens', aborted: 'aborted', interrupted: 'aborted', error: 'error', blocked: 'refusal' };
+const IN_PROCESS: Record<string, string> = {
+  completed: 'completed',
+  'max-tokens': 'max-tokens',
+  aborted: 'aborted',
+  blocked: 'refusal',
+};
+const EPOCH: Record<string, string> = {
+  'max-tokens': 'max-tokens',
+  aborted: 'aborted',
+  interrupted: 'aborted',
+  error: 'error',
+  blocked: 'refusal',
+};
 const SDK: Record<string, string> = { completed: 'completed', 'max-tokens': 'max-tokens', aborted: 'aborted' };
 
 /** The reference: which turn accounts for work, positionally, and whether empty cancellations follow it. */
@@ -101,7 +132,12 @@ function reference(events: readonly SessionEvent[]): { inProcess: string; epoch:
     lastEnd = kind;
     const inside = events.slice(turnStartAt + 1, at);
     const stepped = inside.some((e) => e.type === 'step/start');
-    const claimed = inside.some((e) => e.type === 'agent/inbox/spliced' && (e.data as { removedCount?: number; outcome?: string }).removedCount !== undefined && (e.data as { outcome?: string }).outcome !== 'canceled');
+    const claimed = inside.some(
+      (e) =>
+        e.type === 'agent/inbox/spliced' &&
+        (e.data as { removedCount?: number; outcome?: string }).removedCount !== undefined &&
+        (e.data as { outcome?: string }).outcome !== 'canceled',
+    );
     if (stepped || (claimed && kind !== 'completed')) accounting = { kind, at };
     turnStartAt = -1;
   });
@@ -114,7 +150,11 @@ function reference(events: readonly SessionEvent[]): { inProcess: string; epoch:
   );
   const inProcess = accounting === undefined ? 'error' : (IN_PROCESS[accounting.kind] ?? 'error');
   const epoch =
-    accounting === undefined || accounting.kind === 'completed' ? (dropped ? 'aborted' : 'completed') : (EPOCH[accounting.kind] ?? 'error');
+    accounting === undefined || accounting.kind === 'completed'
+      ? dropped
+        ? 'aborted'
+        : 'completed'
+      : (EPOCH[accounting.kind] ?? 'error');
   const sdk = lastEnd === undefined ? 'error' : (SDK[lastEnd] ?? 'error');
   return { inProcess, epoch, sdk };
 }
@@ -134,12 +174,25 @@ function collect(): { records: RunRecord[]; listener: ConstructorParameters<type
 async function logRuns(events: readonly SessionEvent[], continuable: boolean): Promise<RunRecord[]> {
   const { records, listener } = collect();
   const tracker = new LogTracker(listener);
-  const header = { type: 'session', version: 0, id: 'child', createdAt: T0 - 1, parentSession: 'parent', delegationDepth: 1 };
-  const descriptor = { type: 'subagent/descriptor', data: { version: 2, mode: continuable ? 'continuable' : 'one-shot', provider: 'spawn' } };
+  const header = {
+    type: 'session',
+    version: 0,
+    id: 'child',
+    createdAt: T0 - 1,
+    parentSession: 'parent',
+    delegationDepth: 1,
+  };
+  const descriptor = {
+    type: 'subagent/descriptor',
+    data: { version: 2, mode: continuable ? 'continuable' : 'one-shot', provider: 'spawn' },
+  };
   const lines = [header, descriptor, ...events].map((l) => JSON.stringify(l)).join('\n') + '\n';
-  await tracker.readSource(continuable ? 'continuable.jsonl' : 'one-shot.jsonl', (async function* () {
-    yield Buffer.from(lines, 'utf8');
-  })());
+  await tracker.readSource(
+    continuable ? 'continuable.jsonl' : 'one-shot.jsonl',
+    (async function* () {
+      yield Buffer.from(lines, 'utf8');
+    })(),
+  );
   tracker.emit();
   return records;
 }
@@ -156,10 +209,15 @@ describe('every consumer agrees with the reference stop reason', () => {
         expect(stopReasonOfEvents(events, 'in-process')).toBe(ref.inProcess);
         expect(stopReasonOfEvents(events, 'epoch')).toBe(ref.epoch);
         expect(stopReasonOfEvents(events, 'sdk')).toBe(ref.sdk);
-        expect(subagentRunEndInfo({ runId: 'r', provider: 'spawn', id: 'c', local: true }, result.stopReason, result.output).stopReason).toBe(ref.inProcess);
+        expect(
+          subagentRunEndInfo({ runId: 'r', provider: 'spawn', id: 'c', local: true }, result.stopReason, result.output)
+            .stopReason,
+        ).toBe(ref.inProcess);
         const tool = foregroundToolResult(result);
         expect(tool.isError).toBe(ref.inProcess !== 'completed');
-        expect(tool.content).toEqual([{ type: 'text', text: ref.inProcess === 'completed' ? '' : HEADLINES[ref.inProcess] }]);
+        expect(tool.content).toEqual([
+          { type: 'text', text: ref.inProcess === 'completed' ? '' : HEADLINES[ref.inProcess] },
+        ]);
       }),
       { numRuns: 2000 },
     );
@@ -191,14 +249,40 @@ describe('every consumer agrees with the reference stop reason', () => {
         const { events } = build(suffix);
         const { records, listener } = collect();
         const tracker = new SdkTracker(listener, { newRunId: () => 'run' });
-        tracker.observeFrame('client->agent', { kind: 'request', id: 1, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } }, T0 - 2);
-        const receiptEvent = { type: 'agent/inbox/spliced', seq: 0, time: T0 - 1, data: { target: 'next-turn', start: 0, inserted: [{ id: 'm', role: 'user', content: [] }] } };
-        tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 's', event: receiptEvent } }, T0 - 1);
-        tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.status', params: { sessionId: 's', status: 'running' } }, T0 - 1);
+        tracker.observeFrame(
+          'client->agent',
+          { kind: 'request', id: 1, method: 'session/prompt', params: { sessionId: 's', contentBlocks: [] } },
+          T0 - 2,
+        );
+        const receiptEvent = {
+          type: 'agent/inbox/spliced',
+          seq: 0,
+          time: T0 - 1,
+          data: { target: 'next-turn', start: 0, inserted: [{ id: 'm', role: 'user', content: [] }] },
+        };
+        tracker.observeFrame(
+          'agent->client',
+          { kind: 'notification', method: 'session.event', params: { sessionId: 's', event: receiptEvent } },
+          T0 - 1,
+        );
+        tracker.observeFrame(
+          'agent->client',
+          { kind: 'notification', method: 'session.status', params: { sessionId: 's', status: 'running' } },
+          T0 - 1,
+        );
         tracker.observeFrame('agent->client', { kind: 'response', id: 1, result: { messageId: 'm' } }, T0 - 1);
-        for (const event of events) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 's', event } }, event.time ?? T0);
+        for (const event of events)
+          tracker.observeFrame(
+            'agent->client',
+            { kind: 'notification', method: 'session.event', params: { sessionId: 's', event } },
+            event.time ?? T0,
+          );
         expect(records).toEqual([]);
-        tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.status', params: { sessionId: 's', status: 'idle' } }, T0 + 1000);
+        tracker.observeFrame(
+          'agent->client',
+          { kind: 'notification', method: 'session.status', params: { sessionId: 's', status: 'idle' } },
+          T0 + 1000,
+        );
         expect(records.map((r) => r.stopReason)).toEqual([reference(events).sdk]);
       }),
       { numRuns: 1000 },

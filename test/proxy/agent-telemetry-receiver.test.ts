@@ -8,14 +8,28 @@
 import { Agent, request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startAgentTelemetryReceiver, TOKEN_HEADER, type AgentTelemetryReceiver } from '../../src/proxy/agent-telemetry-receiver.js';
+import {
+  startAgentTelemetryReceiver,
+  TOKEN_HEADER,
+  type AgentTelemetryReceiver,
+} from '../../src/proxy/agent-telemetry-receiver.js';
 import type { OtlpJsonRequest } from '../../src/wire/otlp-json.js';
 
 const LOGS = {
   resourceLogs: [
     {
       resource: { attributes: [{ key: 'service.name', value: { stringValue: 'gemini-cli' } }] },
-      scopeLogs: [{ scope: { name: 'gemini-cli' }, logRecords: [{ timeUnixNano: '1796160959693000000', attributes: [{ key: 'event.name', value: { stringValue: 'gemini_cli.api_response' } }] }] }],
+      scopeLogs: [
+        {
+          scope: { name: 'gemini-cli' },
+          logRecords: [
+            {
+              timeUnixNano: '1796160959693000000',
+              attributes: [{ key: 'event.name', value: { stringValue: 'gemini_cli.api_response' } }],
+            },
+          ],
+        },
+      ],
     },
   ],
 };
@@ -33,8 +47,17 @@ function tokenHeader(): Record<string, string> {
 }
 
 /** POSTs with the receiver's token unless `withToken` is false. */
-async function post(path: string, body: string | Buffer, headers: Record<string, string>, withToken = true): Promise<number> {
-  const res = await fetch(`${receiver!.origin}${path}`, { method: 'POST', headers: withToken ? { ...tokenHeader(), ...headers } : headers, body });
+async function post(
+  path: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  withToken = true,
+): Promise<number> {
+  const res = await fetch(`${receiver!.origin}${path}`, {
+    method: 'POST',
+    headers: withToken ? { ...tokenHeader(), ...headers } : headers,
+    body,
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -45,7 +68,12 @@ describe('the agent telemetry receiver', () => {
     receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
     expect(receiver.origin).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+$/);
     expect(await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json' })).toBe(200);
-    expect(await post('/v1/logs', gzipSync(JSON.stringify(LOGS)), { 'content-type': 'application/json', 'content-encoding': 'gzip' })).toBe(200);
+    expect(
+      await post('/v1/logs', gzipSync(JSON.stringify(LOGS)), {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+      }),
+    ).toBe(200);
     expect(await post('/v1/metrics', '{"resourceMetrics":[]}', { 'content-type': 'application/json' })).toBe(200);
     expect(taken.map((r) => r.signal)).toEqual(['logs', 'logs', 'metrics']);
     expect(receiver.stats.taken).toEqual({ traces: 0, logs: 2, metrics: 1 });
@@ -72,9 +100,17 @@ describe('the agent telemetry receiver', () => {
     receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
     const token = receiver.otlpHeaders.split('=')[1]!;
     const headers: Record<string, string> =
-      how === 'prefix' ? { [TOKEN_HEADER]: token.slice(0, 63) } : how === 'bearer' ? { authorization: `Bearer ${token}` } : { ...how };
-    expect(await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json', ...headers }, false)).toBe(401);
-    expect(await post('/v1/traces', '{"resourceSpans":[]}', { 'content-type': 'application/json', ...headers }, false)).toBe(401);
+      how === 'prefix'
+        ? { [TOKEN_HEADER]: token.slice(0, 63) }
+        : how === 'bearer'
+          ? { authorization: `Bearer ${token}` }
+          : { ...how };
+    expect(
+      await post('/v1/logs', JSON.stringify(LOGS), { 'content-type': 'application/json', ...headers }, false),
+    ).toBe(401);
+    expect(
+      await post('/v1/traces', '{"resourceSpans":[]}', { 'content-type': 'application/json', ...headers }, false),
+    ).toBe(401);
     expect(taken).toEqual([]);
     expect(receiver.stats.taken).toEqual({ traces: 0, logs: 0, metrics: 0 });
     expect(receiver.stats.refused).toBe(2);
@@ -86,10 +122,24 @@ describe('the agent telemetry receiver', () => {
   });
 
   it.each([
-    ['protobuf', '/v1/traces', Buffer.from([0x0a, 0x00]), { 'content-type': 'application/x-protobuf' }, 415, 'OTLP/HTTP JSON'],
+    [
+      'protobuf',
+      '/v1/traces',
+      Buffer.from([0x0a, 0x00]),
+      { 'content-type': 'application/x-protobuf' },
+      415,
+      'OTLP/HTTP JSON',
+    ],
     ['another path', '/v1/other', '{}', { 'content-type': 'application/json' }, 404, 'not an OTLP/HTTP export path'],
     ['a body that is not JSON', '/v1/traces', '{', { 'content-type': 'application/json' }, 400, 'not JSON'],
-    ['a span without ids', '/v1/traces', '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"x"}]}]}]}', { 'content-type': 'application/json' }, 400, 'traceId'],
+    [
+      'a span without ids',
+      '/v1/traces',
+      '{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"x"}]}]}]}',
+      { 'content-type': 'application/json' },
+      400,
+      'traceId',
+    ],
   ])('refuses %s and counts it', async (_name, path, body, headers, status, cause) => {
     const taken: OtlpJsonRequest[] = [];
     receiver = await startAgentTelemetryReceiver((request) => taken.push(request));
@@ -109,10 +159,20 @@ describe('the agent telemetry receiver', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (): Promise<number> =>
       new Promise((resolve, reject) => {
-        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...tokenHeader(), 'content-type': 'application/json' } }, (res) => {
-          res.resume();
-          res.once('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            agent,
+            headers: { ...tokenHeader(), 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.once('error', reject);
         req.end(JSON.stringify(LOGS));
       });

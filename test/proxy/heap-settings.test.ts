@@ -1,6 +1,11 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { favourSmallHeap, HEAP_FLAGS, holdOptimizationDuringStart, START_FLAGS } from '../../src/proxy/heap-settings.js';
+import {
+  favourSmallHeap,
+  HEAP_FLAGS,
+  holdOptimizationDuringStart,
+  START_FLAGS,
+} from '../../src/proxy/heap-settings.js';
 
 describe('favourSmallHeap', () => {
   it('names the V8 flag it sets', () => {

@@ -10,12 +10,16 @@ import { StartupQueue } from '../../src/proxy/run-proxy.js';
 import { prepareChildPipes, type ChildPipes } from '../../src/proxy/os-pipes.js';
 import type { Direction } from '../../src/observe/frame-observer.js';
 
-function recorder(): { target: { push(d: Direction, c: Uint8Array, t?: number): void; end(d: Direction): void }; seen: string[] } {
+function recorder(): {
+  target: { push(d: Direction, c: Uint8Array, t?: number): void; end(d: Direction): void };
+  seen: string[];
+} {
   const seen: string[] = [];
   return {
     seen,
     target: {
-      push: (direction, chunk, time) => seen.push(`${direction} ${Buffer.from(chunk).toString('utf8')} @${String(time)}`),
+      push: (direction, chunk, time) =>
+        seen.push(`${direction} ${Buffer.from(chunk).toString('utf8')} @${String(time)}`),
       end: (direction) => seen.push(`${direction} end`),
     },
   };
@@ -30,7 +34,12 @@ describe('StartupQueue', () => {
     queue.push('agent->client', Buffer.from('tail'), 103);
     const { target, seen } = recorder();
     queue.drainInto(target);
-    expect(seen).toEqual(['client->agent {"id":1}\n @100', 'agent->client {"id":1,"result":{}}\n @101', 'client->agent end', 'agent->client tail @103']);
+    expect(seen).toEqual([
+      'client->agent {"id":1}\n @100',
+      'agent->client {"id":1,"result":{}}\n @101',
+      'client->agent end',
+      'agent->client tail @103',
+    ]);
     expect(queue.overflowed).toBe(false);
   });
 
@@ -71,7 +80,8 @@ describe('prepareChildPipes', () => {
     const pipes = await prepareChildPipes();
     expect(pipes).toBeDefined();
     const { stdin, stdout } = pipes as ChildPipes;
-    for (const fd of [stdin.childFd, stdin.ownFd, stdout.childFd, stdout.ownFd]) expect(fstatSync(fd).isFIFO()).toBe(true);
+    for (const fd of [stdin.childFd, stdin.ownFd, stdout.childFd, stdout.ownFd])
+      expect(fstatSync(fd).isFIFO()).toBe(true);
     writeSync(stdin.ownFd, 'to the agent\n');
     const inbound = Buffer.alloc(64);
     expect(inbound.subarray(0, readSync(stdin.childFd, inbound)).toString('utf8')).toBe('to the agent\n');

@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { SHORT_SESSION_LIMITS, ShortSessionWatch, type WatchTimers } from '../../src/proxy/short-session.js';
 
 /** Timers run by hand: `fire()` runs the pending callback. */
-function manualTimers(): WatchTimers & { pending: Array<{ callback: () => void; ms: number; unrefed: boolean }>; cleared: number; fire(): void } {
+function manualTimers(): WatchTimers & {
+  pending: Array<{ callback: () => void; ms: number; unrefed: boolean }>;
+  cleared: number;
+  fire(): void;
+} {
   const state = {
     pending: [] as Array<{ callback: () => void; ms: number; unrefed: boolean }>,
     cleared: 0,

@@ -49,7 +49,10 @@ function reader(rounds: number): { stdin: Writable; result: Promise<string> } {
   return { stdin: child.stdin, result: new Promise((resolve) => child.once('close', () => resolve(out))) };
 }
 
-async function forward(rounds: number, borrowed: boolean): Promise<{ received: string; observedDigest: string; keptDigest: string; chunks: number }> {
+async function forward(
+  rounds: number,
+  borrowed: boolean,
+): Promise<{ received: string; observedDigest: string; keptDigest: string; chunks: number }> {
   const { stdin, result } = reader(rounds);
   const observed = createHash('sha256');
   const kept: Buffer[] = [];

@@ -24,7 +24,11 @@ async function lines(...chunks: Array<string | Uint8Array>): Promise<Array<[numb
   }
   const out: Array<[number, string, string]> = [];
   for await (const item of readLines(source(), { maxLineBytes: 64 }) as AsyncIterable<InputLine>) {
-    out.push(item.kind === 'line' ? [item.line, 'line', Buffer.from(item.bytes).toString('utf8')] : [item.line, item.code, item.message]);
+    out.push(
+      item.kind === 'line'
+        ? [item.line, 'line', Buffer.from(item.bytes).toString('utf8')]
+        : [item.line, item.code, item.message],
+    );
   }
   return out;
 }
@@ -32,22 +36,43 @@ async function lines(...chunks: Array<string | Uint8Array>): Promise<Array<[numb
 describe('sniffFile', () => {
   it('tells session logs, captures and raw JSON-RPC apart by line 1, plain or zstd', async () => {
     const log = '{"type":"session","version":3,"id":"s1"}\n{"type":"turn/start","seq":0,"time":1,"data":{"turn":0}}\n';
-    expect(await sniffFile(file(log))).toEqual({ ok: true, format: 'log', compression: 'plain', session: { id: 's1' } });
-    const zstd = Buffer.concat([await compressZstdFrame(log.split('\n')[0] + '\n'), await compressZstdFrame(log.split('\n')[1] + '\n')]);
-    expect(await sniffFile(file(zstd))).toEqual({ ok: true, format: 'log', compression: 'zstd', session: { id: 's1' } });
-    expect(await sniffFile(file('{"type":"subagent-otel-capture","version":1,"protocol":"auto","startedAt":1}\r\n'))).toEqual({
+    expect(await sniffFile(file(log))).toEqual({
+      ok: true,
+      format: 'log',
+      compression: 'plain',
+      session: { id: 's1' },
+    });
+    const zstd = Buffer.concat([
+      await compressZstdFrame(log.split('\n')[0] + '\n'),
+      await compressZstdFrame(log.split('\n')[1] + '\n'),
+    ]);
+    expect(await sniffFile(file(zstd))).toEqual({
+      ok: true,
+      format: 'log',
+      compression: 'zstd',
+      session: { id: 's1' },
+    });
+    expect(
+      await sniffFile(file('{"type":"subagent-otel-capture","version":1,"protocol":"auto","startedAt":1}\r\n')),
+    ).toEqual({
       ok: true,
       format: 'capture',
       compression: 'plain',
     });
-    expect(await sniffFile(file('{"jsonrpc":"2.0","method":"session.status","params":{}}'))).toEqual({ ok: true, format: 'ndjson', compression: 'plain' });
+    expect(await sniffFile(file('{"jsonrpc":"2.0","method":"session.status","params":{}}'))).toEqual({
+      ok: true,
+      format: 'ndjson',
+      compression: 'plain',
+    });
     const long = `{"jsonrpc":"2.0","method":"x","params":{"pad":"${'a'.repeat(100_000)}"}}\n`;
     expect(await sniffFile(file(long))).toEqual({ ok: true, format: 'ndjson', compression: 'plain' });
   });
 
   it('says why a file is none of them', async () => {
     expect(await sniffFile(file(''))).toEqual({ ok: false, code: 'empty-file', message: 'the file is empty' });
-    expect(await sniffFile(file(Buffer.concat([await compressZstdFrame(''), skippableZstdFrame(Buffer.from('x'))])))).toEqual({
+    expect(
+      await sniffFile(file(Buffer.concat([await compressZstdFrame(''), skippableZstdFrame(Buffer.from('x'))]))),
+    ).toEqual({
       ok: false,
       code: 'empty-file',
       message: 'the zstd frames hold no data',
@@ -58,14 +83,25 @@ describe('sniffFile', () => {
     expect(await sniffFile(file('{"resourceSpans":[]}\n'))).toMatchObject({ ok: false, code: 'unrecognized' });
     const corrupt = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
     expect(await sniffFile(file(corrupt))).toMatchObject({ ok: false, code: 'corrupt-zstd' });
-    expect(await sniffFile(join(dir, 'absent'))).toMatchObject({ ok: false, code: 'unreadable', message: expect.stringContaining('ENOENT') as unknown });
-    expect(await sniffFile(dir)).toMatchObject({ ok: false, code: 'unreadable', message: expect.stringContaining('EISDIR') as unknown });
+    expect(await sniffFile(join(dir, 'absent'))).toMatchObject({
+      ok: false,
+      code: 'unreadable',
+      message: expect.stringContaining('ENOENT') as unknown,
+    });
+    expect(await sniffFile(dir)).toMatchObject({
+      ok: false,
+      code: 'unreadable',
+      message: expect.stringContaining('EISDIR') as unknown,
+    });
   });
 });
 
 describe('readLines', () => {
   it('numbers lines across chunks and zstd frames, dropping a trailing CR', async () => {
-    const frames = Buffer.concat([await compressZstdFrame('{"a":1}\r\n{"b"'), await compressZstdFrame(':2}\n\n{"c":3}\n')]);
+    const frames = Buffer.concat([
+      await compressZstdFrame('{"a":1}\r\n{"b"'),
+      await compressZstdFrame(':2}\n\n{"c":3}\n'),
+    ]);
     expect(await lines(frames.subarray(0, 2), frames.subarray(2))).toEqual([
       [1, 'line', '{"a":1}'],
       [2, 'line', '{"b":2}'],
@@ -133,8 +169,16 @@ describe('expandPaths', () => {
     writeFileSync(join(root, 'blob.bin'), await compressZstdFrame('{}\n'));
     writeFileSync(join(root, 'out', 'traces.jsonl'), 'x');
     symlinkSync(root, join(root, 'b', 'loop'));
-    const { files, problems, dirs } = await expandPaths([root, join(root, 'a.jsonl'), join(root, 'readme.md')], { exclude: [join(root, 'out')] });
-    expect(files.map((f) => f.path.replace(`${root}/`, ''))).toEqual(['a.jsonl', 'b/cap.ndjson', 'b/deep/session.jsonl.zstd', 'blob.bin', 'readme.md']);
+    const { files, problems, dirs } = await expandPaths([root, join(root, 'a.jsonl'), join(root, 'readme.md')], {
+      exclude: [join(root, 'out')],
+    });
+    expect(files.map((f) => f.path.replace(`${root}/`, ''))).toEqual([
+      'a.jsonl',
+      'b/cap.ndjson',
+      'b/deep/session.jsonl.zstd',
+      'blob.bin',
+      'readme.md',
+    ]);
     // Every directory entered, once (the link back to the root is not entered again), the excluded one not at all.
     expect(dirs.map((d) => d.replace(root, '.'))).toEqual(['.', './b', './b/deep']);
     expect(files[0]?.size).toBe(1);
@@ -176,8 +220,17 @@ describe('expandPaths', () => {
     expect(files).toEqual([]);
     expect(problems).toEqual([
       { path: join(dir, 'gone'), code: 'missing', message: 'no such file or directory' },
-      { path: fifo, code: 'unreadable', message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first' },
-      { path: empty, code: 'no-files', message: 'no session logs, captures or transcripts (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd, session-*.json, or zstd) in this directory' },
+      {
+        path: fifo,
+        code: 'unreadable',
+        message: 'not a regular file (a pipe or device cannot be read twice); save it to a file first',
+      },
+      {
+        path: empty,
+        code: 'no-files',
+        message:
+          'no session logs, captures or transcripts (.jsonl, .jsonl.zstd, .ndjson, .zst, .zstd, session-*.json, or zstd) in this directory',
+      },
     ]);
   });
 });

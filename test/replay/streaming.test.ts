@@ -18,17 +18,41 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const T0 = 1_700_000_000_000;
 
 /** A log of `turns` completed one-message turns, optionally with end-seeds after the given turn indexes. */
-function writeLog(name: string, id: string, turns: number, options: { parent?: string; seedsAfter?: number[]; start?: number } = {}): string {
-  const lines: unknown[] = [{ type: 'session', version: 3, id, cwd: '/w', createdAt: '2026-11-29T10:00:00.000Z', ...(options.parent !== undefined ? { parentSession: options.parent } : {}) }];
+function writeLog(
+  name: string,
+  id: string,
+  turns: number,
+  options: { parent?: string; seedsAfter?: number[]; start?: number } = {},
+): string {
+  const lines: unknown[] = [
+    {
+      type: 'session',
+      version: 3,
+      id,
+      cwd: '/w',
+      createdAt: '2026-11-29T10:00:00.000Z',
+      ...(options.parent !== undefined ? { parentSession: options.parent } : {}),
+    },
+  ];
   let seq = 0;
   for (let turn = 0; turn < turns; turn += 1) {
     const time = (options.start ?? T0) + turn * 10;
     lines.push(
       { type: 'turn/start', seq: seq++, time, data: { turn } },
-      { type: 'assistant/message', seq: seq++, time: time + 1, data: { turn, step: 0, message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `${id} answer ${turn}` }] } } },
+      {
+        type: 'assistant/message',
+        seq: seq++,
+        time: time + 1,
+        data: {
+          turn,
+          step: 0,
+          message: { id: `m${turn}`, role: 'assistant', content: [{ type: 'text', text: `${id} answer ${turn}` }] },
+        },
+      },
       { type: 'turn/end', seq: seq++, time: time + 2, data: { turn, reason: { kind: 'completed' } } },
     );
-    if (options.seedsAfter?.includes(turn) === true) lines.push({ type: 'session/end-seed', seq: seq++, time: time + 3, data: {} });
+    if (options.seedsAfter?.includes(turn) === true)
+      lines.push({ type: 'session/end-seed', seq: seq++, time: time + 3, data: {} });
   }
   const path = join(dir, name);
   writeFileSync(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
@@ -39,7 +63,8 @@ function recorder(): RunListener & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
-    onRunStart: (start) => calls.push(`start ${start.runId}${start.parentRunId !== undefined ? ` under ${start.parentRunId}` : ''}`),
+    onRunStart: (start) =>
+      calls.push(`start ${start.runId}${start.parentRunId !== undefined ? ` under ${start.parentRunId}` : ''}`),
     onRunEnd: (record) => calls.push(`end ${record.runId} ${JSON.stringify(record.output)}`),
   };
 }

@@ -98,13 +98,18 @@ describe('upstream subagent-continuable child log', () => {
     expect(problems).toEqual([]);
     expect(childRuns(ends)).toEqual(CONTINUABLE_CHILD_RUNS);
     // Which parent turn: these logs carry no event times (every run starts at its header's createdAt), so only that there is one.
-    for (const start of starts.filter((s) => s.sessionId === CHILD_ID)) expect(start.parentRunId).toMatch(new RegExp(`^${PARENT_ID}#[01]$`));
+    for (const start of starts.filter((s) => s.sessionId === CHILD_ID))
+      expect(start.parentRunId).toMatch(new RegExp(`^${PARENT_ID}#[01]$`));
     // The parent's two turns (DONE, then the settlement notice's) and the child's three.
     expect(ends).toHaveLength(5);
   });
 
   it('gives the same runs when every row carries seq and time, streamed and linked', async () => {
-    const child = write('enveloped', 'session.1.jsonl', withEnvelopes(readFileSync(join(CONTINUABLE, 'session.1.jsonl'), 'utf8')));
+    const child = write(
+      'enveloped',
+      'session.1.jsonl',
+      withEnvelopes(readFileSync(join(CONTINUABLE, 'session.1.jsonl'), 'utf8')),
+    );
     const streamed = await replay([child]);
     expect(streamed.problems).toEqual([]);
     expect(childRuns(streamed.ends)).toEqual(CONTINUABLE_CHILD_RUNS);
@@ -116,11 +121,27 @@ describe('upstream subagent-continuable child log', () => {
 });
 
 describe('a one-turn child log', () => {
-  const header = { type: 'session', version: 0, id: CHILD_ID, createdAt: 5_000, parentSession: PARENT_ID, origin: 'subagent', delegationDepth: 1 };
+  const header = {
+    type: 'session',
+    version: 0,
+    id: CHILD_ID,
+    createdAt: 5_000,
+    parentSession: PARENT_ID,
+    origin: 'subagent',
+    delegationDepth: 1,
+  };
   const events = [
     { type: 'turn/start', data: { turn: 1 } },
     { type: 'step/start', data: { turn: 1, step: 1 } },
-    { type: 'assistant/message', data: { turn: 1, step: 1, message: { role: 'assistant', content: [{ type: 'text', text: 'ONLY_TURN' }], id: 'm1' }, usage: { inputTokens: 4, outputTokens: 2 } } },
+    {
+      type: 'assistant/message',
+      data: {
+        turn: 1,
+        step: 1,
+        message: { role: 'assistant', content: [{ type: 'text', text: 'ONLY_TURN' }], id: 'm1' },
+        usage: { inputTokens: 4, outputTokens: 2 },
+      },
+    },
     { type: 'step/end', data: { turn: 1, step: 1 } },
     { type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } },
   ];
@@ -136,16 +157,29 @@ describe('a one-turn child log', () => {
   });
 
   it('a child log holding no turn is still one run (the delegation failed before it), streamed', async () => {
-    const { ends } = await replay([write('no-turn', 'session.1.jsonl', `${JSON.stringify(header)}\n${JSON.stringify({ type: 'approval/policy', data: { policy: 'never' } })}\n`)]);
+    const { ends } = await replay([
+      write(
+        'no-turn',
+        'session.1.jsonl',
+        `${JSON.stringify(header)}\n${JSON.stringify({ type: 'approval/policy', data: { policy: 'never' } })}\n`,
+      ),
+    ]);
     expect(childRuns(ends)).toEqual([[`${CHILD_ID}#0`, 'error', undefined]]);
   });
 });
 
 describe('packed chunk rows without seq0/time0', () => {
-  it('are all read in upstream\'s recorded child snapshots: no bad-packed-row', async () => {
+  it("are all read in upstream's recorded child snapshots: no bad-packed-row", async () => {
     // 17 packed rows in these files (counted by hand with grep '-chunks"'), none carrying seq0 or time0.
-    const files = readdirSync(SNAPSHOTS, { recursive: true, encoding: 'utf8' }).filter((f) => /session\.\d+\.jsonl$/.test(f));
-    const packed = files.reduce((n, f) => n + (readFileSync(join(SNAPSHOTS, f), 'utf8').match(/"type":"(text|reasoning|tool-call)-chunks"/g) ?? []).length, 0);
+    const files = readdirSync(SNAPSHOTS, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      /session\.\d+\.jsonl$/.test(f),
+    );
+    const packed = files.reduce(
+      (n, f) =>
+        n +
+        (readFileSync(join(SNAPSHOTS, f), 'utf8').match(/"type":"(text|reasoning|tool-call)-chunks"/g) ?? []).length,
+      0,
+    );
     expect(packed).toBe(17);
     const { problems, ends } = await replay(files.map((f) => join(SNAPSHOTS, f)));
     expect(problems.map((p) => `${p.code} ${p.file}:${p.line}`)).toEqual([]);
@@ -154,15 +188,37 @@ describe('packed chunk rows without seq0/time0', () => {
 
   it('give the output of a child cut off after an empty usage-only message, whose text exists only in such rows', async () => {
     const log = [
-      { type: 'session', version: 0, id: CHILD_ID, createdAt: 7_000, parentSession: PARENT_ID, origin: 'subagent', delegationDepth: 1 },
+      {
+        type: 'session',
+        version: 0,
+        id: CHILD_ID,
+        createdAt: 7_000,
+        parentSession: PARENT_ID,
+        origin: 'subagent',
+        delegationDepth: 1,
+      },
       { type: 'subagent/descriptor', data: { version: 2, mode: 'one-shot', provider: 'spawn', label: 'cut off' } },
       { type: 'turn/start', data: { turn: 1 } },
       { type: 'step/start', data: { turn: 1, step: 1 } },
       { type: 'request/context', time: 7_040, data: { provider: 'deepseek-official', model: 'deepseek-v4-flash' } },
-      { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 0, blockType: 'text' } } },
-      { type: 'text-chunks', data: { turn: 1, step: 1, index: 0, dt: [3, 4], texts: ['Partial ', 'answer ', 'before'] } },
+      {
+        type: 'assistant/chunk',
+        data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 0, blockType: 'text' } },
+      },
+      {
+        type: 'text-chunks',
+        data: { turn: 1, step: 1, index: 0, dt: [3, 4], texts: ['Partial ', 'answer ', 'before'] },
+      },
       { type: 'text-chunks', data: { turn: 1, step: 1, index: 0, dt: [1, 1], texts: [' the', ' cut', '.'] } },
-      { type: 'assistant/message', data: { turn: 1, step: 1, message: { role: 'assistant', content: [], id: 'm1' }, usage: { inputTokens: 30, outputTokens: 6 } } },
+      {
+        type: 'assistant/message',
+        data: {
+          turn: 1,
+          step: 1,
+          message: { role: 'assistant', content: [], id: 'm1' },
+          usage: { inputTokens: 30, outputTokens: 6 },
+        },
+      },
     ];
     const path = write('cut-off', 'session.1.jsonl', `${log.map((r) => JSON.stringify(r)).join('\n')}\n`);
     const { ends, problems } = await replay([path]);

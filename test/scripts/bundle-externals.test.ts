@@ -47,7 +47,10 @@ function moduleFiles(dir: string): string[] {
  * TypeScript sources instead, which are not installed).
  */
 function grpcExporterInputs(): { inputs: Record<string, unknown> } {
-  const files = [...moduleFiles('node_modules/@opentelemetry/otlp-grpc-exporter-base/dist'), ...moduleFiles('node_modules/@opentelemetry/otlp-exporter-base/dist')];
+  const files = [
+    ...moduleFiles('node_modules/@opentelemetry/otlp-grpc-exporter-base/dist'),
+    ...moduleFiles('node_modules/@opentelemetry/otlp-exporter-base/dist'),
+  ];
   return { inputs: Object.fromEntries(files.map((file) => [file, {}])) };
 }
 
@@ -64,7 +67,9 @@ function useAt(code: string, at: number): 'import' | 'call' | 'other' {
 describe('the shipped CLI bundle and @grpc/grpc-js', () => {
   it('leaves @grpc/grpc-js to Node: no chunk holds any file of it', () => {
     expect(EXTERNAL).toEqual(['@grpc/grpc-js']);
-    const bundled = bundleFiles().flatMap((file) => sourcesOf(file).filter((source) => source.includes('node_modules/@grpc/')));
+    const bundled = bundleFiles().flatMap((file) =>
+      sourcesOf(file).filter((source) => source.includes('node_modules/@grpc/')),
+    );
     expect(bundled).toEqual([]);
   });
 
@@ -72,7 +77,9 @@ describe('the shipped CLI bundle and @grpc/grpc-js', () => {
     const naming = bundleFiles().filter((file) => readFileSync(file, 'utf8').includes(GRPC));
     expect(naming).toHaveLength(1);
     const chunk = naming[0] as string;
-    expect(sourcesOf(chunk).some((source) => source.includes('node_modules/@opentelemetry/otlp-grpc-exporter-base/'))).toBe(true);
+    expect(
+      sourcesOf(chunk).some((source) => source.includes('node_modules/@opentelemetry/otlp-grpc-exporter-base/')),
+    ).toBe(true);
     const code = readFileSync(chunk, 'utf8');
     const uses: string[] = [];
     for (let at = code.indexOf(GRPC); at !== -1; at = code.indexOf(GRPC, at + 1)) uses.push(useAt(code, at));
@@ -96,13 +103,14 @@ describe('the shipped CLI bundle and @grpc/grpc-js', () => {
 });
 
 describe('bundleProblems, the guard of npm run build', () => {
-  it('finds no second way to a package in the gRPC exporters\' inputs with @grpc/grpc-js external', () => {
+  it("finds no second way to a package in the gRPC exporters' inputs with @grpc/grpc-js external", () => {
     expect(Object.keys(grpcExporterInputs().inputs).length).toBeGreaterThan(10);
     expect(bundleProblems(grpcExporterInputs(), ROOT)).toEqual([]);
   });
 
   it('names the run-time requires of the gRPC exporter base when @grpc/grpc-js is not external (the bug of #31)', () => {
-    const hint = 'which is bundled or missing: add @grpc/grpc-js to EXTERNAL in scripts/bundle-externals.mjs (and to dependencies)';
+    const hint =
+      'which is bundled or missing: add @grpc/grpc-js to EXTERNAL in scripts/bundle-externals.mjs (and to dependencies)';
     expect(bundleProblems(grpcExporterInputs(), ROOT, [])).toEqual([
       `node_modules/@opentelemetry/otlp-grpc-exporter-base/dist/grpc-exporter-transport.mjs requires @grpc/grpc-js at run time, ${hint}`,
       `node_modules/@opentelemetry/otlp-grpc-exporter-base/dist/otlp-grpc-export-delegate.mjs requires @grpc/grpc-js at run time, ${hint}`,
@@ -110,7 +118,14 @@ describe('bundleProblems, the guard of npm run build', () => {
   });
 
   it('names an external package whose code is bundled anyway', () => {
-    const inputs = { inputs: { 'node_modules/@grpc/grpc-js/build/src/index.js': {}, 'node_modules/@grpc/grpc-js/build/src/channel-credentials.js': {} } };
-    expect(bundleProblems(inputs, ROOT)).toEqual(['code of @grpc/grpc-js is in a chunk, but @grpc/grpc-js is external']);
+    const inputs = {
+      inputs: {
+        'node_modules/@grpc/grpc-js/build/src/index.js': {},
+        'node_modules/@grpc/grpc-js/build/src/channel-credentials.js': {},
+      },
+    };
+    expect(bundleProblems(inputs, ROOT)).toEqual([
+      'code of @grpc/grpc-js is in a chunk, but @grpc/grpc-js is external',
+    ]);
   });
 });

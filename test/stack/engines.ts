@@ -25,7 +25,11 @@ export interface ToolRun {
  * added to this process's environment.
  * @throws when the binary is not built (the message names the build command) or cannot start.
  */
-export function runEngine(name: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ToolRun {
+export function runEngine(
+  name: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): ToolRun {
   const r = spawnSync(binary(name), args, {
     cwd: options.cwd ?? CONFIG_DIR,
     env: { ...process.env, ...options.env },

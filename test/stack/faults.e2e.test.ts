@@ -58,16 +58,30 @@ describe('the collector is down when the proxy starts', () => {
     const stack = await newStack(1);
     const service = 'stack-e2e-collector-down';
     await stack.kill('collector');
-    const down = await runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(5), agentName: 'e2e-agent', sessionPrefix: 'down' });
+    const down = await runProxy({
+      otlpHttp: stack.urls.otlpHttp,
+      service,
+      scenarios: maxTokens(5),
+      agentName: 'e2e-agent',
+      sessionPrefix: 'down',
+    });
     expect(down.code).toBe(0);
     expect(answeredIds(down)).toEqual([1, 2, 3, 4, 5]);
-    const line = /telemetry was not delivered: (\d+) span\(s\) and (\d+) metric batch\(es\) dropped/.exec(down.stderr.toString('utf8'));
+    const line = /telemetry was not delivered: (\d+) span\(s\) and (\d+) metric batch\(es\) dropped/.exec(
+      down.stderr.toString('utf8'),
+    );
     expect(line, down.stderr.toString('utf8')).not.toBeNull();
     // Each empty-message run is an invoke_agent span and a chat span.
     expect(Number(line?.[1])).toBe(10);
 
     await stack.start('collector');
-    const back = await runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(5), agentName: 'e2e-agent', sessionPrefix: 'back' });
+    const back = await runProxy({
+      otlpHttp: stack.urls.otlpHttp,
+      service,
+      scenarios: maxTokens(5),
+      agentName: 'e2e-agent',
+      sessionPrefix: 'back',
+    });
     expect(back.code).toBe(0);
     expect(back.stderr.toString('utf8')).not.toContain('not delivered');
     const traces = await waitFor('the 5 runs sent after the restart', async () => {
@@ -80,24 +94,33 @@ describe('the collector is down when the proxy starts', () => {
 });
 
 describe('a gateway is killed and restarted while runs stream', () => {
-  it('the agents notice nothing; every lost trace is accounted for by the collectors\' own metrics; after the restart nothing is lost', async () => {
+  it("the agents notice nothing; every lost trace is accounted for by the collectors' own metrics; after the restart nothing is lost", async () => {
     const stack = await newStack(2);
     const service = 'stack-e2e-gateway-restart';
     const agent = stack.urls.collectors.agent?.telemetry ?? '';
     const gw1 = stack.urls.collectors['gateway-1']?.telemetry ?? '';
     const run = (prefix: string): Promise<Finished> =>
-      runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(20), agentName: 'e2e-agent', sessionPrefix: prefix });
+      runProxy({
+        otlpHttp: stack.urls.otlpHttp,
+        service,
+        scenarios: maxTokens(20),
+        agentName: 'e2e-agent',
+        sessionPrefix: prefix,
+      });
     const agentForwardedAll = async (): Promise<true | undefined> => {
       const accepted = await scrapeSum(agent, 'otelcol_receiver_accepted_spans');
       const sent = await scrapeSum(agent, 'otelcol_exporter_sent_spans', { exporter: 'load_balancing/traces' });
-      const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans', { exporter: 'load_balancing/traces' });
+      const failed = await scrapeSum(agent, 'otelcol_exporter_send_failed_spans', {
+        exporter: 'load_balancing/traces',
+      });
       return accepted > 0 && sent + failed >= accepted ? true : undefined;
     };
 
     const before = await run('before');
     await waitFor('the agent to forward the first batch', agentForwardedAll);
     // What gateway-1 holds and has not yet sent on: lost with it.
-    const held = (await scrapeSum(gw1, 'otelcol_receiver_accepted_spans')) - (await scrapeSum(gw1, 'otelcol_exporter_sent_spans'));
+    const held =
+      (await scrapeSum(gw1, 'otelcol_receiver_accepted_spans')) - (await scrapeSum(gw1, 'otelcol_exporter_sent_spans'));
     await stack.kill('gateway-1', 'SIGKILL');
     const during = await run('during');
     await stack.start('gateway-1');
@@ -117,7 +140,9 @@ describe('a gateway is killed and restarted while runs stream', () => {
       return t.reduce((n, x) => n + x.spans.length, 0) >= 120 - held - failed ? t : undefined;
     });
     const lostSpans = 2 * 60 - inJaeger.reduce((n, t) => n + t.spans.length, 0);
-    console.log(`faults: gateway-1 held ${held} spans when killed; agent send failures ${failed} spans; lost in Jaeger ${lostSpans} of 120 spans`);
+    console.log(
+      `faults: gateway-1 held ${held} spans when killed; agent send failures ${failed} spans; lost in Jaeger ${lostSpans} of 120 spans`,
+    );
     expect(lostSpans).toBeGreaterThanOrEqual(0);
     expect(lostSpans).toBeLessThanOrEqual(held + failed);
   }, 600_000);
@@ -131,12 +156,20 @@ describe('the agent is killed while both gateways are down', () => {
     await stack.kill('gateway-1');
     await stack.kill('gateway-2');
 
-    const runs = await runProxy({ otlpHttp: stack.urls.otlpHttp, service, scenarios: maxTokens(10), agentName: 'e2e-agent', sessionPrefix: 'queued' });
+    const runs = await runProxy({
+      otlpHttp: stack.urls.otlpHttp,
+      service,
+      scenarios: maxTokens(10),
+      agentName: 'e2e-agent',
+      sessionPrefix: 'queued',
+    });
     expect(runs.code).toBe(0);
     expect(answeredIds(runs)).toHaveLength(10);
     // The agent took every export (the proxy's outbox is off here, so a refusal would show as a drop).
     expect(runs.stderr.toString('utf8')).not.toContain('not delivered');
-    await waitFor('the agent to accept the 20 spans', async () => ((await scrapeSum(agent, 'otelcol_receiver_accepted_spans')) >= 20 ? true : undefined));
+    await waitFor('the agent to accept the 20 spans', async () =>
+      (await scrapeSum(agent, 'otelcol_receiver_accepted_spans')) >= 20 ? true : undefined,
+    );
     const sentBeforeKill = await scrapeSum(agent, 'otelcol_exporter_sent_spans', { exporter: 'load_balancing/traces' });
 
     await stack.kill('agent', 'SIGKILL');

@@ -49,7 +49,10 @@ export async function runProxy(run: ProxyRun): Promise<Finished> {
   try {
     const input = run.scenarios
       .map((scenario, i) =>
-        rpc(i + 1, 'session/prompt', { sessionId: `${run.sessionPrefix}-${i}`, contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }] }),
+        rpc(i + 1, 'session/prompt', {
+          sessionId: `${run.sessionPrefix}-${i}`,
+          contentBlocks: [{ type: 'text', text: `scenario:${scenario}` }],
+        }),
       )
       .join('');
     return await runCli(['proxy', '--agent-name', run.agentName, '--', process.execPath, FIXTURE_SDK_RUNTIME], input, {
@@ -96,7 +99,13 @@ export function tag(span: JaegerSpan, key: string): unknown {
  * Searches Jaeger's query API (the one its UI uses).
  * @param tags exact tag matches, e.g. { 'subagent.stop_reason': 'max-tokens' }
  */
-export async function jaegerTraces(jaeger: string, service: string, tags: Record<string, string> = {}, limit = 1000, sinceMs?: number): Promise<JaegerTrace[]> {
+export async function jaegerTraces(
+  jaeger: string,
+  service: string,
+  tags: Record<string, string> = {},
+  limit = 1000,
+  sinceMs?: number,
+): Promise<JaegerTrace[]> {
   // By default the last 2 h; spans stamped earlier (a replayed capture keeps its recorded times) need `sinceMs`.
   const q = new URLSearchParams({ service, limit: String(limit), lookback: '2h' });
   if (sinceMs !== undefined) {
@@ -117,7 +126,9 @@ export interface Sample {
 
 /** Instant query; throws on an HTTP or query error. */
 export async function promQuery(prometheus: string, query: string): Promise<Sample[]> {
-  const body = (await getJson(`${prometheus}/api/v1/query?query=${encodeURIComponent(query)}`)) as { data: { result: Sample[] } };
+  const body = (await getJson(`${prometheus}/api/v1/query?query=${encodeURIComponent(query)}`)) as {
+    data: { result: Sample[] };
+  };
   return body.data.result;
 }
 

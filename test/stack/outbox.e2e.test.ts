@@ -78,12 +78,17 @@ function countedRuns(): number {
     .reduce((sum, point) => sum + point.value, 0);
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, limitMs = 240_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  limitMs = 240_000,
+): Promise<T> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}; collector log:\n${collector.log().slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`gave up waiting for ${what}; collector log:\n${collector.log().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -133,7 +138,9 @@ describe.runIf(SHARED_REAL !== undefined)('replay', () => {
     expect(arrived.total).toBe(REAL_RUNS + otherRuns);
     await until('the run counters', () => (countedRuns() >= REAL_RUNS + otherRuns ? true : undefined));
     expect(countedRuns()).toBe(REAL_RUNS + otherRuns);
-    counts.push(`replay, collector down for the first run: seen ${REAL_RUNS + otherRuns}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`);
+    counts.push(
+      `replay, collector down for the first run: seen ${REAL_RUNS + otherRuns}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`,
+    );
   });
 });
 
@@ -142,7 +149,10 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     const dir = join(work, 'projects');
     cpSync(REAL, dir, { recursive: true });
     const checkpoint = join(work, 'watch.json');
-    const first = spawnCli(['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir], env());
+    const first = spawnCli(
+      ['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir],
+      env(),
+    );
     const firstDone = finished(first);
     await until('the first watch to checkpoint every run', () => {
       if (!existsSync(checkpoint)) return undefined;
@@ -157,7 +167,10 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     expect(arrivedRuns().total).toBe(0);
 
     await collector.start();
-    const second = spawnCli(['watch', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir], env());
+    const second = spawnCli(
+      ['watch', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir],
+      env(),
+    );
     const secondDone = finished(second);
     const arrived = await until('the outbox delivered by the second watch', () => {
       const r = arrivedRuns();
@@ -170,16 +183,33 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     expect(arrived.total).toBe(REAL_RUNS);
     await until('the run counters', () => (countedRuns() >= REAL_RUNS ? true : undefined));
     expect(countedRuns()).toBe(REAL_RUNS);
-    counts.push(`watch, collector down for the first watch: seen ${REAL_RUNS}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`);
+    counts.push(
+      `watch, collector down for the first watch: seen ${REAL_RUNS}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`,
+    );
   });
 
   it('delivers what ended during an outage while it keeps running, once the collector is back', async () => {
     const dir = join(work, 'projects');
     cpSync(REAL, dir, { recursive: true });
-    const child = spawnCli(['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', join(work, 'watch.json'), '--json', dir], env());
+    const child = spawnCli(
+      [
+        'watch',
+        '--history',
+        '--idle',
+        '1',
+        '--interval',
+        '0.2',
+        '--checkpoint',
+        join(work, 'watch.json'),
+        '--json',
+        dir,
+      ],
+      env(),
+    );
     const done = finished(child);
     // A record's name ends with the number of runs in it.
-    const runsInOutbox = (): number => outboxFiles().records.reduce((sum, name) => sum + Number(/-(\d+)\.otlp$/.exec(name)?.[1] ?? 0), 0);
+    const runsInOutbox = (): number =>
+      outboxFiles().records.reduce((sum, name) => sum + Number(/-(\d+)\.otlp$/.exec(name)?.[1] ?? 0), 0);
     await until('every run in the outbox', () => (runsInOutbox() >= REAL_RUNS ? true : undefined));
     await collector.start();
     const arrived = await until('the running watch to drain its outbox', () => {
@@ -190,7 +220,9 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     const r = await done;
     expect(r.code, r.stderr.toString('utf8')).toBe(0);
     expect(arrived.total).toBe(REAL_RUNS);
-    counts.push(`watch, collector down then up while it runs: seen ${REAL_RUNS}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`);
+    counts.push(
+      `watch, collector down then up while it runs: seen ${REAL_RUNS}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`,
+    );
   });
 
   it('SIGKILLed while exporting loses no run: the restarted watch sends them again or from the outbox', async () => {
@@ -198,18 +230,28 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     cpSync(REAL, dir, { recursive: true });
     const checkpoint = join(work, 'watch.json');
     // The collector is down: each export waits out the exporter's retries, so the kill lands mid-export.
-    const child = spawnCli(['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir], env());
+    const child = spawnCli(
+      ['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir],
+      env(),
+    );
     const done = finished(child);
     let rows = '';
     child.stdout.on('data', (c: Buffer) => (rows += c.toString('utf8')));
     // The first pass's runs are reported, and their export waits out the exporter's retries: kill now.
-    await until('the first runs to be reported (and their export under way)', () => (rows.trim() !== '' ? true : undefined));
+    await until('the first runs to be reported (and their export under way)', () =>
+      rows.trim() !== '' ? true : undefined,
+    );
     child.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
-    const checkpointed = existsSync(checkpoint) ? Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: object }).reported).length : 0;
+    const checkpointed = existsSync(checkpoint)
+      ? Object.keys((JSON.parse(readFileSync(checkpoint, 'utf8')) as { reported: object }).reported).length
+      : 0;
 
     await collector.start();
-    const again = spawnCli(['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir], env());
+    const again = spawnCli(
+      ['watch', '--history', '--idle', '1', '--interval', '0.2', '--checkpoint', checkpoint, '--json', dir],
+      env(),
+    );
     const againDone = finished(again);
     const arrived = await until('every run after the restart', () => {
       const r = arrivedRuns();
@@ -221,7 +263,9 @@ describe.runIf(SHARED_REAL !== undefined)('watch', () => {
     expect(arrived.distinct.size).toBe(REAL_RUNS);
     // A repeat only when the kill fell after the outbox write and before the checkpoint (docs/RELIABILITY.md).
     expect(arrived.total - arrived.distinct.size).toBeLessThanOrEqual(checkpointed === 0 ? REAL_RUNS : 0);
-    counts.push(`watch SIGKILLed while exporting: seen ${REAL_RUNS}, checkpointed before the kill ${checkpointed}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`);
+    counts.push(
+      `watch SIGKILLed while exporting: seen ${REAL_RUNS}, checkpointed before the kill ${checkpointed}, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`,
+    );
   });
 });
 
@@ -244,12 +288,14 @@ describe('proxy', () => {
     const up = await runCli(['proxy', '--', process.execPath, runtime], prompts('up', 5), env());
     expect(up.code).toBe(0);
     expect(up.stderr.toString('utf8')).not.toContain('not delivered');
-    const arrived = await until('both proxies\' runs', () => {
+    const arrived = await until("both proxies' runs", () => {
       const r = arrivedRuns();
       return r.distinct.size >= 10 ? r : undefined;
     });
     expect(arrived.total).toBe(10);
     expect(outboxFiles().records).toEqual([]);
-    counts.push(`proxy, collector down for the first proxy: seen 10, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`);
+    counts.push(
+      `proxy, collector down for the first proxy: seen 10, delivered ${arrived.distinct.size}, repeated ${arrived.total - arrived.distinct.size}`,
+    );
   });
 });

@@ -29,7 +29,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { installPackedCommand, packPackage } from '../../scripts/packed-install.mjs';
 import { startStack, type Stack } from '../../scripts/stack/stack.mjs';
-import { EXPORTING_COMMANDS, PROTOCOLS, installedCommand, runExporting, type CommandInstall, type ExportingCommand, type Protocol } from '../helpers/packed-command.js';
+import {
+  EXPORTING_COMMANDS,
+  PROTOCOLS,
+  installedCommand,
+  runExporting,
+  type CommandInstall,
+  type ExportingCommand,
+  type Protocol,
+} from '../helpers/packed-command.js';
 import { selfSignedCertificate, type TlsIdentity } from '../helpers/tls.js';
 import { CONFIG_DIR } from './engines.js';
 import { jaegerTraces, scrapeSum, waitFor } from './observed.js';
@@ -60,9 +68,16 @@ async function freePorts(): Promise<[number, number]> {
 
 /** The overlay: an `otlp/tls` receiver with the certificate, added to the receivers of every pipeline of otelcol.yaml. */
 function tlsOverlay(identity: TlsIdentity, ports: { grpc: number; http: number }): string {
-  const base = parse(readFileSync(join(CONFIG_DIR, 'otelcol.yaml'), 'utf8')) as { service: { pipelines: Record<string, { receivers: string[] }> } };
+  const base = parse(readFileSync(join(CONFIG_DIR, 'otelcol.yaml'), 'utf8')) as {
+    service: { pipelines: Record<string, { receivers: string[] }> };
+  };
   const tlsSettings = { cert_file: identity.cert, key_file: identity.key };
-  const pipelines = Object.fromEntries(Object.entries(base.service.pipelines).map(([name, pipeline]) => [name, { receivers: [...pipeline.receivers, 'otlp/tls'] }]));
+  const pipelines = Object.fromEntries(
+    Object.entries(base.service.pipelines).map(([name, pipeline]) => [
+      name,
+      { receivers: [...pipeline.receivers, 'otlp/tls'] },
+    ]),
+  );
   return stringify({
     receivers: {
       'otlp/tls': {
@@ -102,11 +117,17 @@ function endpointOf(protocol: Protocol, secure: boolean): string {
 }
 
 /** Spans by operation name of `service` in Jaeger, of the names `expected` lists, and all of them. */
-async function spansInJaeger(service: string, expected: Readonly<Record<string, number>>): Promise<{ counts: Record<string, number>; total: number }> {
+async function spansInJaeger(
+  service: string,
+  expected: Readonly<Record<string, number>>,
+): Promise<{ counts: Record<string, number>; total: number }> {
   // Since 2020: replay stamps its spans with the capture's recorded times, which age with the repository.
-  const spans = (await jaegerTraces(stack.urls.jaeger, service, {}, 1000, Date.UTC(2020, 0, 1))).flatMap((trace) => trace.spans);
+  const spans = (await jaegerTraces(stack.urls.jaeger, service, {}, 1000, Date.UTC(2020, 0, 1))).flatMap(
+    (trace) => trace.spans,
+  );
   const counts: Record<string, number> = {};
-  for (const span of spans) if (span.operationName in expected) counts[span.operationName] = (counts[span.operationName] ?? 0) + 1;
+  for (const span of spans)
+    if (span.operationName in expected) counts[span.operationName] = (counts[span.operationName] ?? 0) + 1;
   return { counts, total: spans.length };
 }
 
@@ -116,7 +137,11 @@ async function counterAtCollector(command: ExportingCommand, service: string): P
   const name = `${command.metric.name.replaceAll('.', '_')}_total`;
   const sums: Record<string, number> = {};
   for (const reason of Object.keys(command.metric.byStopReason)) {
-    sums[reason] = await scrapeSum(url, name, reason === 'all' ? { job: service } : { job: service, subagent_stop_reason: reason });
+    sums[reason] = await scrapeSum(
+      url,
+      name,
+      reason === 'all' ? { job: service } : { job: service, subagent_stop_reason: reason },
+    );
   }
   return sums;
 }
@@ -127,15 +152,30 @@ async function deliver(command: ExportingCommand, protocol: Protocol, secure: bo
   const telemetry = stack.urls.collectors.collector?.telemetry ?? '';
   const receiver = { receiver: secure ? 'otlp/tls' : 'otlp', transport: protocol === 'grpc' ? 'grpc' : 'http' };
   const acceptedBefore = await scrapeSum(telemetry, 'otelcol_receiver_accepted_spans', receiver);
-  const r = await runExporting(installed, command, { endpoint: endpointOf(protocol, secure), protocol, service, ...(secure ? { certificate: tls.cert } : {}) });
+  const r = await runExporting(installed, command, {
+    endpoint: endpointOf(protocol, secure),
+    protocol,
+    service,
+    ...(secure ? { certificate: tls.cert } : {}),
+  });
   const stderr = r.stderr.toString('utf8');
   expect(r.code, `${stderr}\n${r.stdout.toString('utf8')}`).toBe(0);
   expect(stderr).not.toMatch(/dropped|export failed|ChannelCredentials/);
-  const arrived = await settled(`the spans of ${service} in Jaeger`, () => spansInJaeger(service, command.spans), (found) => found.total >= command.spanCount);
+  const arrived = await settled(
+    `the spans of ${service} in Jaeger`,
+    () => spansInJaeger(service, command.spans),
+    (found) => found.total >= command.spanCount,
+  );
   expect(arrived).toEqual({ counts: command.spans, total: command.spanCount });
-  expect((await scrapeSum(telemetry, 'otelcol_receiver_accepted_spans', receiver)) - acceptedBefore).toBe(command.spanCount);
+  expect((await scrapeSum(telemetry, 'otelcol_receiver_accepted_spans', receiver)) - acceptedBefore).toBe(
+    command.spanCount,
+  );
   const expected = JSON.stringify(command.metric.byStopReason);
-  const counted = await settled(`${command.metric.name} of ${service} at the collector`, () => counterAtCollector(command, service), (sums) => JSON.stringify(sums) === expected);
+  const counted = await settled(
+    `${command.metric.name} of ${service} at the collector`,
+    () => counterAtCollector(command, service),
+    (sums) => JSON.stringify(sums) === expected,
+  );
   expect(counted).toEqual(command.metric.byStopReason);
 }
 
@@ -161,7 +201,11 @@ describe('the installed tarball into the own collector distribution', () => {
   for (const protocol of PROTOCOLS) {
     for (const secure of [false, true]) {
       for (const command of EXPORTING_COMMANDS) {
-        it(`${command.name} over ${protocol} (${secure ? 'TLS' : 'plaintext'}): every span in Jaeger, the counter at the collector`, () => deliver(command, protocol, secure), 330_000);
+        it(
+          `${command.name} over ${protocol} (${secure ? 'TLS' : 'plaintext'}): every span in Jaeger, the counter at the collector`,
+          () => deliver(command, protocol, secure),
+          330_000,
+        );
       }
     }
   }

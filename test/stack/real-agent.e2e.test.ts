@@ -65,7 +65,10 @@ interface Observed {
   readonly turns: Array<{ scenario: Prompted; turn: Turn }>;
 }
 
-const CAPTURE_ON = { service: 'stack-e2e-claude', scenarios: ['normal', 'max-tokens', 'normal', 'max-tokens'] as const };
+const CAPTURE_ON = {
+  service: 'stack-e2e-claude',
+  scenarios: ['normal', 'max-tokens', 'normal', 'max-tokens'] as const,
+};
 const CAPTURE_OFF = { service: 'stack-e2e-claude-nocontent', scenarios: ['normal', 'max-tokens'] as const };
 const GEMINI_RUNS = { service: 'stack-e2e-gemini', scenarios: ['normal', 'max-tokens'] as const };
 
@@ -76,7 +79,13 @@ const observed: Observed[] = [];
 let nonce = 0;
 
 /** Starts the proxy (with `proxyArgs`) in front of `agent` with the stack's collector as OTLP endpoint, and plays `scenarios`, each in a new session. */
-async function play(agent: AgentName, service: string, scenarios: readonly Prompted[], env: NodeJS.ProcessEnv = {}, proxyArgs: readonly string[] = []): Promise<Observed> {
+async function play(
+  agent: AgentName,
+  service: string,
+  scenarios: readonly Prompted[],
+  env: NodeJS.ProcessEnv = {},
+  proxyArgs: readonly string[] = [],
+): Promise<Observed> {
   const spec = launchSpec(agent, server.origin);
   const out = mkdtempSync(join(tmpdir(), 'subagent-otel-stack-agent-out-'));
   const argv = [process.execPath, CLI, 'proxy', '--protocol', 'acp', ...proxyArgs, '--', ...spec.argv];
@@ -106,7 +115,9 @@ async function play(agent: AgentName, service: string, scenarios: readonly Promp
 
 /** The single run span of a trace (the proxy's `invoke_agent` span; an agent's own spans forwarded into the trace carry no stop reason). */
 function runSpan(trace: JaegerTrace): JaegerSpan {
-  const runs = trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined);
+  const runs = trace.spans.filter(
+    (s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined,
+  );
   expect(runs, `trace ${trace.traceID}`).toHaveLength(1);
   return runs[0] as JaegerSpan;
 }
@@ -121,7 +132,14 @@ async function traces(service: string, count: number, tags: Record<string, strin
   return waitFor(`${count} traces of ${service} ${JSON.stringify(tags)} in Jaeger`, async () => {
     const t = await jaegerTraces(stack.urls.jaeger, service, tags);
     // Every span of each trace in (the run span and what the proxy hangs below it).
-    return t.length === count && t.every((tr) => tr.spans.some((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined)) ? t : undefined;
+    return t.length === count &&
+      t.every((tr) =>
+        tr.spans.some(
+          (s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && tag(s, 'subagent.stop_reason') !== undefined,
+        ),
+      )
+      ? t
+      : undefined;
   });
 }
 
@@ -130,9 +148,13 @@ beforeAll(async () => {
   stack = await startStack({ dir, tiers: 1, ports: 'free' });
   server = await startModelServer();
   await play('claude', CAPTURE_ON.service, CAPTURE_ON.scenarios);
-  await play('claude', CAPTURE_OFF.service, CAPTURE_OFF.scenarios, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' });
+  await play('claude', CAPTURE_OFF.service, CAPTURE_OFF.scenarios, {
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false',
+  });
   // A generous bound on the wait for gemini's own records (released as soon as they are in).
-  await play('gemini', GEMINI_RUNS.service, GEMINI_RUNS.scenarios, { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' }, ['--agent-telemetry']);
+  await play('gemini', GEMINI_RUNS.service, GEMINI_RUNS.scenarios, { SUBAGENT_OTEL_AGENT_TELEMETRY_WAIT_MS: '60000' }, [
+    '--agent-telemetry',
+  ]);
 }, 600_000);
 
 afterAll(async () => {
@@ -147,7 +169,7 @@ afterAll(async () => {
 }, 120_000);
 
 describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the stack', () => {
-  it('the client got the agent\'s answers: normal text with end_turn, the truncated text with claude\'s limit error', () => {
+  it("the client got the agent's answers: normal text with end_turn, the truncated text with claude's limit error", () => {
     expect(observed.map((o) => o.turns.length)).toEqual([4, 2, 2]);
     for (const o of observed.slice(0, 2)) {
       for (const { scenario, turn } of o.turns) {
@@ -169,14 +191,19 @@ describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the sta
     expect(all).toHaveLength(4);
     const runs = all.map(runSpan);
     expect(runs.map((s) => tag(s, 'gen_ai.agent.name'))).toEqual([AGENT, AGENT, AGENT, AGENT]);
-    expect(runs.map((s) => String(tag(s, 'subagent.stop_reason'))).sort()).toEqual(['completed', 'completed', 'max-tokens', 'max-tokens']);
+    expect(runs.map((s) => String(tag(s, 'subagent.stop_reason'))).sort()).toEqual([
+      'completed',
+      'completed',
+      'max-tokens',
+      'max-tokens',
+    ]);
     // Each prompt's session is its own conversation, one per trace.
     const conversations = runs.map((s) => tag(s, 'gen_ai.conversation.id'));
     const sessions = (observed[0]?.turns ?? []).map((t) => t.turn.sessionId);
     expect([...conversations].sort()).toEqual([...sessions].sort());
   }, 330_000);
 
-  it('with capture on, each run span\'s subagent.output is the text its client received', async () => {
+  it("with capture on, each run span's subagent.output is the text its client received", async () => {
     const all = await traces(CAPTURE_ON.service, 4);
     const bySession = new Map(all.map((t) => [String(tag(runSpan(t), 'gen_ai.conversation.id')), runSpan(t)]));
     const o = observed[0];
@@ -187,11 +214,13 @@ describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the sta
       if (span === undefined) continue;
       expect(tag(span, 'subagent.stop_reason')).toBe(scenario === 'normal' ? 'completed' : 'max-tokens');
       expect(tag(span, 'subagent.output')).toBe(outputJson(turn.text));
-      expect(tag(span, 'subagent.output.sha256')).toBe(createHash('sha256').update(outputJson(turn.text)).digest('hex'));
+      expect(tag(span, 'subagent.output.sha256')).toBe(
+        createHash('sha256').update(outputJson(turn.text)).digest('hex'),
+      );
     }
   }, 330_000);
 
-  it('with capture off, the run spans carry only the output\'s SHA-256 and length, matching the client\'s text', async () => {
+  it("with capture off, the run spans carry only the output's SHA-256 and length, matching the client's text", async () => {
     const truncated = await traces(CAPTURE_OFF.service, 1, { 'subagent.stop_reason': 'max-tokens' });
     expect(truncated).toHaveLength(1);
     const all = await traces(CAPTURE_OFF.service, 2);
@@ -214,14 +243,18 @@ describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the sta
 
   it('gemini-cli with --agent-telemetry: a cut turn looks finished on the wire, its own telemetry makes it a max-tokens run', async () => {
     const o = observed[2];
-    expect(o?.turns.map((t) => [t.turn.text, (t.turn.response as { stopReason?: string } | undefined)?.stopReason])).toEqual([
+    expect(
+      o?.turns.map((t) => [t.turn.text, (t.turn.response as { stopReason?: string } | undefined)?.stopReason]),
+    ).toEqual([
       [NORMAL_TEXT, 'end_turn'],
       ['Here is the first part of a long', 'end_turn'],
     ]);
     const truncated = await traces(GEMINI_RUNS.service, 1, { 'subagent.stop_reason': 'max-tokens' });
     const cut = runSpan(truncated[0] as JaegerTrace);
     expect(tag(cut, 'gen_ai.agent.name')).toBe(GEMINI);
-    expect(tag(cut, 'subagent.stop_reason.inferred_from')).toBe('agent-telemetry:gemini_cli.api_response.finish_reasons');
+    expect(tag(cut, 'subagent.stop_reason.inferred_from')).toBe(
+      'agent-telemetry:gemini_cli.api_response.finish_reasons',
+    );
     expect(tag(cut, 'subagent.output')).toBe(outputJson('Here is the first part of a long'));
     const all = await traces(GEMINI_RUNS.service, 2);
     const bySession = new Map(all.map((t) => [String(tag(runSpan(t), 'gen_ai.conversation.id')), runSpan(t)]));
@@ -244,9 +277,13 @@ describe('claude-agent-acp behind subagent-otel proxy --protocol acp, on the sta
       const q = `sum by (gen_ai_agent_name, subagent_stop_reason) (subagent_runs_total{job="${service}"})`;
       const counts = await waitFor(`${q} = ${JSON.stringify(want)}`, async () => {
         const r = await promQuery(stack.urls.prometheus, q);
-        const got = Object.fromEntries(r.map((s) => [`${s.metric.gen_ai_agent_name} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]));
+        const got = Object.fromEntries(
+          r.map((s) => [`${s.metric.gen_ai_agent_name} ${s.metric.subagent_stop_reason}`, Number(s.value[1])]),
+        );
         const expected = { [`${agent} completed`]: want.completed, [`${agent} max-tokens`]: want['max-tokens'] };
-        const same = Object.keys(got).length === Object.keys(expected).length && Object.entries(expected).every(([k, v]) => got[k] === v);
+        const same =
+          Object.keys(got).length === Object.keys(expected).length &&
+          Object.entries(expected).every(([k, v]) => got[k] === v);
         return same ? got : undefined;
       });
       expect(counts).toEqual({ [`${agent} completed`]: want.completed, [`${agent} max-tokens`]: want['max-tokens'] });

@@ -56,7 +56,13 @@ beforeAll(async () => {
     ports: 'free',
     rules: renderRules({ truncationWarningFor: '1s', truncationCriticalFor: '1s' }),
   });
-  const proxy = await runProxy({ otlpHttp: stack.urls.otlpHttp, service: SERVICE, scenarios: SCENARIOS, agentName: AGENT, sessionPrefix: 'single' });
+  const proxy = await runProxy({
+    otlpHttp: stack.urls.otlpHttp,
+    service: SERVICE,
+    scenarios: SCENARIOS,
+    agentName: AGENT,
+    sessionPrefix: 'single',
+  });
   expect(proxy.code, proxy.stderr.toString('utf8')).toBe(0);
 }, 600_000);
 
@@ -82,7 +88,9 @@ describe('traces in Jaeger', () => {
 
   it('a delegation is one whole trace: parent run, child run, tool and chat spans, linked parent to child', async () => {
     const traces = await waitFor('the delegation traces', async () => {
-      const t = (await jaegerTraces(stack.urls.jaeger, SERVICE)).filter((tr) => tr.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length === 2);
+      const t = (await jaegerTraces(stack.urls.jaeger, SERVICE)).filter(
+        (tr) => tr.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length === 2,
+      );
       return t.length === 3 ? t : undefined;
     });
     for (const trace of traces) {
@@ -101,7 +109,7 @@ describe('traces in Jaeger', () => {
     }
   }, 330_000);
 
-  it('the demo\'s runs arrive too', async () => {
+  it("the demo's runs arrive too", async () => {
     const r = await runCli(['demo'], '', {
       OTEL_SERVICE_NAME: `${SERVICE}-demo`,
       OTEL_EXPORTER_OTLP_ENDPOINT: stack.urls.otlpHttp,
@@ -118,16 +126,25 @@ describe('traces in Jaeger', () => {
 });
 
 describe('metrics in Prometheus 3', () => {
-  it('has the observer\'s run counters, exactly', async () => {
+  it("has the observer's run counters, exactly", async () => {
     const q = `sum(subagent_runs_total{job="${SERVICE}"})`;
-    const total = await waitFor(`${q} = ${RUNS}`, async () => ((await promValue(stack.urls.prometheus, q)) === RUNS ? RUNS : undefined));
+    const total = await waitFor(`${q} = ${RUNS}`, async () =>
+      (await promValue(stack.urls.prometheus, q)) === RUNS ? RUNS : undefined,
+    );
     expect(total).toBe(RUNS);
-    expect(await promValue(stack.urls.prometheus, `sum(subagent_runs_total{job="${SERVICE}", subagent_stop_reason="max-tokens"})`)).toBe(MAX_TOKENS_RUNS);
+    expect(
+      await promValue(
+        stack.urls.prometheus,
+        `sum(subagent_runs_total{job="${SERVICE}", subagent_stop_reason="max-tokens"})`,
+      ),
+    ).toBe(MAX_TOKENS_RUNS);
   }, 330_000);
 
   it('has the run counter the count connector derives from the spans, exactly', async () => {
     const q = `sum(subagent_runs_from_spans_total{job="${SERVICE}"})`;
-    const total = await waitFor(`${q} = ${RUNS}`, async () => ((await promValue(stack.urls.prometheus, q)) === RUNS ? RUNS : undefined));
+    const total = await waitFor(`${q} = ${RUNS}`, async () =>
+      (await promValue(stack.urls.prometheus, q)) === RUNS ? RUNS : undefined,
+    );
     expect(total).toBe(RUNS);
   }, 330_000);
 
@@ -138,21 +155,38 @@ describe('metrics in Prometheus 3', () => {
       return v === RUNS ? v : undefined;
     });
     expect(runs).toBe(RUNS);
-    expect(await promValue(stack.urls.prometheus, `job_gen_ai_agent_name:subagent_runs_max_tokens:increase1h${sel}`)).toBe(MAX_TOKENS_RUNS);
-    const ratio = await promValue(stack.urls.prometheus, `job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h${sel}`);
+    expect(
+      await promValue(stack.urls.prometheus, `job_gen_ai_agent_name:subagent_runs_max_tokens:increase1h${sel}`),
+    ).toBe(MAX_TOKENS_RUNS);
+    const ratio = await promValue(
+      stack.urls.prometheus,
+      `job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h${sel}`,
+    );
     expect(ratio).toBeCloseTo(MAX_TOKENS_RUNS / RUNS, 12);
   }, 330_000);
 
   it('fires the truncation alert (critical) and Alertmanager receives it', async () => {
     const firing = await waitFor('the critical truncation alert to fire', async () => {
-      const body = (await getJson(`${stack.urls.prometheus}/api/v1/alerts`)) as { data: { alerts: Array<{ labels: Record<string, string>; state: string }> } };
-      const a = body.data.alerts.filter((x) => x.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && x.labels.job === SERVICE && x.state === 'firing');
+      const body = (await getJson(`${stack.urls.prometheus}/api/v1/alerts`)) as {
+        data: { alerts: Array<{ labels: Record<string, string>; state: string }> };
+      };
+      const a = body.data.alerts.filter(
+        (x) =>
+          x.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' &&
+          x.labels.job === SERVICE &&
+          x.state === 'firing',
+      );
       return a.some((x) => x.labels.severity === 'critical') ? a : undefined;
     });
     expect(firing.map((a) => a.labels.severity).sort()).toEqual(['critical', 'warning']);
     const received = await waitFor('the alert in Alertmanager', async () => {
-      const alerts = (await getJson(`${stack.urls.alertmanager}/api/v2/alerts`)) as Array<{ labels: Record<string, string>; status: { state: string; inhibitedBy: string[] } }>;
-      const mine = alerts.filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === SERVICE);
+      const alerts = (await getJson(`${stack.urls.alertmanager}/api/v2/alerts`)) as Array<{
+        labels: Record<string, string>;
+        status: { state: string; inhibitedBy: string[] };
+      }>;
+      const mine = alerts.filter(
+        (a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === SERVICE,
+      );
       return mine.length === 2 ? mine : undefined;
     });
     const bySeverity = Object.fromEntries(received.map((a) => [a.labels.severity, a.status.state]));
@@ -160,12 +194,22 @@ describe('metrics in Prometheus 3', () => {
     expect(bySeverity).toEqual({ critical: 'active', warning: 'suppressed' });
   }, 330_000);
 
-  it('every Grafana panel\'s query returns data for these runs', async () => {
+  it("every Grafana panel's query returns data for these runs", async () => {
     const dashboard = JSON.parse(readFileSync(join(CONFIG_DIR, 'grafana/dashboards/subagent-runs.json'), 'utf8')) as {
-      panels: Array<{ title: string; targets?: Array<{ expr?: string; tags?: string; service?: string; datasource?: { uid?: string } }> }>;
+      panels: Array<{
+        title: string;
+        targets?: Array<{ expr?: string; tags?: string; service?: string; datasource?: { uid?: string } }>;
+      }>;
     };
     // Wait until the counters are complete (first test of this block), then run every query once.
-    await waitFor('the runs recording rule', async () => ((await promValue(stack.urls.prometheus, `sum(job_gen_ai_agent_name:subagent_runs:increase1h{job="${SERVICE}"})`)) === RUNS ? true : undefined));
+    await waitFor('the runs recording rule', async () =>
+      (await promValue(
+        stack.urls.prometheus,
+        `sum(job_gen_ai_agent_name:subagent_runs:increase1h{job="${SERVICE}"})`,
+      )) === RUNS
+        ? true
+        : undefined,
+    );
     const empty: string[] = [];
     let checked = 0;
     for (const panel of dashboard.panels) {
@@ -201,10 +245,12 @@ describe('metrics in Prometheus 3', () => {
     const accepted = await scrapeSum(url, 'otelcol_receiver_accepted_spans');
     expect(accepted).toBeGreaterThan(0);
     // Everything taken was sent on to Jaeger.
-    expect(await waitFor('the collector to send every span to Jaeger', async () => {
-      const sent = await scrapeSum(url, 'otelcol_exporter_sent_spans', { exporter: 'otlp_grpc/jaeger' });
-      return sent === accepted ? sent : undefined;
-    })).toBe(accepted);
+    expect(
+      await waitFor('the collector to send every span to Jaeger', async () => {
+        const sent = await scrapeSum(url, 'otelcol_exporter_sent_spans', { exporter: 'otlp_grpc/jaeger' });
+        return sent === accepted ? sent : undefined;
+      }),
+    ).toBe(accepted);
     expect(await scrapeSum(url, 'otelcol_receiver_refused_spans')).toBe(0);
     expect(await scrapeSum(url, 'otelcol_exporter_send_failed_spans')).toBe(0);
   }, 60_000);

@@ -44,7 +44,12 @@ beforeAll(async () => {
   writeClaudeHistory(join(SYNTHETIC, 'subagents-2.1'), join(history, 'a'), { copies: 10, latestTime: now });
   writeClaudeHistory(join(SYNTHETIC, 'sibling-2.0'), join(history, 'b'), { copies: 10, latestTime: now });
   writeClaudeHistory(join(SYNTHETIC, 'inline-2.0'), join(history, 'c'), { copies: 4, latestTime: now });
-  stack = await startStack({ dir: join(dir, 'stack'), tiers: 1, ports: 'free', rules: renderRules({ truncationWarningFor: '1s', truncationCriticalFor: '1s' }) });
+  stack = await startStack({
+    dir: join(dir, 'stack'),
+    tiers: 1,
+    ports: 'free',
+    rules: renderRules({ truncationWarningFor: '1s', truncationCriticalFor: '1s' }),
+  });
   const r = await runCli(['replay', '--no-progress', '--json', history], '', {
     OTEL_SERVICE_NAME: SERVICE,
     OTEL_EXPORTER_OTLP_ENDPOINT: stack.urls.otlpHttp,
@@ -53,7 +58,10 @@ beforeAll(async () => {
     SUBAGENT_OTEL_OUT: join(dir, 'unused-out'),
   });
   expect(r.code, r.stderr.toString('utf8')).toBe(0);
-  const summary = JSON.parse(r.stdout.toString('utf8')) as { runs: number; stopReasons: Array<{ stopReason: string; runs: number }> };
+  const summary = JSON.parse(r.stdout.toString('utf8')) as {
+    runs: number;
+    stopReasons: Array<{ stopReason: string; runs: number }>;
+  };
   expect(summary.runs).toBe(78);
   expect(summary.stopReasons.find((s) => s.stopReason === 'max-tokens')?.runs).toBe(14);
 }, 600_000);
@@ -70,14 +78,18 @@ describe('transcript runs in Jaeger', () => {
       return t.length === 24 ? t : undefined;
     });
     expect(traces).toHaveLength(24);
-    const withChildren = traces.filter((trace) => trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length > 1);
+    const withChildren = traces.filter(
+      (trace) => trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length > 1,
+    );
     // The 2.1 sessions (4 subagents each) and the 2.0 sessions with a sibling or inline child.
     expect(withChildren).toHaveLength(24);
     for (const trace of withChildren) {
       const ids = new Map(trace.spans.map((s) => [s.spanID, s]));
       const roots = trace.spans.filter((s) => !s.references.some((r) => r.refType === 'CHILD_OF' && ids.has(r.spanID)));
       expect(roots.map((s) => tag(s, 'gen_ai.agent.name'))).toEqual(['claude-code']);
-      for (const child of trace.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && s !== roots[0])) {
+      for (const child of trace.spans.filter(
+        (s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent' && s !== roots[0],
+      )) {
         const parent = ids.get(child.references.find((r) => r.refType === 'CHILD_OF')?.spanID ?? '');
         expect(tag(parent!, 'gen_ai.operation.name')).toBe('execute_tool');
         expect(String(tag(parent!, 'gen_ai.tool.name'))).toMatch(/^(Task|Agent|Workflow)$/);
@@ -93,7 +105,9 @@ describe('transcript runs in Jaeger', () => {
     expect(cut).toHaveLength(14);
     const spans = cut.flatMap((t) => t.spans).filter((s) => tag(s, 'subagent.stop_reason') === 'max-tokens');
     expect(spans).toHaveLength(14);
-    expect(new Set(spans.map((s) => tag(s, 'subagent.stop_reason.inferred_from')))).toEqual(new Set(['claude-code:api-error:max_output_tokens']));
+    expect(new Set(spans.map((s) => tag(s, 'subagent.stop_reason.inferred_from')))).toEqual(
+      new Set(['claude-code:api-error:max_output_tokens']),
+    );
     expect(spans.every((s) => String(tag(s, 'subagent.output')).length > 2)).toBe(true);
   }, 330_000);
 });
@@ -104,15 +118,27 @@ describe('transcript runs in Prometheus 3', () => {
   it('counts the runs by agent and stop reason, exactly', async () => {
     const q = `sum(subagent_runs_total{job="${SERVICE}"})`;
     // 10 × (session, 4 subagents) + 10 × (session, Plan) + 4 × (session, child).
-    const total = await waitFor(`${q} = 78`, async () => ((await promValue(stack.urls.prometheus, q)) === 78 ? 78 : undefined));
+    const total = await waitFor(`${q} = 78`, async () =>
+      (await promValue(stack.urls.prometheus, q)) === 78 ? 78 : undefined,
+    );
     expect(total).toBe(78);
     expect(await promValue(stack.urls.prometheus, `sum(subagent_runs_total${sel('Explore')})`)).toBe(20);
-    expect(await promValue(stack.urls.prometheus, `sum(subagent_runs_total{job="${SERVICE}", gen_ai_agent_name="Explore", subagent_stop_reason="max-tokens"})`)).toBe(10);
+    expect(
+      await promValue(
+        stack.urls.prometheus,
+        `sum(subagent_runs_total{job="${SERVICE}", gen_ai_agent_name="Explore", subagent_stop_reason="max-tokens"})`,
+      ),
+    ).toBe(10);
     expect(await promValue(stack.urls.prometheus, `sum(subagent_runs_total${sel('claude-code')})`)).toBe(24);
-    expect(await promValue(stack.urls.prometheus, `sum(subagent_runs_total{job="${SERVICE}", gen_ai_agent_name="claude-code", subagent_stop_reason="max-tokens"})`)).toBe(4);
+    expect(
+      await promValue(
+        stack.urls.prometheus,
+        `sum(subagent_runs_total{job="${SERVICE}", gen_ai_agent_name="claude-code", subagent_stop_reason="max-tokens"})`,
+      ),
+    ).toBe(4);
   }, 330_000);
 
-  it('records what the runs cost, by agent and stop reason, and the dashboard\'s cost panel has data', async () => {
+  it("records what the runs cost, by agent and stop reason, and the dashboard's cost panel has data", async () => {
     const q = `job_gen_ai_agent_name_subagent_stop_reason:subagent_cost_usd:increase1h{job="${SERVICE}", gen_ai_agent_name="Explore", subagent_stop_reason="max-tokens"}`;
     const cost = await waitFor('the cost recording rule', async () => {
       const v = await promValue(stack.urls.prometheus, q);
@@ -123,25 +149,54 @@ describe('transcript runs in Prometheus 3', () => {
       stack.urls.prometheus,
       `sum by (gen_ai_agent_name, subagent_stop_reason) (job_gen_ai_agent_name_subagent_stop_reason:subagent_cost_usd:increase1h{job=~"${SERVICE}", gen_ai_agent_name=~".*"})`,
     );
-    expect(panel.map((s) => `${s.metric['gen_ai_agent_name']}/${s.metric['subagent_stop_reason']}`)).toContain('claude-code/max-tokens');
+    expect(panel.map((s) => `${s.metric['gen_ai_agent_name']}/${s.metric['subagent_stop_reason']}`)).toContain(
+      'claude-code/max-tokens',
+    );
   }, 330_000);
 
   it('fires the truncation alert: critical for Explore (50%), warning for claude-code (16.7%), and Alertmanager receives them', async () => {
-    const ratio = await waitFor('the claude-code truncation ratio', async () => promValue(stack.urls.prometheus, `job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h${sel('claude-code')}`));
+    const ratio = await waitFor('the claude-code truncation ratio', async () =>
+      promValue(
+        stack.urls.prometheus,
+        `job_gen_ai_agent_name:subagent_max_tokens_truncation:ratio1h${sel('claude-code')}`,
+      ),
+    );
     expect(ratio).toBeCloseTo(4 / 24, 12);
     const firing = await waitFor('the alerts to fire', async () => {
-      const body = (await getJson(`${stack.urls.prometheus}/api/v1/alerts`)) as { data: { alerts: Array<{ labels: Record<string, string>; state: string }> } };
-      const a = body.data.alerts.filter((x) => x.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && x.labels.job === SERVICE && x.state === 'firing');
+      const body = (await getJson(`${stack.urls.prometheus}/api/v1/alerts`)) as {
+        data: { alerts: Array<{ labels: Record<string, string>; state: string }> };
+      };
+      const a = body.data.alerts.filter(
+        (x) =>
+          x.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' &&
+          x.labels.job === SERVICE &&
+          x.state === 'firing',
+      );
       return a.length === 3 ? a : undefined;
     });
-    expect(firing.map((a) => `${a.labels.gen_ai_agent_name}/${a.labels.severity}`).sort()).toEqual(['Explore/critical', 'Explore/warning', 'claude-code/warning']);
+    expect(firing.map((a) => `${a.labels.gen_ai_agent_name}/${a.labels.severity}`).sort()).toEqual([
+      'Explore/critical',
+      'Explore/warning',
+      'claude-code/warning',
+    ]);
     const received = await waitFor('the alerts in Alertmanager', async () => {
-      const alerts = (await getJson(`${stack.urls.alertmanager}/api/v2/alerts`)) as Array<{ labels: Record<string, string>; status: { state: string } }>;
-      const mine = alerts.filter((a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === SERVICE);
+      const alerts = (await getJson(`${stack.urls.alertmanager}/api/v2/alerts`)) as Array<{
+        labels: Record<string, string>;
+        status: { state: string };
+      }>;
+      const mine = alerts.filter(
+        (a) => a.labels.alertname === 'SubagentMaxTokensTruncationRateHigh' && a.labels.job === SERVICE,
+      );
       return mine.length === 3 ? mine : undefined;
     });
-    const states = Object.fromEntries(received.map((a) => [`${a.labels.gen_ai_agent_name}/${a.labels.severity}`, a.status.state]));
+    const states = Object.fromEntries(
+      received.map((a) => [`${a.labels.gen_ai_agent_name}/${a.labels.severity}`, a.status.state]),
+    );
     // The shipped inhibit rule: a critical alert silences the warning of the same agent only.
-    expect(states).toEqual({ 'Explore/critical': 'active', 'Explore/warning': 'suppressed', 'claude-code/warning': 'active' });
+    expect(states).toEqual({
+      'Explore/critical': 'active',
+      'Explore/warning': 'suppressed',
+      'claude-code/warning': 'active',
+    });
   }, 330_000);
 });

@@ -49,7 +49,8 @@ function scenarios(): Scenario[] {
 /** Sum over both gateways of one of their own metrics. */
 async function gatewaysSum(name: string, labels: Record<string, string> = {}): Promise<number> {
   let sum = 0;
-  for (const gw of ['gateway-1', 'gateway-2']) sum += await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', name, labels);
+  for (const gw of ['gateway-1', 'gateway-2'])
+    sum += await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', name, labels);
   return sum;
 }
 
@@ -58,7 +59,8 @@ async function gatewaysSumWithLabel(name: string, fragment: string): Promise<num
   let sum = 0;
   for (const gw of ['gateway-1', 'gateway-2']) {
     const text = await (await fetch(stack.urls.collectors[gw]?.telemetry ?? '')).text();
-    for (const line of text.split('\n')) if (line.startsWith(`${name}{`) && line.includes(fragment)) sum += Number(line.split(' ').at(-1));
+    for (const line of text.split('\n'))
+      if (line.startsWith(`${name}{`) && line.includes(fragment)) sum += Number(line.split(' ').at(-1));
   }
   return sum;
 }
@@ -75,7 +77,15 @@ beforeAll(async () => {
   const all = scenarios();
   const shares = Array.from({ length: PROXIES }, (_, p) => all.filter((_s, i) => i % PROXIES === p));
   const results = await Promise.all(
-    shares.map((share, p) => runProxy({ otlpHttp: stack.urls.otlpHttp, service: SERVICE, scenarios: share, agentName: 'e2e-agent', sessionPrefix: `two-${p}` })),
+    shares.map((share, p) =>
+      runProxy({
+        otlpHttp: stack.urls.otlpHttp,
+        service: SERVICE,
+        scenarios: share,
+        agentName: 'e2e-agent',
+        sessionPrefix: `two-${p}`,
+      }),
+    ),
   );
   for (const r of results) {
     expect(r.code, r.stderr.toString('utf8')).toBe(0);
@@ -96,7 +106,9 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
     });
     expect(decided).toBe(TRACES);
     for (const gw of ['gateway-1', 'gateway-2']) {
-      expect(await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', 'otelcol_receiver_accepted_spans')).toBeGreaterThan(0);
+      expect(
+        await scrapeSum(stack.urls.collectors[gw]?.telemetry ?? '', 'otelcol_receiver_accepted_spans'),
+      ).toBeGreaterThan(0);
     }
   }, 330_000);
 
@@ -113,7 +125,9 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
     expect(errors).toHaveLength(ERRORS);
     // A delegation's spans reached one gateway: had they been split, the half
     // holding only the completed parent could have been dropped.
-    const delegations = maxTokens.filter((t) => t.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length === 2);
+    const delegations = maxTokens.filter(
+      (t) => t.spans.filter((s) => tag(s, 'gen_ai.operation.name') === 'invoke_agent').length === 2,
+    );
     expect(delegations).toHaveLength(DELEGATIONS);
     for (const trace of delegations) {
       const ids = new Set(trace.spans.map((s) => s.spanID));
@@ -126,7 +140,9 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
   }, 330_000);
 
   it('keeps about the configured 25% of the completed-only traces', async () => {
-    await waitFor(`${TRACES} sampling decisions`, async () => ((await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled')) >= TRACES ? true : undefined));
+    await waitFor(`${TRACES} sampling decisions`, async () =>
+      (await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled')) >= TRACES ? true : undefined,
+    );
     const kept = await gatewaysSum('otelcol_processor_tail_sampling_global_count_traces_sampled', { sampled: 'true' });
     const keptCompleted = kept - (DELEGATIONS + MAX_TOKENS + ERRORS);
     expect(keptCompleted).toBeGreaterThanOrEqual(30);
@@ -153,7 +169,9 @@ describe('two tiers: agent + two tail-sampling gateways', () => {
         if (v > 0 && (await dropped()) > 0) return v;
         throw new Error(`${q} is ${v}, no dropped data point counted`);
       });
-      console.log(`two tiers: ${family} ${total} of ${RUNS}; data points dropped by delta_to_cumulative so far: ${await dropped()}`);
+      console.log(
+        `two tiers: ${family} ${total} of ${RUNS}; data points dropped by delta_to_cumulative so far: ${await dropped()}`,
+      );
       expect(total).toBeLessThanOrEqual(RUNS);
       if (total < RUNS) expect(await dropped()).toBeGreaterThan(0);
     }

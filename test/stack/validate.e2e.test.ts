@@ -48,7 +48,9 @@ describe('the collector distribution (subagent-otelcol)', () => {
     const r = runEngine('subagent-otelcol', ['--version']);
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('subagent-otelcol version 0.161.0');
-    const compose = parse(readFileSync(join(CONFIG_DIR, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { image?: string }> };
+    const compose = parse(readFileSync(join(CONFIG_DIR, 'docker-compose.yml'), 'utf8')) as {
+      services: Record<string, { image?: string }>;
+    };
     for (const name of ['otel-collector', 'otel-agent', 'otel-gateway-1', 'otel-gateway-2']) {
       expect(compose.services[name]?.image).toBe('otel/opentelemetry-collector-contrib:0.161.0');
     }
@@ -88,11 +90,15 @@ describe('the collector distribution (subagent-otelcol)', () => {
 
   it('refuses a component type it does not include', () => {
     const single = readFileSync(join(CONFIG_DIR, 'otelcol.yaml'), 'utf8');
-    withTempFile('debug.yaml', single.replace('exporters: [prometheus]', 'exporters: [prometheus, debug]') + '\n', (path) => {
-      const r = runEngine('subagent-otelcol', ['validate', `--config=${path}`]);
-      expect(r.status).not.toBe(0);
-      expect(r.stderr).toContain('debug');
-    });
+    withTempFile(
+      'debug.yaml',
+      single.replace('exporters: [prometheus]', 'exporters: [prometheus, debug]') + '\n',
+      (path) => {
+        const r = runEngine('subagent-otelcol', ['validate', `--config=${path}`]);
+        expect(r.status).not.toBe(0);
+        expect(r.stderr).toContain('debug');
+      },
+    );
   });
 });
 

@@ -22,7 +22,14 @@ function record(overrides: Partial<RunRecord> = {}): RunRecord {
     output: [{ type: 'text', text: 'partial' }],
     outputSource: 'stream',
     emptyMessages: 0,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false },
+    usage: {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: false,
+    },
     steps: [],
     toolCalls: [],
     ...overrides,
@@ -33,10 +40,16 @@ function endOne(run: RunRecord, content: ContentPolicy = { capture: true }) {
   const harness = telemetryHarness(content);
   harness.runs.onRunEnd(run);
   const spans = harness.spanExporter.getFinishedSpans();
-  return { run: spans.find((s) => s.name.startsWith('invoke_agent')), tools: spans.filter((s) => s.name.startsWith('execute_tool')) };
+  return {
+    run: spans.find((s) => s.name.startsWith('invoke_agent')),
+    tools: spans.filter((s) => s.name.startsWith('execute_tool')),
+  };
 }
 
-const AUTH = { code: -32603, message: 'Internal error: unexpected status 401 Unauthorized: Incorrect API key provided: sk-secret-123' };
+const AUTH = {
+  code: -32603,
+  message: 'Internal error: unexpected status 401 Unauthorized: Incorrect API key provided: sk-secret-123',
+};
 
 describe('the agent failure on the run span', () => {
   it('sets subagent.error.code and .message and puts both in the status description', () => {
@@ -44,7 +57,10 @@ describe('the agent failure on the run span', () => {
     expect(run?.attributes['subagent.error.code']).toBe(-32603);
     expect(run?.attributes['subagent.error.message']).toBe(AUTH.message);
     expect(run?.attributes['error.type']).toBe('error');
-    expect(run?.status).toEqual({ code: SpanStatusCode.ERROR, message: `stop reason: error; JSON-RPC error -32603: ${AUTH.message}` });
+    expect(run?.status).toEqual({
+      code: SpanStatusCode.ERROR,
+      message: `stop reason: error; JSON-RPC error -32603: ${AUTH.message}`,
+    });
   });
 
   it('passes the message through the redaction hook first', () => {
@@ -72,11 +88,15 @@ describe('the agent failure on the run span', () => {
   });
 
   it('bounds the message by the content policy length and by its own cap', () => {
-    expect(recordableErrorMessage('abcdefghijklmnopqrstuvwxyz', { capture: true, maxLength: 20 })).toBe('abcdef...[truncated]');
+    expect(recordableErrorMessage('abcdefghijklmnopqrstuvwxyz', { capture: true, maxLength: 20 })).toBe(
+      'abcdef...[truncated]',
+    );
     const long = recordableErrorMessage('x'.repeat(5000), { capture: true });
     expect(long?.length).toBe(ERROR_MESSAGE_MAX_LENGTH);
     expect(long?.endsWith('x...[truncated]')).toBe(true);
-    expect(recordableErrorMessage(`${'a'.repeat(5)}😀${'x'.repeat(30)}`, { capture: true, maxLength: 20 })).toBe('aaaaa...[truncated]');
+    expect(recordableErrorMessage(`${'a'.repeat(5)}😀${'x'.repeat(30)}`, { capture: true, maxLength: 20 })).toBe(
+      'aaaaa...[truncated]',
+    );
   });
 
   it('names the truncation signature on a max-tokens run and keeps the cause', () => {
@@ -97,7 +117,9 @@ describe('the agent failure on the run span', () => {
 
   it('adds nothing to a run without ACP fields', () => {
     const { run } = endOne(record({ stopReason: 'refusal' }));
-    const keys = Object.keys(run?.attributes ?? {}).filter((k) => /^subagent\.(error|context_window|session|usage\.origin|stop_reason\.)/.test(k));
+    const keys = Object.keys(run?.attributes ?? {}).filter((k) =>
+      /^subagent\.(error|context_window|session|usage\.origin|stop_reason\.)/.test(k),
+    );
     expect(keys).toEqual([]);
     expect(run?.status.message).toBe('stop reason: refusal');
   });
@@ -166,7 +188,14 @@ describe('usage figures on the run span', () => {
     const { run } = endOne(
       record({
         stopReason: 'completed',
-        usage: { inputTokens: 1200, outputTokens: 17, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+        usage: {
+          inputTokens: 1200,
+          outputTokens: 17,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 0,
+          reported: true,
+        },
         usageOrigin: 'meta-quota',
         contextWindow: { used: 1401, size: 200000 },
         sessionCost: { amount: 0.003915, currency: 'USD' },
@@ -186,7 +215,9 @@ describe('usage figures on the run span', () => {
 
 describe('session totals that could not be made per-run', () => {
   it('are recorded as cumulative session usage, never as gen_ai.usage', () => {
-    const { run } = endOne(record({ stopReason: 'completed', sessionUsageTotals: { inputTokens: 9000, outputTokens: 400 } }));
+    const { run } = endOne(
+      record({ stopReason: 'completed', sessionUsageTotals: { inputTokens: 9000, outputTokens: 400 } }),
+    );
     expect(run?.attributes['subagent.session.cumulative_usage.input_tokens']).toBe(9000);
     expect(run?.attributes['subagent.session.cumulative_usage.output_tokens']).toBe(400);
     expect(run?.attributes['gen_ai.usage.input_tokens']).toBeUndefined();
@@ -253,8 +284,21 @@ describe('tool spans', () => {
 });
 
 describe('ACP tool titles are content', () => {
-  const titled = (title: string) => record({ toolCalls: [{ callId: 'c1', title, toolType: 'execute', startTime: Date.UTC(2026, 10, 30, 12, 0, 0), endTime: Date.UTC(2026, 10, 30, 12, 0, 1), isError: false }] });
-  const titleOf = (title: string, content: ContentPolicy) => endOne(titled(title), content).tools[0]?.attributes['subagent.tool.title'];
+  const titled = (title: string) =>
+    record({
+      toolCalls: [
+        {
+          callId: 'c1',
+          title,
+          toolType: 'execute',
+          startTime: Date.UTC(2026, 10, 30, 12, 0, 0),
+          endTime: Date.UTC(2026, 10, 30, 12, 0, 1),
+          isError: false,
+        },
+      ],
+    });
+  const titleOf = (title: string, content: ContentPolicy) =>
+    endOne(titled(title), content).tools[0]?.attributes['subagent.tool.title'];
 
   it('records no title with content capture off, and keeps the kind', () => {
     const { tools } = endOne(titled('curl -H "Authorization: Bearer sk-live-1"'), { capture: false });
@@ -264,7 +308,9 @@ describe('ACP tool titles are content', () => {
 
   it('passes the title through the redaction hook, and leaves it out when the hook fails', () => {
     const redact = (json: string): string => json.replace(/Bearer [^"\\]+/g, 'Bearer [redacted]');
-    expect(titleOf('curl -H "Authorization: Bearer sk-live-1" https://x.test', { capture: true, redact })).toBe('curl -H "Authorization: Bearer [redacted]" https://x.test');
+    expect(titleOf('curl -H "Authorization: Bearer sk-live-1" https://x.test', { capture: true, redact })).toBe(
+      'curl -H "Authorization: Bearer [redacted]" https://x.test',
+    );
     expect(
       titleOf('ls', {
         capture: true,

@@ -25,7 +25,25 @@ import {
   ATTR_SUBAGENT_STOP_REASON,
   METRIC_SUBAGENT_OUTPUT_MISMATCHES,
 } from '../../src/telemetry/semconv.js';
-import { attempt, events, finish, reasoning, reasoningDelta, step, stepStart, text, textDelta, toolCall, toolCallEvent, toolDelta, toolResultEvent, turnEnd, turnStart, usage, type Generation } from '../helpers/events.js';
+import {
+  attempt,
+  events,
+  finish,
+  reasoning,
+  reasoningDelta,
+  step,
+  stepStart,
+  text,
+  textDelta,
+  toolCall,
+  toolCallEvent,
+  toolDelta,
+  toolResultEvent,
+  turnEnd,
+  turnStart,
+  usage,
+  type Generation,
+} from '../helpers/events.js';
 import { telemetryHarness } from '../helpers/telemetry-harness.js';
 
 interface Scenario {
@@ -39,7 +57,16 @@ interface Scenario {
 function scenarios(gen: Generation): Record<string, Scenario> {
   return {
     'empty terminal message after streamed text': {
-      events: events([turnStart(), stepStart(0), step(gen, { stream: [textDelta('Partial '), textDelta('answer'), finish('max-tokens')], content: [], usage: usage(100, 4096) }), turnEnd('max-tokens')]),
+      events: events([
+        turnStart(),
+        stepStart(0),
+        step(gen, {
+          stream: [textDelta('Partial '), textDelta('answer'), finish('max-tokens')],
+          content: [],
+          usage: usage(100, 4096),
+        }),
+        turnEnd('max-tokens'),
+      ]),
       output: [text('Partial answer')],
       stopReason: 'max-tokens',
       source: 'stream',
@@ -49,10 +76,20 @@ function scenarios(gen: Generation): Record<string, Scenario> {
       events: events([
         turnStart(),
         stepStart(0),
-        step(gen, { step: 0, stream: [textDelta('I will look that up.'), toolDelta('call_1', '{}')], content: [text('I will look that up.'), toolCall('call_1')], usage: usage(50, 20, { cacheReadTokens: 30 }) }),
+        step(gen, {
+          step: 0,
+          stream: [textDelta('I will look that up.'), toolDelta('call_1', '{}')],
+          content: [text('I will look that up.'), toolCall('call_1')],
+          usage: usage(50, 20, { cacheReadTokens: 30 }),
+        }),
         toolCallEvent('call_1'),
         toolResultEvent('call_1'),
-        step(gen, { step: 1, stream: [toolDelta('call_2', '{"pa'), finish('max-tokens')], content: [], usage: usage(80, 4096) }),
+        step(gen, {
+          step: 1,
+          stream: [toolDelta('call_2', '{"pa'), finish('max-tokens')],
+          content: [],
+          usage: usage(80, 4096),
+        }),
         turnEnd('max-tokens'),
       ]),
       output: [text('I will look that up.'), toolCall('call_1')],
@@ -61,25 +98,47 @@ function scenarios(gen: Generation): Record<string, Scenario> {
       tokens: [160, 4116],
     },
     'cancelled child whose only text is in an attempt stream': {
-      events: events([turnStart(), stepStart(0), attempt(gen, { stream: [textDelta('Working on it')], failure: { message: 'aborted', code: 'aborted' } }), turnEnd('aborted')]),
+      events: events([
+        turnStart(),
+        stepStart(0),
+        attempt(gen, { stream: [textDelta('Working on it')], failure: { message: 'aborted', code: 'aborted' } }),
+        turnEnd('aborted'),
+      ]),
       output: [text('Working on it')],
       stopReason: 'aborted',
       source: 'stream',
     },
     'reasoning-only message beating streamed text': {
-      events: events([turnStart(), stepStart(0), attempt(gen, { step: 0, stream: [textDelta('streamed')] }), step(gen, { step: 1, stream: [reasoningDelta('hmm')], content: [reasoning('hmm')] }), turnEnd('completed')]),
+      events: events([
+        turnStart(),
+        stepStart(0),
+        attempt(gen, { step: 0, stream: [textDelta('streamed')] }),
+        step(gen, { step: 1, stream: [reasoningDelta('hmm')], content: [reasoning('hmm')] }),
+        turnEnd('completed'),
+      ]),
       output: [reasoning('hmm')],
       stopReason: 'completed',
       source: 'message',
     },
     'text streamed after a complete message': {
-      events: events([turnStart(), stepStart(0), step(gen, { step: 0, content: [text('done')] }), attempt(gen, { step: 1, stream: [textDelta('later')] }), turnEnd('aborted')]),
+      events: events([
+        turnStart(),
+        stepStart(0),
+        step(gen, { step: 0, content: [text('done')] }),
+        attempt(gen, { step: 1, stream: [textDelta('later')] }),
+        turnEnd('aborted'),
+      ]),
       output: [text('done')],
       stopReason: 'aborted',
       source: 'message',
     },
     'no output at all': {
-      events: events([turnStart(), stepStart(0), step(gen, { stream: [reasoningDelta('thinking')], content: [] }), turnEnd('completed')]),
+      events: events([
+        turnStart(),
+        stepStart(0),
+        step(gen, { stream: [reasoningDelta('thinking')], content: [] }),
+        turnEnd('completed'),
+      ]),
       output: undefined,
       stopReason: 'completed',
       source: 'none',
@@ -95,7 +154,12 @@ function scenarios(gen: Generation): Record<string, Scenario> {
 
 function observe(evs: readonly SessionEvent[], harness: ReturnType<typeof telemetryHarness>, sessionId = 's1'): void {
   const tracker = new SdkTracker(harness.runs);
-  for (const event of evs) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId, event } }, event.time ?? 0);
+  for (const event of evs)
+    tracker.observeFrame(
+      'agent->client',
+      { kind: 'notification', method: 'session.event', params: { sessionId, event } },
+      event.time ?? 0,
+    );
   tracker.close(Date.now());
 }
 
@@ -107,7 +171,11 @@ describe.each<Generation>(['chunk', 'embedded'])('span, result and subagent/end 
     expect(more).toHaveLength(0);
     const attrs = span!.attributes;
     const result = readResult(scenario.events);
-    const end = subagentRunEndInfo({ runId: 'r', provider: 'p', id: 's1', local: false }, result.stopReason, result.output);
+    const end = subagentRunEndInfo(
+      { runId: 'r', provider: 'p', id: 's1', local: false },
+      result.stopReason,
+      result.output,
+    );
 
     expect(attrs[ATTR_SUBAGENT_OUTPUT]).toBe(JSON.stringify(scenario.output ?? []));
     expect(JSON.parse(attrs[ATTR_SUBAGENT_OUTPUT] as string)).toEqual(result.output);
@@ -121,7 +189,8 @@ describe.each<Generation>(['chunk', 'embedded'])('span, result and subagent/end 
       expect([attrs[ATTR_GEN_AI_USAGE_INPUT_TOKENS], attrs[ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]]).toEqual(scenario.tokens);
       expect(attrs['subagent.usage.rollup']).toBe(true);
       const chats = harness.spanExporter.getFinishedSpans().filter((s) => s.name.startsWith('chat'));
-      const sum = (key: string): number => chats.reduce((total, s) => total + ((s.attributes[key] as number | undefined) ?? 0), 0);
+      const sum = (key: string): number =>
+        chats.reduce((total, s) => total + ((s.attributes[key] as number | undefined) ?? 0), 0);
       expect([sum(ATTR_GEN_AI_USAGE_INPUT_TOKENS), sum(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS)]).toEqual(scenario.tokens);
     }
   });
@@ -134,19 +203,47 @@ describe('a runtime that reports the wrong lastAssistantMessage', () => {
     const child = events([
       turnStart(),
       step('embedded', { step: 0, content: [text('Child partial answer.'), toolCall('c1')] }),
-      step('embedded', { step: 1, stream: [toolDelta('c2', '{'), finish('max-tokens')], content: [], usage: usage(20, 4096) }),
+      step('embedded', {
+        step: 1,
+        stream: [toolDelta('c2', '{'), finish('max-tokens')],
+        content: [],
+        usage: usage(20, 4096),
+      }),
       turnEnd('max-tokens'),
     ]);
-    tracker.observeFrame('agent->client', { kind: 'notification', method: 'subagent.started', params: { parentSessionId: 'p', childSessionId: 'c' } }, 1);
-    for (const event of child) tracker.observeFrame('agent->client', { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } }, event.time ?? 0);
     tracker.observeFrame(
       'agent->client',
-      { kind: 'notification', method: 'subagent.finished', params: { provider: 'deepseek', agentId: 'a', parentSessionId: 'p', childSessionId: 'c', status: 'error', stopReason: 'max-tokens', lastAssistantMessage: [] } },
+      { kind: 'notification', method: 'subagent.started', params: { parentSessionId: 'p', childSessionId: 'c' } },
+      1,
+    );
+    for (const event of child)
+      tracker.observeFrame(
+        'agent->client',
+        { kind: 'notification', method: 'session.event', params: { sessionId: 'c', event } },
+        event.time ?? 0,
+      );
+    tracker.observeFrame(
+      'agent->client',
+      {
+        kind: 'notification',
+        method: 'subagent.finished',
+        params: {
+          provider: 'deepseek',
+          agentId: 'a',
+          parentSessionId: 'p',
+          childSessionId: 'c',
+          status: 'error',
+          stopReason: 'max-tokens',
+          lastAssistantMessage: [],
+        },
+      },
       Date.now(),
     );
     const [span] = harness.runSpans();
     expect(span?.attributes[ATTR_SUBAGENT_REPORTED_OUTPUT_MATCH]).toBe(false);
-    expect(span?.attributes[ATTR_SUBAGENT_OUTPUT]).toBe('[{"type":"text","text":"Child partial answer."},{"type":"tool-call","id":"c1","name":"read_file","arguments":"{\\"path\\":\\"a.txt\\"}"}]');
+    expect(span?.attributes[ATTR_SUBAGENT_OUTPUT]).toBe(
+      '[{"type":"text","text":"Child partial answer."},{"type":"tool-call","id":"c1","name":"read_file","arguments":"{\\"path\\":\\"a.txt\\"}"}]',
+    );
     expect(await harness.counter(METRIC_SUBAGENT_OUTPUT_MISMATCHES)).toBe(1);
   });
 });
@@ -158,11 +255,26 @@ describe('agreement over random runs', () => {
     fc.constant(toolDelta('c', '{')),
   );
   const draftArb = fc.oneof(
-    fc.record({ content: fc.array(fc.oneof(fc.string({ maxLength: 4 }).map(text), fc.constant(toolCall('c'))), { maxLength: 2 }), stream: fc.array(chunkArb, { maxLength: 3 }) }).map((o) => step('embedded', o)),
-    fc.record({ content: fc.array(fc.string({ maxLength: 4 }).map(text), { maxLength: 2 }), stream: fc.array(chunkArb, { maxLength: 3 }) }).map((o) => step('chunk', o)),
+    fc
+      .record({
+        content: fc.array(fc.oneof(fc.string({ maxLength: 4 }).map(text), fc.constant(toolCall('c'))), {
+          maxLength: 2,
+        }),
+        stream: fc.array(chunkArb, { maxLength: 3 }),
+      })
+      .map((o) => step('embedded', o)),
+    fc
+      .record({
+        content: fc.array(fc.string({ maxLength: 4 }).map(text), { maxLength: 2 }),
+        stream: fc.array(chunkArb, { maxLength: 3 }),
+      })
+      .map((o) => step('chunk', o)),
     fc.array(chunkArb, { maxLength: 3 }).map((stream) => attempt('embedded', { stream })),
   );
-  const runArb = fc.record({ body: fc.array(draftArb, { maxLength: 6 }), end: fc.constantFrom('completed', 'max-tokens', 'aborted', 'error') });
+  const runArb = fc.record({
+    body: fc.array(draftArb, { maxLength: 6 }),
+    end: fc.constantFrom('completed', 'max-tokens', 'aborted', 'error'),
+  });
 
   it('the span output always equals readResult and the subagent/end payload', () => {
     fc.assert(
@@ -173,7 +285,11 @@ describe('agreement over random runs', () => {
         observe(evs, harness);
         const [span] = harness.runSpans();
         const result = readResult(evs);
-        const runEnd = subagentRunEndInfo({ runId: 'r', provider: 'p', id: 's1', local: false }, result.stopReason, result.output);
+        const runEnd = subagentRunEndInfo(
+          { runId: 'r', provider: 'p', id: 's1', local: false },
+          result.stopReason,
+          result.output,
+        );
         expect(span?.attributes[ATTR_SUBAGENT_OUTPUT]).toBe(JSON.stringify(result.output));
         expect(span?.attributes[ATTR_SUBAGENT_STOP_REASON]).toBe(result.stopReason);
         expect(runEnd.lastAssistantMessage ?? []).toEqual(result.output);

@@ -25,7 +25,14 @@ const record = (runId: string): RunRecord => ({
   output: [{ type: 'text', text: 'ok' }],
   outputSource: 'message',
   emptyMessages: 0,
-  usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+  usage: {
+    inputTokens: 1,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    reported: true,
+  },
   steps: [],
   toolCalls: [],
 });
@@ -49,18 +56,25 @@ function readmeOptionRows(): string[][] {
 }
 
 describe('the configuration table', () => {
-  it.each(Object.entries(SETTINGS))('%s has a README row with its variable, flag and default', (_name, setting: Setting<unknown>) => {
-    const row = readmeOptionRows().find((cells) => (cells[1] ?? '').startsWith(`\`${setting.env}`));
-    expect(row, `README option table row for ${setting.env}`).toBeDefined();
-    expect(row?.[2]).toBe(setting.defaultText);
-    if (setting.flag !== undefined) expect(row?.[0]).toContain(`\`${setting.flag}`);
-  });
+  it.each(Object.entries(SETTINGS))(
+    '%s has a README row with its variable, flag and default',
+    (_name, setting: Setting<unknown>) => {
+      const row = readmeOptionRows().find((cells) => (cells[1] ?? '').startsWith(`\`${setting.env}`));
+      expect(row, `README option table row for ${setting.env}`).toBeDefined();
+      expect(row?.[2]).toBe(setting.defaultText);
+      if (setting.flag !== undefined) expect(row?.[0]).toContain(`\`${setting.flag}`);
+    },
+  );
 
   it('every README row with a variable is a row of the table', () => {
     const documented = readmeOptionRows()
       .map((cells) => /^`([A-Z_]+)/.exec(cells[1] ?? '')?.[1])
       .filter((name): name is string => name !== undefined);
-    expect(documented.sort()).toEqual(Object.values(SETTINGS).map((s) => s.env).sort());
+    expect(documented.sort()).toEqual(
+      Object.values(SETTINGS)
+        .map((s) => s.env)
+        .sort(),
+    );
   });
 
   it('keeps numbers in range: ports, lengths, and timer bounds a Node timer can hold', () => {
@@ -88,10 +102,23 @@ describe('the configuration table', () => {
   it('clamps a shutdown bound too large for a timer instead of letting it fire at once', async () => {
     const receiver = await startOtlpReceiver({ kind: 'slow', delayMs: 300 });
     cleanups.push(() => receiver.close());
-    const telemetry = createTelemetry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' } });
+    const telemetry = createTelemetry({
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_METRICS_EXPORTER: 'none',
+      },
+    });
     telemetry.runs.onRunEnd(record('run-huge'));
     const report = await telemetry.shutdown(2 ** 40);
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    expect(report).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
     expect(receiver.acceptedSpans().map((s) => s.name)).toEqual(['invoke_agent cfg']);
   });
 });

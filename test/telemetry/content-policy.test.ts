@@ -45,7 +45,9 @@ describe('resolveContentPolicy', () => {
     ['No', false],
     ['garbage', false],
   ])('reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=%j as capture %j', (raw, capture) => {
-    expect(resolveContentPolicy(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: raw })).toEqual({ capture });
+    expect(resolveContentPolicy(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: raw })).toEqual({
+      capture,
+    });
   });
 
   it('tells garbage apart from a decision', () => {
@@ -53,24 +55,43 @@ describe('resolveContentPolicy', () => {
   });
 
   it('honours the attribute length limits, span-specific first, and fails closed on unusable ones', () => {
-    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096' })).toEqual({ capture: true, maxLength: 4096 });
-    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096', OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '512' })).toEqual({
+    expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096' })).toEqual({
+      capture: true,
+      maxLength: 4096,
+    });
+    expect(
+      resolveContentPolicy(undefined, {
+        OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096',
+        OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '512',
+      }),
+    ).toEqual({
       capture: true,
       maxLength: 512,
     });
     expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: 'lots' })).toEqual({ capture: false });
     expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '-5' })).toEqual({ capture: false });
     expect(resolveContentPolicy(undefined, { OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0' })).toEqual({ capture: false });
-    expect(resolveContentPolicy(undefined, { OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64' })).toEqual({ capture: false });
+    expect(
+      resolveContentPolicy(undefined, {
+        OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '0',
+        OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '64',
+      }),
+    ).toEqual({ capture: false });
   });
 
   it('treats a cap of 0 as no content and an unusable cap as no content with a warning', () => {
-    expect(resolveContentPolicyWithWarnings({ maxLength: 0 }, {})).toEqual({ policy: { capture: false }, warnings: [] });
+    expect(resolveContentPolicyWithWarnings({ maxLength: 0 }, {})).toEqual({
+      policy: { capture: false },
+      warnings: [],
+    });
     expect(resolveContentPolicyWithWarnings({ maxLength: -3 }, {})).toEqual({
       policy: { capture: false },
       warnings: ['content maxLength -3 is not a whole number; no output content is recorded'],
     });
-    expect(resolveContentPolicyWithWarnings(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'maybe' }).warnings).toEqual([
+    expect(
+      resolveContentPolicyWithWarnings(undefined, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'maybe' })
+        .warnings,
+    ).toEqual([
       'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe" is not one of true, false, 1, 0, on, off, yes, no, none, NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT; no output content is recorded',
     ]);
   });
@@ -126,16 +147,23 @@ describe('outputAttributes', () => {
   });
 
   it('records no content at all with capture off, but hash, length and source', () => {
-    expect(outputAttributes([{ type: 'text', text: 'private words' }], 'stream', { capture: false }, 'length')).toEqual({
-      [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'stream',
-      [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"private words"}]'),
-      [ATTR_SUBAGENT_OUTPUT_LENGTH]: 40,
-    });
+    expect(outputAttributes([{ type: 'text', text: 'private words' }], 'stream', { capture: false }, 'length')).toEqual(
+      {
+        [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'stream',
+        [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"private words"}]'),
+        [ATTR_SUBAGENT_OUTPUT_LENGTH]: 40,
+      },
+    );
   });
 
   it('caps long content to the limit keeping valid JSON, marks it, and hashes the full output', () => {
     const long = 'x'.repeat(500);
-    const attributes = outputAttributes([{ type: 'text', text: long }], 'message', { capture: true, maxLength: 120 }, 'length');
+    const attributes = outputAttributes(
+      [{ type: 'text', text: long }],
+      'message',
+      { capture: true, maxLength: 120 },
+      'length',
+    );
     const fullJson = '[{"type":"text","text":"' + long + '"}]';
     expect(attributes[ATTR_SUBAGENT_OUTPUT_SHA256]).toBe(sha256(fullJson));
     expect(attributes[ATTR_SUBAGENT_OUTPUT_LENGTH]).toBe(527);
@@ -144,7 +172,11 @@ describe('outputAttributes', () => {
     const messages = attributes[ATTR_GEN_AI_OUTPUT_MESSAGES] as string;
     expect(messages.length).toBeLessThanOrEqual(120);
     expect(JSON.parse(messages)).toEqual([
-      { role: 'assistant', parts: [{ type: 'text', content: expect.stringMatching(/^x+\.\.\.\[truncated\]$/) }], finish_reason: 'length' },
+      {
+        role: 'assistant',
+        parts: [{ type: 'text', content: expect.stringMatching(/^x+\.\.\.\[truncated\]$/) }],
+        finish_reason: 'length',
+      },
     ]);
   });
 
@@ -160,7 +192,11 @@ describe('outputAttributes', () => {
       expect(capped?.json.length).toBeLessThanOrEqual(limit);
       expect(capped?.json).not.toMatch(LONE_SURROGATE);
       const parsed = JSON.parse(capped?.json ?? 'null') as { text: string }[];
-      expect(parsed.map((b) => b.text === 'short' || b.text === '' || b.text.endsWith(TRUNCATION_MARKER))).toEqual([true, true, true]);
+      expect(parsed.map((b) => b.text === 'short' || b.text === '' || b.text.endsWith(TRUNCATION_MARKER))).toEqual([
+        true,
+        true,
+        true,
+      ]);
       expect(parsed[0]?.text).toBe('short');
       expect(parsed[1]?.text.endsWith(TRUNCATION_MARKER)).toBe(true);
     }
@@ -178,7 +214,10 @@ describe('outputAttributes', () => {
     expect(JSON.stringify(blocks).length).toBe(239);
     expect(capJson(blocks, 150)).toEqual({
       json:
-        '[{"type":"text","text":"' + 'a'.repeat(16) + '...[truncated]"},{"type":"text","text":"' + 'b'.repeat(16) +
+        '[{"type":"text","text":"' +
+        'a'.repeat(16) +
+        '...[truncated]"},{"type":"text","text":"' +
+        'b'.repeat(16) +
         '...[truncated]"},{"type":"text","text":"cccccccccc"}]',
       truncated: true,
     });
@@ -204,25 +243,36 @@ describe('outputAttributes', () => {
       seen.push(json);
       return json.replaceAll('sk-live-42', '[REDACTED]');
     };
-    const attributes = outputAttributes([{ type: 'text', text: 'key is sk-live-42' }], 'message', { capture: true, redact }, 'stop');
+    const attributes = outputAttributes(
+      [{ type: 'text', text: 'key is sk-live-42' }],
+      'message',
+      { capture: true, redact },
+      'stop',
+    );
     expect(seen).toEqual(['[{"type":"text","text":"key is sk-live-42"}]']);
     expect(attributes).toEqual({
       [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'message',
       [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"key is sk-live-42"}]'),
       [ATTR_SUBAGENT_OUTPUT_LENGTH]: 44,
       [ATTR_SUBAGENT_OUTPUT]: '[{"type":"text","text":"key is [REDACTED]"}]',
-      [ATTR_GEN_AI_OUTPUT_MESSAGES]: '[{"role":"assistant","parts":[{"type":"text","content":"key is [REDACTED]"}],"finish_reason":"stop"}]',
+      [ATTR_GEN_AI_OUTPUT_MESSAGES]:
+        '[{"role":"assistant","parts":[{"type":"text","content":"key is [REDACTED]"}],"finish_reason":"stop"}]',
     });
   });
 
   it.each([
-    ['throws', (): string => {
-      throw new Error('redactor down');
-    }],
+    [
+      'throws',
+      (): string => {
+        throw new Error('redactor down');
+      },
+    ],
     ['returns text that is not JSON', (): string => 'REDACTED'],
     ['returns JSON that is not an array', (): string => '{"type":"text"}'],
   ])('records no content when the redaction hook %s, keeping hash and length', (_what, redact) => {
-    expect(outputAttributes([{ type: 'text', text: 'sk-live-42' }], 'message', { capture: true, redact }, 'stop')).toEqual({
+    expect(
+      outputAttributes([{ type: 'text', text: 'sk-live-42' }], 'message', { capture: true, redact }, 'stop'),
+    ).toEqual({
       [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'message',
       [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"sk-live-42"}]'),
       [ATTR_SUBAGENT_OUTPUT_LENGTH]: 37,

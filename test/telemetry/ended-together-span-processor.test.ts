@@ -31,7 +31,10 @@ class RecordingExporter implements SpanExporter {
 function setup(sampled = true) {
   const exporter = new RecordingExporter();
   const processor = new EndedTogetherSpanProcessor(exporter);
-  const provider = new TracerProvider({ spanProcessors: [processor], ...(sampled ? {} : { sampler: new AlwaysOffSampler() }) });
+  const provider = new TracerProvider({
+    spanProcessors: [processor],
+    ...(sampled ? {} : { sampler: new AlwaysOffSampler() }),
+  });
   const tracer: Tracer = provider.getTracer('test');
   return { exporter, processor, provider, tracer };
 }

@@ -35,7 +35,9 @@ describe('ExportAccounts', () => {
     const accounts = new ExportAccounts(new OnceReporter(), undefined);
     const told: unknown[][] = [];
     accounts.onDrop('traces', 'file', 1, new Error('before'));
-    accounts.runs = { recordDropped: (...args: unknown[]) => told.push(args) } as unknown as NonNullable<ExportAccounts['runs']>;
+    accounts.runs = { recordDropped: (...args: unknown[]) => told.push(args) } as unknown as NonNullable<
+      ExportAccounts['runs']
+    >;
     accounts.onDrop('traces', 'file', 2, new Error('after'));
     expect(told).toEqual([['traces', 'file', 2]]);
   });

@@ -24,7 +24,11 @@ class HostReader extends MetricReader {
 }
 
 function feedRun(tracker: SdkTracker, sessionId: string, answer: string, time0: number): void {
-  for (const event of events([turnStart(), step('embedded', { content: [text(answer)], usage: usage(10, 2) }), turnEnd('completed')], 0, time0)) {
+  for (const event of events(
+    [turnStart(), step('embedded', { content: [text(answer)], usage: usage(10, 2) }), turnEnd('completed')],
+    0,
+    time0,
+  )) {
     tracker.onNotification('session.event', { sessionId, event });
   }
 }
@@ -58,7 +62,9 @@ describe('RunTelemetry in a host running NodeSDK', () => {
   });
 
   const runSpan = (sessionId: string): ReadableSpan => {
-    const found = spans.getFinishedSpans().find((s) => s.name.startsWith('invoke_agent') && s.attributes['gen_ai.conversation.id'] === sessionId);
+    const found = spans
+      .getFinishedSpans()
+      .find((s) => s.name.startsWith('invoke_agent') && s.attributes['gen_ai.conversation.id'] === sessionId);
     if (found === undefined) throw new Error(`no invoke_agent span for ${sessionId}`);
     return found;
   };

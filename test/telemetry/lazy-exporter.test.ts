@@ -10,7 +10,10 @@ import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-met
 import { describe, expect, it } from 'vitest';
 import { LazyMetricExporter, LazySpanExporter } from '../../src/telemetry/otlp-exporters.js';
 
-function exportOnce<B>(exporter: { export(batch: B, done: (result: ExportResult) => void): void }, batch: B): Promise<ExportResult> {
+function exportOnce<B>(
+  exporter: { export(batch: B, done: (result: ExportResult) => void): void },
+  batch: B,
+): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(batch, resolve));
 }
 
@@ -79,7 +82,9 @@ describe('LazyMetricExporter', () => {
       shutdown: () => Promise.resolve(),
     };
     const batch = { resource: {}, scopeMetrics: [] } as unknown as ResourceMetrics;
-    expect((await exportOnce(new LazyMetricExporter(Promise.resolve(inner)), batch)).code).toBe(ExportResultCode.SUCCESS);
+    expect((await exportOnce(new LazyMetricExporter(Promise.resolve(inner)), batch)).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
     expect(batches).toEqual([batch]);
     const failed = await exportOnce(new LazyMetricExporter(Promise.reject('offline')), batch);
     expect(failed.code).toBe(ExportResultCode.FAILED);

@@ -37,8 +37,18 @@ describe('the check and the plan agree', () => {
     { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }, usable: false },
     { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' }, usable: true },
     { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, usable: true },
-    { env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }, usable: true },
-    { env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, usable: false },
+    {
+      env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' },
+      usable: true,
+    },
+    {
+      env: {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      },
+      usable: false,
+    },
   ];
   it.each(cases)('$env', async ({ env, usable }) => {
     const dir = mkdtempSync(join(tmpdir(), 'subagent-otel-endpoint-'));
@@ -46,8 +56,14 @@ describe('the check and the plan agree', () => {
       const options = { env: { ...env, SUBAGENT_OTEL_OUT: dir } };
       const plan = planTelemetry(options);
       const problems = (await configurationProblems(options, plan)).filter((p) => p.includes('ENDPOINT'));
-      expect({ problems: problems.length === 0, traces: plan.traces.otlp !== undefined }).toEqual({ problems: usable, traces: usable });
-      if (!usable) expect(problems[0]).toMatch(/^OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT is not a URL such as http:\/\/localhost:431[78]$/);
+      expect({ problems: problems.length === 0, traces: plan.traces.otlp !== undefined }).toEqual({
+        problems: usable,
+        traces: usable,
+      });
+      if (!usable)
+        expect(problems[0]).toMatch(
+          /^OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT is not a URL such as http:\/\/localhost:431[78]$/,
+        );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -43,11 +43,15 @@ describe('OTLP-JSON-lines file exporters', () => {
     const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     const tracer = provider.getTracer('file-test');
     tracer.startSpan('invoke_agent reviewer', { attributes: { 'subagent.stop_reason': 'max-tokens' } }).end();
-    tracer.startSpan('execute_tool bash', { attributes: { 'gen_ai.tool.name': 'bash', 'gen_ai.usage.output_tokens': 7 } }).end();
+    tracer
+      .startSpan('execute_tool bash', { attributes: { 'gen_ai.tool.name': 'bash', 'gen_ai.usage.output_tokens': 7 } })
+      .end();
     await provider.shutdown();
 
     const requests = lines(join(dir, 'traces.jsonl')) as {
-      resourceSpans: { scopeSpans: { scope: { name: string }; spans: { name: string; traceId: string; attributes: unknown[] }[] }[] }[];
+      resourceSpans: {
+        scopeSpans: { scope: { name: string }; spans: { name: string; traceId: string; attributes: unknown[] }[] }[];
+      }[];
     }[];
     expect(requests).toHaveLength(2);
     const spans = requests.map((r) => r.resourceSpans[0]?.scopeSpans[0]?.spans[0]);
@@ -63,7 +67,10 @@ describe('OTLP-JSON-lines file exporters', () => {
 
   it('appends one OTLP metrics export request per collection', async () => {
     const dir = tempDir();
-    const reader = new PeriodicExportingMetricReader({ exporter: createMetricFileExporter(dir), exportIntervalMillis: 3_600_000 });
+    const reader = new PeriodicExportingMetricReader({
+      exporter: createMetricFileExporter(dir),
+      exportIntervalMillis: 3_600_000,
+    });
     const provider = new MeterProvider({ readers: [reader] });
     const runs = provider.getMeter('file-test').createCounter('subagent.runs', { valueType: ValueType.INT });
     runs.add(1, { 'subagent.stop_reason': 'completed' });
@@ -72,14 +79,20 @@ describe('OTLP-JSON-lines file exporters', () => {
     await provider.shutdown();
 
     const requests = lines(join(dir, 'metrics.jsonl')) as {
-      resourceMetrics: { scopeMetrics: { metrics: { name: string; sum: { dataPoints: { asInt: number; attributes: unknown[] }[] } }[] }[] }[];
+      resourceMetrics: {
+        scopeMetrics: {
+          metrics: { name: string; sum: { dataPoints: { asInt: number; attributes: unknown[] }[] } }[];
+        }[];
+      }[];
     }[];
     const points = requests.map((r) => r.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]);
     expect(points.map((m) => [m?.name, m?.sum.dataPoints[0]?.asInt])).toEqual([
       ['subagent.runs', 1],
       ['subagent.runs', 3],
     ]);
-    expect(points[0]?.sum.dataPoints[0]?.attributes).toEqual([{ key: 'subagent.stop_reason', value: { stringValue: 'completed' } }]);
+    expect(points[0]?.sum.dataPoints[0]?.attributes).toEqual([
+      { key: 'subagent.stop_reason', value: { stringValue: 'completed' } },
+    ]);
   });
 
   it('reports a write failure as FAILED without throwing, and refuses exports after shutdown', async () => {

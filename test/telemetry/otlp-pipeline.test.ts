@@ -12,7 +12,9 @@ import { OnceReporter } from '../../src/telemetry/report-once.js';
 
 describe('displayUrl', () => {
   it('drops user, password, query and fragment', () => {
-    expect(displayUrl('https://user:secret@collector.example:4318/v1/traces?token=abc#frag')).toBe('https://collector.example:4318/v1/traces');
+    expect(displayUrl('https://user:secret@collector.example:4318/v1/traces?token=abc#frag')).toBe(
+      'https://collector.example:4318/v1/traces',
+    );
   });
 
   it('shows a placeholder, never the text, for what is not a URL', () => {
@@ -24,7 +26,15 @@ function context(): PipelineContext {
   const reports = new OnceReporter();
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4318' };
   const plan = planTelemetry({ env }, reports);
-  return { env, plan, reports, accounts: new ExportAccounts(reports, undefined), destinations: [], spillers: [], consoleStream: undefined };
+  return {
+    env,
+    plan,
+    reports,
+    accounts: new ExportAccounts(reports, undefined),
+    destinations: [],
+    spillers: [],
+    consoleStream: undefined,
+  };
 }
 
 describe('attachOtlpExporter', () => {
@@ -65,7 +75,9 @@ describe('attachOtlpExporter', () => {
     expect(attachOtlpExporter(parts, ctx.plan.metrics.otlp!, ctx, () => (attachCalls += 1))).toBe(false);
     expect(attachCalls).toBe(0);
     expect(ctx.destinations).toEqual([]);
-    expect(ctx.accounts.errors).toEqual(['metrics: OTLP exporter could not be built (no such module); writing files instead']);
+    expect(ctx.accounts.errors).toEqual([
+      'metrics: OTLP exporter could not be built (no such module); writing files instead',
+    ]);
   });
 
   it('notes a load that fails later, naming the protocol', async () => {

@@ -35,7 +35,14 @@ function record(): RunRecord {
     output: [{ type: 'text', text: 'done' }],
     outputSource: 'message',
     emptyMessages: 0,
-    usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 1,
+      outputTokens: 2,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [],
   };
@@ -99,7 +106,10 @@ describe('the env option against a host environment', () => {
     it(`${protocol}: the request reaches the option's endpoint with its headers, never the host's; process.env untouched`, async () => {
       const host = await startOtlpReceiver();
       const caller = await startOtlpReceiver();
-      cleanups.push(() => host.close(), () => caller.close());
+      cleanups.push(
+        () => host.close(),
+        () => caller.close(),
+      );
       const seen = watchProcessEnv({
         OTEL_EXPORTER_OTLP_ENDPOINT: host.endpoint,
         OTEL_EXPORTER_OTLP_HEADERS: 'x-host=secret',
@@ -108,8 +118,19 @@ describe('the env option against a host environment', () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
       });
       const before = { ...process.env };
-      const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given' });
-      expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+      const report = await runOnce({
+        OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given',
+      });
+      expect(report).toEqual({
+        timedOut: false,
+        errors: [],
+        dropped: { traces: 0, metrics: 0 },
+        refused: { traces: 0, metrics: 0 },
+        outboxed: { traces: 0, metrics: 0, runs: 0 },
+        fromOutbox: { requests: 0, items: 0, runs: 0 },
+      });
       expect(host.requests).toEqual([]);
       expect(caller.requests.map((r) => r.path).sort()).toEqual(['/v1/metrics', '/v1/traces']);
       for (const request of caller.requests) {
@@ -117,24 +138,40 @@ describe('the env option against a host environment', () => {
         expect(request.headers['x-host']).toBeUndefined();
         expect(request.headers['x-host-traces']).toBeUndefined();
         expect(request.headers['content-encoding']).toBeUndefined();
-        expect(request.headers['content-type']).toBe(protocol === 'http/json' ? 'application/json' : 'application/x-protobuf');
+        expect(request.headers['content-type']).toBe(
+          protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+        );
       }
       expect(seen).toEqual({ writes: [], assignments: 0 });
       expect({ ...process.env }).toEqual(before);
     });
   }
 
-  it('grpc: the option\'s endpoint gets the option\'s metadata, never the host\'s; process.env untouched', async () => {
+  it("grpc: the option's endpoint gets the option's metadata, never the host's; process.env untouched", async () => {
     const host = await startOtlpGrpcReceiver();
     const caller = await startOtlpGrpcReceiver();
-    cleanups.push(() => host.close(), () => caller.close());
+    cleanups.push(
+      () => host.close(),
+      () => caller.close(),
+    );
     const seen = watchProcessEnv({
       OTEL_EXPORTER_OTLP_ENDPOINT: host.endpoint,
       OTEL_EXPORTER_OTLP_HEADERS: 'x-host=secret',
       OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-host-metrics=secret',
     });
-    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given' });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    const report = await runOnce({
+      OTEL_EXPORTER_OTLP_ENDPOINT: caller.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-caller=given',
+    });
+    expect(report).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
     expect(host.exports).toEqual([]);
     expect(caller.exports.map((e) => e.service).sort()).toEqual(['metrics', 'traces']);
     for (const item of caller.exports) {
@@ -146,11 +183,14 @@ describe('the env option against a host environment', () => {
   });
 });
 
-describe('the specification\'s precedence and endpoint paths', () => {
+describe("the specification's precedence and endpoint paths", () => {
   it('a signal-specific endpoint is used as given, the generic one gets /v1/<signal>; signal-specific headers and compression replace the generic ones', async () => {
     const generic = await startOtlpReceiver();
     const specific = await startOtlpReceiver();
-    cleanups.push(() => generic.close(), () => specific.close());
+    cleanups.push(
+      () => generic.close(),
+      () => specific.close(),
+    );
     const report = await runOnce({
       OTEL_EXPORTER_OTLP_ENDPOINT: `${generic.endpoint}/base/`,
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${specific.endpoint}/custom/traces`,
@@ -159,7 +199,14 @@ describe('the specification\'s precedence and endpoint paths', () => {
       OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'gzip',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    expect(report).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
     expect(specific.requests.map((r) => r.path)).toEqual(['/custom/traces']);
     expect(specific.requests[0]?.headers).toMatchObject({ 'x-traces': 't', 'x-both': 'traces' });
     expect(specific.requests[0]?.headers['x-generic']).toBeUndefined();
@@ -171,7 +218,12 @@ describe('the specification\'s precedence and endpoint paths', () => {
       expect(request.headers['x-traces']).toBeUndefined();
     }
     // Gzipped OTLP JSON at the generic endpoint's path: decodable, with the run counted.
-    expect(generic.requests.flatMap((r) => pointsOfMetricRequest(r)).filter((p) => p.name === 'subagent.runs').map((p) => p.value)).toEqual([1]);
+    expect(
+      generic.requests
+        .flatMap((r) => pointsOfMetricRequest(r))
+        .filter((p) => p.name === 'subagent.runs')
+        .map((p) => p.value),
+    ).toEqual([1]);
   });
 
   it('a TLS file that cannot be read fails the exporter, named in the report, and its data is counted as dropped', async () => {
@@ -180,7 +232,9 @@ describe('the specification\'s precedence and endpoint paths', () => {
       OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: '/nonexistent/subagent-otel-ca.pem',
       OTEL_METRICS_EXPORTER: 'none',
     });
-    expect(report.errors).toContain('traces: OTLP/HTTP protobuf exporter could not be loaded (OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/subagent-otel-ca.pem (ENOENT); set it to a readable PEM file)');
+    expect(report.errors).toContain(
+      'traces: OTLP/HTTP protobuf exporter could not be loaded (OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: cannot read /nonexistent/subagent-otel-ca.pem (ENOENT); set it to a readable PEM file)',
+    );
     expect(report.dropped).toEqual({ traces: 1, metrics: 0 });
   });
 });
@@ -198,7 +252,7 @@ class KeptReports extends OnceReporter {
 describe('the OTLP exporter settings read from the given environment', () => {
   const destination = { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' } as const;
 
-  it('has the specification\'s defaults when nothing is set', () => {
+  it("has the specification's defaults when nothing is set", () => {
     expect(otlpExporterSettings('TRACES', destination, 'delta', {}, new OnceReporter())).toEqual({
       signal: 'TRACES',
       protocol: 'http/protobuf',
@@ -243,7 +297,11 @@ describe('the OTLP exporter settings read from the given environment', () => {
       'TRACES',
       destination,
       'delta',
-      { OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%zzsecret', OTEL_EXPORTER_OTLP_COMPRESSION: 'brotli', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '0' },
+      {
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%zzsecret',
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'brotli',
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '0',
+      },
       reports,
     );
     expect([settings.headers, settings.compression, settings.timeoutMillis]).toEqual([{}, 'none', 10000]);
@@ -269,19 +327,29 @@ function selfSigned(): TlsIdentity & { dir: string } {
 }
 
 describe('TLS settings from the given environment', () => {
-  it('http/protobuf over https trusts the option\'s certificate, not the host\'s', async () => {
+  it("http/protobuf over https trusts the option's certificate, not the host's", async () => {
     const tls = selfSigned();
     const receiver = await startOtlpReceiver({ kind: 'healthy' }, { tls });
     cleanups.push(() => receiver.close());
     const seen = watchProcessEnv({ OTEL_EXPORTER_OTLP_CERTIFICATE: join(tls.dir, 'host-ca-that-does-not-exist.pem') });
-    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
+    const report = await runOnce({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert,
+    });
     expect(receiver.endpoint).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    expect(report).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
     expect([...new Set(receiver.requests.map((r) => r.path))].sort()).toEqual(['/v1/metrics', '/v1/traces']);
     expect(seen).toEqual({ writes: [], assignments: 0 });
   });
 
-  it('grpc over TLS trusts the option\'s certificate', async () => {
+  it("grpc over TLS trusts the option's certificate", async () => {
     const tls = selfSigned();
     const receiver = await startOtlpGrpcReceiver({ tls });
     cleanups.push(() => receiver.close());
@@ -289,8 +357,19 @@ describe('TLS settings from the given environment', () => {
     // refuses an IP address there (ERR_INVALID_ARG_VALUE), so gRPC over TLS to an IP endpoint fails on Node 26
     // (docs/TELEMETRY.md says so). `localhost` resolves to the loopback the server listens on (127.0.0.1).
     expect(receiver.endpoint).toMatch(/^https:\/\/localhost:\d+$/);
-    const report = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert });
-    expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    const report = await runOnce({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_CERTIFICATE: tls.cert,
+    });
+    expect(report).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
     expect([...new Set(receiver.exports.map((e) => e.service))].sort()).toEqual(['metrics', 'traces']);
     expect(receiver.acceptedSpans().map((span) => span.name)).toEqual(['invoke_agent isolated']);
   });

@@ -33,7 +33,14 @@ function record(): RunRecord {
     output: [{ type: 'text', text: 'partial' }],
     outputSource: 'stream',
     emptyMessages: 1,
-    usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 10,
+      outputTokens: 20,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [],
   };
@@ -49,7 +56,14 @@ async function runOnce(env: Record<string, string>): Promise<string[]> {
   telemetry.runs.onRunStart(record());
   telemetry.runs.onRunEnd(record());
   const report = await telemetry.shutdown(10_000);
-  expect(report).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+  expect(report).toEqual({
+    timedOut: false,
+    errors: [],
+    dropped: { traces: 0, metrics: 0 },
+    refused: { traces: 0, metrics: 0 },
+    outboxed: { traces: 0, metrics: 0, runs: 0 },
+    fromOutbox: { requests: 0, items: 0, runs: 0 },
+  });
   return telemetry.describeDestinations();
 }
 
@@ -58,7 +72,10 @@ describe('OTLP protocols', () => {
     const receiver = await startOtlpReceiver();
     cleanups.push(() => receiver.close());
     const destinations = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
-    expect(destinations).toEqual([`traces: OTLP/HTTP protobuf ${receiver.endpoint}/v1/traces`, `metrics: OTLP/HTTP protobuf ${receiver.endpoint}/v1/metrics`]);
+    expect(destinations).toEqual([
+      `traces: OTLP/HTTP protobuf ${receiver.endpoint}/v1/traces`,
+      `metrics: OTLP/HTTP protobuf ${receiver.endpoint}/v1/metrics`,
+    ]);
     const traces = receiver.requests.filter((r) => r.path === '/v1/traces');
     const metrics = receiver.requests.filter((r) => r.path === '/v1/metrics');
     expect(traces.length).toBeGreaterThanOrEqual(1);
@@ -67,12 +84,23 @@ describe('OTLP protocols', () => {
     const spans = traces.flatMap((r) => spansOfTraceBody(JSON.stringify(decodeTraceRequest(r.body))));
     expect(spans.map((s) => s.name)).toEqual(['invoke_agent reviewer']);
     expect(spans[0]?.status).toEqual({ code: 2, message: 'stop reason: max-tokens' });
-    expect(attributes(spans[0]!)).toMatchObject({ 'subagent.stop_reason': 'max-tokens', 'gen_ai.usage.input_tokens': 10, 'subagent.empty_messages': 1 });
-    const runs = metrics.flatMap((r) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(r.body)))).filter((p) => p.name === 'subagent.runs');
+    expect(attributes(spans[0]!)).toMatchObject({
+      'subagent.stop_reason': 'max-tokens',
+      'gen_ai.usage.input_tokens': 10,
+      'subagent.empty_messages': 1,
+    });
+    const runs = metrics
+      .flatMap((r) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(r.body))))
+      .filter((p) => p.name === 'subagent.runs');
     expect(runs).toEqual([
       {
         name: 'subagent.runs',
-        attributes: { 'gen_ai.agent.name': 'reviewer', 'gen_ai.provider.name': 'deepseek', 'subagent.stop_reason': 'max-tokens', 'subagent.output.source': 'stream' },
+        attributes: {
+          'gen_ai.agent.name': 'reviewer',
+          'gen_ai.provider.name': 'deepseek',
+          'subagent.stop_reason': 'max-tokens',
+          'subagent.output.source': 'stream',
+        },
         value: 1,
       },
     ]);
@@ -84,20 +112,34 @@ describe('OTLP protocols', () => {
     await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
     for (const request of receiver.requests) expect(request.headers['content-type']).toBe('application/json');
     expect(receiver.acceptedSpans().map((s) => s.name)).toEqual(['invoke_agent reviewer']);
-    expect(receiver.acceptedMetricPoints().filter((p) => p.name === 'subagent.runs').map((p) => p.value)).toEqual([1]);
+    expect(
+      receiver
+        .acceptedMetricPoints()
+        .filter((p) => p.name === 'subagent.runs')
+        .map((p) => p.value),
+    ).toEqual([1]);
   });
 
   it('sends both signals to a real gRPC server with grpc, with the headers as metadata', async () => {
     const receiver = await startOtlpGrpcReceiver();
     cleanups.push(() => receiver.close());
-    const destinations = await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=t1' });
-    expect(destinations).toEqual([`traces: OTLP/gRPC ${receiver.endpoint}/`, `metrics: OTLP/gRPC ${receiver.endpoint}/`]);
+    const destinations = await runOnce({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=t1',
+    });
+    expect(destinations).toEqual([
+      `traces: OTLP/gRPC ${receiver.endpoint}/`,
+      `metrics: OTLP/gRPC ${receiver.endpoint}/`,
+    ]);
     const traces = receiver.exports.filter((e) => e.service === 'traces');
     const metrics = receiver.exports.filter((e) => e.service === 'metrics');
     const spans = traces.flatMap((e) => spansOfTraceBody(JSON.stringify(decodeTraceRequest(e.body))));
     expect(spans.map((s) => s.name)).toEqual(['invoke_agent reviewer']);
     expect(attributes(spans[0]!)['gen_ai.agent.id']).toBe('run-p');
-    const runs = metrics.flatMap((e) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(e.body)))).filter((p) => p.name === 'subagent.runs');
+    const runs = metrics
+      .flatMap((e) => pointsOfMetricBody(JSON.stringify(decodeMetricsRequest(e.body))))
+      .filter((p) => p.name === 'subagent.runs');
     expect(runs.map((p) => p.value)).toEqual([1]);
     expect(traces[0]?.metadata['x-tenant']).toBe('t1');
   });
@@ -105,7 +147,10 @@ describe('OTLP protocols', () => {
   it('chooses the protocol per signal: traces over gRPC, metrics as http/json', async () => {
     const grpc = await startOtlpGrpcReceiver();
     const http = await startOtlpReceiver();
-    cleanups.push(() => grpc.close(), () => http.close());
+    cleanups.push(
+      () => grpc.close(),
+      () => http.close(),
+    );
     await runOnce({
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: grpc.endpoint,
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
@@ -127,7 +172,11 @@ describe('OTLP protocols', () => {
     process.env['OTEL_EXPORTER_OTLP_HEADERS'] = 'x-leaked=from-process';
     process.env['OTEL_EXPORTER_OTLP_COMPRESSION'] = 'gzip';
     process.env['OTEL_SERVICE_NAME'] = 'leaked-service';
-    await runOnce({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_HEADERS: 'x-own=given' });
+    await runOnce({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-own=given',
+    });
     expect(receiver.requests.length).toBeGreaterThanOrEqual(2);
     for (const request of receiver.requests) {
       expect(request.headers['x-own']).toBe('given');
@@ -154,7 +203,9 @@ describe('exporter loading', () => {
       const names = new Set(loaded.map((p) => /@opentelemetry\\/(exporter-(?:trace|metrics)-otlp-[a-z]+|otlp-(?:grpc-)?exporter-base)\\//.exec(p)?.[1] ?? (p.includes('/@grpc/grpc-js/') ? 'grpc-js' : undefined)).filter(Boolean));
       process.stdout.write(JSON.stringify([...names].sort()));
     `;
-    return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+    return JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }),
+    ) as string[];
   }
 
   it('imports no OTLP exporter for the file default, and only the chosen ones otherwise', () => {
@@ -164,15 +215,19 @@ describe('exporter loading', () => {
     // A closed port: nothing is delivered, but the exporters are loaded and tried. They are built
     // from the export delegates (decision 0072); the metric exporter's base class comes from the
     // http metrics package. gRPC only when chosen.
-    expect(loadedExporters({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TIMEOUT: '200' })).toEqual([
-      'exporter-metrics-otlp-http',
-      'grpc-js',
-      'otlp-exporter-base',
-      'otlp-grpc-exporter-base',
-    ]);
-    expect(loadedExporters({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TIMEOUT: '200' })).toEqual([
-      'exporter-metrics-otlp-http',
-      'otlp-exporter-base',
-    ]);
+    expect(
+      loadedExporters({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+      }),
+    ).toEqual(['exporter-metrics-otlp-http', 'grpc-js', 'otlp-exporter-base', 'otlp-grpc-exporter-base']);
+    expect(
+      loadedExporters({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+      }),
+    ).toEqual(['exporter-metrics-otlp-http', 'otlp-exporter-base']);
   });
 });

@@ -30,7 +30,11 @@ function folder(): string {
 
 describe('the outbox store', () => {
   it('writes private, whole records, lists them oldest first and names what they hold', async () => {
-    const store = new OutboxStore(folder(), 1 << 20, { signal: 'traces', protocol: 'http/json', url: 'http://x/v1/traces' });
+    const store = new OutboxStore(folder(), 1 << 20, {
+      signal: 'traces',
+      protocol: 'http/json',
+      url: 'http://x/v1/traces',
+    });
     await store.write(Buffer.from('second'), 3, 1, 2_000);
     await store.write(Buffer.from('first'), 5, 2, 1_000);
     const records = await store.list();
@@ -81,26 +85,74 @@ describe('the outbox store', () => {
 describe('refusals for good', () => {
   it('are HTTP 4xx but 408 and 429, and the permanent gRPC codes; everything else may pass later', () => {
     const http = (code: number) => new OTLPExporterError('x', code);
-    expect([400, 401, 403, 404, 413].map((c) => isPermanentRefusal(http(c), 'http/json'))).toEqual([true, true, true, true, true]);
-    expect([408, 429, 500, 502, 503].map((c) => isPermanentRefusal(http(c), 'http/protobuf'))).toEqual([false, false, false, false, false]);
+    expect([400, 401, 403, 404, 413].map((c) => isPermanentRefusal(http(c), 'http/json'))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect([408, 429, 500, 502, 503].map((c) => isPermanentRefusal(http(c), 'http/protobuf'))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     const grpc = (code: number) => Object.assign(new Error('x'), { code });
     expect([3, 7, 12, 16].map((c) => isPermanentRefusal(grpc(c), 'grpc'))).toEqual([true, true, true, true]);
     expect([1, 4, 8, 14].map((c) => isPermanentRefusal(grpc(c), 'grpc'))).toEqual([false, false, false, false]);
-    expect(isPermanentRefusal(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'http/json')).toBe(false);
+    expect(
+      isPermanentRefusal(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'http/json'),
+    ).toBe(false);
   });
 });
 
 describe('the drainer', () => {
   const body = (name: string): Buffer =>
-    Buffer.from(JSON.stringify({ resourceSpans: [{ resource: {}, scopeSpans: [{ scope: { name: 's' }, spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name, kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] }));
+    Buffer.from(
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: {},
+            scopeSpans: [
+              {
+                scope: { name: 's' },
+                spans: [
+                  {
+                    traceId: '0af7651916cd43dd8448eb211c80319c',
+                    spanId: 'b7ad6b7169203331',
+                    name,
+                    kind: 1,
+                    startTimeUnixNano: '1',
+                    endTimeUnixNano: '2',
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
 
   async function drainerFor(mode: Parameters<typeof startOtlpReceiver>[0]) {
     const receiver = await startOtlpReceiver(mode);
     cleanups.push(() => receiver.close());
-    const settings = otlpExporterSettings('TRACES', { protocol: 'http/json', url: `${receiver.endpoint}/v1/traces` }, 'delta', { OTEL_EXPORTER_OTLP_TIMEOUT: '2000' }, new OnceReporter());
+    const settings = otlpExporterSettings(
+      'TRACES',
+      { protocol: 'http/json', url: `${receiver.endpoint}/v1/traces` },
+      'delta',
+      { OTEL_EXPORTER_OTLP_TIMEOUT: '2000' },
+      new OnceReporter(),
+    );
     const store = new OutboxStore(folder(), 1 << 20, { signal: 'traces', protocol: 'http/json', url: settings.url });
     const refused: number[] = [];
-    const outbox = new DestinationOutbox({ store, destination: { signal: 'traces', protocol: 'http/json', url: settings.url }, sender: () => loadRawSender(settings), onRefused: (items) => refused.push(items) });
+    const outbox = new DestinationOutbox({
+      store,
+      destination: { signal: 'traces', protocol: 'http/json', url: settings.url },
+      sender: () => loadRawSender(settings),
+      onRefused: (items) => refused.push(items),
+    });
     return { receiver, store, outbox, refused };
   }
 

@@ -28,7 +28,13 @@ import { telemetryHarness } from '../helpers/telemetry-harness.js';
 const dir = mkdtempSync(join(tmpdir(), 'run-span-usage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', TRACESTATE: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 const route = { provider: 'deepseek', model: 'deepseek-chat' };
 
 /** The usage attributes a run span must carry for `usage`, in the conventions' accounting (absent parts omitted). */
@@ -53,16 +59,33 @@ const runSpansOf = (spans: readonly OtlpSpan[]): OtlpSpan[] => spans.filter((s) 
 describe('the SDK backend: the run span carries the usage of the result the parent got', () => {
   it('multi-step-max-tokens: 360 in (150 of them cache reads) / 94 out on the run span, each call on its chat span', async () => {
     const h = telemetryHarness();
-    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME], ...route, prompt: 'scenario:multi-step-max-tokens', listener: h.runs });
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      prompt: 'scenario:multi-step-max-tokens',
+      listener: h.runs,
+    });
     expect(outcome.result.stopReason).toBe('max-tokens');
-    expect(outcome.record.usage).toMatchObject({ inputTokens: 210, outputTokens: 94, cacheReadTokens: 150, reported: true });
+    expect(outcome.record.usage).toMatchObject({
+      inputTokens: 210,
+      outputTokens: 94,
+      cacheReadTokens: 150,
+      reported: true,
+    });
     const [span, ...more] = h.runSpans();
     expect(more).toHaveLength(0);
     expect(usageOf(span!.attributes)).toEqual(expectedAttributes(outcome.record.usage));
-    expect(usageOf(span!.attributes)).toEqual({ 'gen_ai.usage.input_tokens': 360, 'gen_ai.usage.output_tokens': 94, 'gen_ai.usage.cache_read.input_tokens': 150 });
+    expect(usageOf(span!.attributes)).toEqual({
+      'gen_ai.usage.input_tokens': 360,
+      'gen_ai.usage.output_tokens': 94,
+      'gen_ai.usage.cache_read.input_tokens': 150,
+    });
     expect(span!.attributes['subagent.usage.rollup']).toBe(true);
     const chats = h.spanExporter.getFinishedSpans().filter((s) => s.name.startsWith('chat'));
-    expect(chats.map((s) => [s.attributes['gen_ai.usage.input_tokens'], s.attributes['gen_ai.usage.output_tokens']])).toEqual([
+    expect(
+      chats.map((s) => [s.attributes['gen_ai.usage.input_tokens'], s.attributes['gen_ai.usage.output_tokens']]),
+    ).toEqual([
       [150, 30],
       [210, 64],
     ]);
@@ -72,17 +95,27 @@ describe('the SDK backend: the run span carries the usage of the result the pare
 
   it('reasoning-only: 80 in / 6 out with 4 reasoning, the reasoning never added to the output', async () => {
     const h = telemetryHarness();
-    const outcome = await runSdkSubagent({ command: process.execPath, args: [FIXTURE_SDK_RUNTIME], ...route, prompt: 'scenario:reasoning-only', listener: h.runs });
+    const outcome = await runSdkSubagent({
+      command: process.execPath,
+      args: [FIXTURE_SDK_RUNTIME],
+      ...route,
+      prompt: 'scenario:reasoning-only',
+      listener: h.runs,
+    });
     const [span] = h.runSpans();
     expect(usageOf(span!.attributes)).toEqual(expectedAttributes(outcome.record.usage));
-    expect(usageOf(span!.attributes)).toEqual({ 'gen_ai.usage.input_tokens': 80, 'gen_ai.usage.output_tokens': 6, 'gen_ai.usage.reasoning.output_tokens': 4 });
+    expect(usageOf(span!.attributes)).toEqual({
+      'gen_ai.usage.input_tokens': 80,
+      'gen_ai.usage.output_tokens': 6,
+      'gen_ai.usage.reasoning.output_tokens': 4,
+    });
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
   });
 });
 
 describe('the proxy: its run span carries the usage of the result the parent got through it', () => {
-  it('the backend drives the runtime through the built proxy; the proxy\'s run span equals the backend\'s result', async () => {
+  it("the backend drives the runtime through the built proxy; the proxy's run span equals the backend's result", async () => {
     const out = join(dir, 'proxy');
     const outcome = await runSdkSubagent({
       command: process.execPath,
@@ -96,22 +129,29 @@ describe('the proxy: its run span carries the usage of the result the parent got
     const [span, ...more] = runSpansOf(spans);
     expect(more).toHaveLength(0);
     expect(usageOf(attributes(span!))).toEqual(expectedAttributes(outcome.record.usage));
-    expect(usageOf(attributes(span!))).toEqual({ 'gen_ai.usage.input_tokens': 360, 'gen_ai.usage.output_tokens': 94, 'gen_ai.usage.cache_read.input_tokens': 150 });
+    expect(usageOf(attributes(span!))).toEqual({
+      'gen_ai.usage.input_tokens': 360,
+      'gen_ai.usage.output_tokens': 94,
+      'gen_ai.usage.cache_read.input_tokens': 150,
+    });
     expect(attributes(span!)['subagent.usage.rollup']).toBe(true);
   });
 });
 
 describe('replay: the run spans carry the usage the runs reported', () => {
-  it('the durable logs of the demo\'s proxied sessions: every run span equals its run\'s summed usage', async () => {
+  it("the durable logs of the demo's proxied sessions: every run span equals its run's summed usage", async () => {
     const sessions = join(dir, 'sessions');
     const demo = await runCli(['demo', '--sessions', sessions, '--out', join(dir, 'demo-out')], '', QUIET_ENV);
     expect(demo.code).toBe(0);
     const out = join(dir, 'replayed');
     const replay = await runCli(['replay', '--json', '--no-progress', '--out', out, sessions], '', QUIET_ENV);
     expect(replay.code).toBe(0);
-    const summary = JSON.parse(replay.stdout.toString()) as { stopReasons: Array<{ inputTokens: number; outputTokens: number }> };
+    const summary = JSON.parse(replay.stdout.toString()) as {
+      stopReasons: Array<{ inputTokens: number; outputTokens: number }>;
+    };
     const spans = runSpansOf(readSpans(out));
-    const sum = (key: string): number => spans.reduce((total, s) => total + ((attributes(s)[key] as number | undefined) ?? 0), 0);
+    const sum = (key: string): number =>
+      spans.reduce((total, s) => total + ((attributes(s)[key] as number | undefined) ?? 0), 0);
     // The run spans alone sum to the replay's token totals (which count each run once).
     expect(sum('gen_ai.usage.input_tokens')).toBe(summary.stopReasons.reduce((n, r) => n + r.inputTokens, 0));
     expect(sum('gen_ai.usage.output_tokens')).toBe(summary.stopReasons.reduce((n, r) => n + r.outputTokens, 0));
@@ -120,7 +160,7 @@ describe('replay: the run spans carry the usage the runs reported', () => {
   });
 });
 
-describe('the real runtime\'s bytes: 210 in / 28 out on the run span', () => {
+describe("the real runtime's bytes: 210 in / 28 out on the run span", () => {
   const capture = join(ROOT, 'test', 'captures', 'dsh-runtime-max-tokens-empty-message.ndjson');
 
   it('replayed by the command', async () => {
@@ -133,10 +173,13 @@ describe('the real runtime\'s bytes: 210 in / 28 out on the run span', () => {
     expect(attributes(span!)['subagent.stop_reason']).toBe('max-tokens');
   });
 
-  it('folded in process: the run span equals the record a parent\'s result is built from', async () => {
+  it("folded in process: the run span equals the record a parent's result is built from", async () => {
     const h = telemetryHarness();
     let usage: UsageTotals | undefined;
-    const tracker = new SdkTracker({ onRunStart: (s) => h.runs.onRunStart(s), onRunEnd: (r) => ((usage = r.usage), h.runs.onRunEnd(r)) });
+    const tracker = new SdkTracker({
+      onRunStart: (s) => h.runs.onRunStart(s),
+      onRunEnd: (r) => ((usage = r.usage), h.runs.onRunEnd(r)),
+    });
     const lines = readFileSync(capture, 'utf8').trim().split('\n');
     lines.forEach((line, i) => {
       const parsed = parseFrame(line);

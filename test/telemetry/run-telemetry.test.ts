@@ -68,7 +68,14 @@ interface Point {
 }
 
 function harness(content: ContentPolicy = { capture: true }) {
-  const { runs, spanExporter: spans, metricExporter: metrics, reader, tracerProvider, meterProvider } = telemetryHarness(content);
+  const {
+    runs,
+    spanExporter: spans,
+    metricExporter: metrics,
+    reader,
+    tracerProvider,
+    meterProvider,
+  } = telemetryHarness(content);
   return {
     runs,
     finished: (): ReadableSpan[] => spans.getFinishedSpans(),
@@ -85,7 +92,7 @@ function harness(content: ContentPolicy = { capture: true }) {
       if (metric === undefined) return [];
       return (metric.dataPoints as DataPoint<number | Histogram>[]).map((p) => ({
         attributes: p.attributes,
-        value: typeof p.value === 'number' ? p.value : p.value.sum ?? Number.NaN,
+        value: typeof p.value === 'number' ? p.value : (p.value.sum ?? Number.NaN),
       }));
     },
     async close() {
@@ -117,7 +124,14 @@ function record(overrides: Partial<RunRecord> = {}): RunRecord {
     output: [{ type: 'text', text: 'Done.' }],
     outputSource: 'message',
     emptyMessages: 0,
-    usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 3, cacheWriteTokens: 2, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 3,
+      cacheWriteTokens: 2,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [],
     ...overrides,
@@ -157,7 +171,8 @@ describe('RunTelemetry run span', () => {
       [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'message',
       [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"Done."}]'),
       [ATTR_SUBAGENT_OUTPUT_LENGTH]: 32,
-      [ATTR_GEN_AI_OUTPUT_MESSAGES]: '[{"role":"assistant","parts":[{"type":"text","content":"Done."}],"finish_reason":"stop"}]',
+      [ATTR_GEN_AI_OUTPUT_MESSAGES]:
+        '[{"role":"assistant","parts":[{"type":"text","content":"Done."}],"finish_reason":"stop"}]',
     });
     expect(await h.points(METRIC_SUBAGENT_RUNS)).toEqual([
       {
@@ -184,9 +199,18 @@ describe('RunTelemetry run span', () => {
     ]);
     expect(await h.points(METRIC_GEN_AI_INVOKE_AGENT_DURATION)).toEqual([]);
     // Usage known only per run (no steps): counted once with the run's operation, modality unknown.
-    const base = { [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent', [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek', [ATTR_GEN_AI_REQUEST_MODEL]: 'deepseek-chat', [ATTR_GEN_AI_TOKEN_MODALITY]: 'unknown' };
-    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS)).toEqual([{ attributes: base, value: 15 }]);
-    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS)).toEqual([{ attributes: base, value: 5 }]);
+    const base = {
+      [ATTR_GEN_AI_OPERATION_NAME]: 'invoke_agent',
+      [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek',
+      [ATTR_GEN_AI_REQUEST_MODEL]: 'deepseek-chat',
+      [ATTR_GEN_AI_TOKEN_MODALITY]: 'unknown',
+    };
+    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS)).toEqual([
+      { attributes: base, value: 15 },
+    ]);
+    expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_OUTPUT_TOKENS)).toEqual([
+      { attributes: base, value: 5 },
+    ]);
     expect(await h.points(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)).toEqual([]);
     expect(await h.points(METRIC_SUBAGENT_OUTPUT_MISMATCHES)).toEqual([]);
     await h.close();
@@ -202,7 +226,14 @@ describe('RunTelemetry run span', () => {
         output: [{ type: 'text', text: 'partial answer' }],
         outputSource: 'stream',
         emptyMessages: 1,
-        usage: { inputTokens: 100, outputTokens: 4096, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 512, reported: true },
+        usage: {
+          inputTokens: 100,
+          outputTokens: 4096,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 512,
+          reported: true,
+        },
       }),
     );
     const span = h.span('invoke_agent reviewer');
@@ -228,7 +259,8 @@ describe('RunTelemetry run span', () => {
       [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'stream',
       [ATTR_SUBAGENT_OUTPUT_SHA256]: sha256('[{"type":"text","text":"partial answer"}]'),
       [ATTR_SUBAGENT_OUTPUT_LENGTH]: 41,
-      [ATTR_GEN_AI_OUTPUT_MESSAGES]: '[{"role":"assistant","parts":[{"type":"text","content":"partial answer"}],"finish_reason":"length"}]',
+      [ATTR_GEN_AI_OUTPUT_MESSAGES]:
+        '[{"role":"assistant","parts":[{"type":"text","content":"partial answer"}],"finish_reason":"length"}]',
       [ATTR_ERROR_TYPE]: 'max-tokens',
     });
     expect(await h.points(METRIC_SUBAGENT_RUNS)).toEqual([
@@ -259,7 +291,9 @@ describe('RunTelemetry run span', () => {
 
   it('records an aborted run without output as cancelled, [] output and no token numbers when usage was not reported', async () => {
     const h = harness();
-    h.runs.onRunStart(start({ runId: 'run-ab', source: 'acp', provider: undefined, model: undefined, parentSessionId: undefined }));
+    h.runs.onRunStart(
+      start({ runId: 'run-ab', source: 'acp', provider: undefined, model: undefined, parentSessionId: undefined }),
+    );
     h.runs.onRunEnd(
       record({
         runId: 'run-ab',
@@ -270,7 +304,14 @@ describe('RunTelemetry run span', () => {
         stopReason: 'aborted',
         output: undefined,
         outputSource: 'none',
-        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false },
+        usage: {
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 0,
+          reported: false,
+        },
       }),
     );
     const span = h.span('invoke_agent reviewer');
@@ -294,7 +335,11 @@ describe('RunTelemetry run span', () => {
     expect(await h.points(METRIC_GEN_AI_CLIENT_INFERENCE_USAGE_INPUT_TOKENS)).toEqual([]);
     expect(await h.points(METRIC_SUBAGENT_RUNS)).toEqual([
       {
-        attributes: { [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_SUBAGENT_STOP_REASON]: 'aborted', [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'none' },
+        attributes: {
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+          [ATTR_SUBAGENT_STOP_REASON]: 'aborted',
+          [ATTR_SUBAGENT_OUTPUT_SOURCE]: 'none',
+        },
         value: 1,
       },
     ]);
@@ -321,14 +366,9 @@ describe('RunTelemetry run span', () => {
   });
 
   it('maps each stop reason to the conventions finish reason', () => {
-    expect(['completed', 'max-tokens', 'aborted', 'error', 'refusal', 'blocked'].map(finishReasonOfStopReason)).toEqual([
-      'stop',
-      'length',
-      'cancelled',
-      'error',
-      'content_filter',
-      'blocked',
-    ]);
+    expect(['completed', 'max-tokens', 'aborted', 'error', 'refusal', 'blocked'].map(finishReasonOfStopReason)).toEqual(
+      ['stop', 'length', 'cancelled', 'error', 'content_filter', 'blocked'],
+    );
   });
 });
 
@@ -350,7 +390,10 @@ describe('RunTelemetry parenting', () => {
   it('continues the W3C trace context handed in when no parent run is open', async () => {
     const h = harness();
     h.runs.onRunStart(
-      start({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'congo=t61rcWkgMzE' }),
+      start({
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tracestate: 'congo=t61rcWkgMzE',
+      }),
     );
     h.runs.onRunEnd(record());
     const span = h.span('invoke_agent reviewer');
@@ -379,7 +422,15 @@ describe('RunTelemetry child spans', () => {
     h.runs.onRunEnd(
       record({
         steps: [
-          { turn: 0, step: 0, startTime: T0 + 10, endTime: T0 + 900, model: 'deepseek-reasoner', usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 1 }, finishReason: 'tool-calls' },
+          {
+            turn: 0,
+            step: 0,
+            startTime: T0 + 10,
+            endTime: T0 + 900,
+            model: 'deepseek-reasoner',
+            usage: { inputTokens: 7, outputTokens: 3, cacheReadTokens: 1 },
+            finishReason: 'tool-calls',
+          },
           { turn: 0, step: 1, startTime: T0 + 1000, endTime: T0 + 2400, finishReason: 'max-tokens' },
         ],
       }),
@@ -415,7 +466,10 @@ describe('RunTelemetry child spans', () => {
   it('names a step span plain chat when no model is known', async () => {
     const h = harness();
     h.runs.onRunEnd(record({ model: undefined, steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }] }));
-    expect(h.span('chat').attributes).toEqual({ [ATTR_GEN_AI_OPERATION_NAME]: 'chat', [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek' });
+    expect(h.span('chat').attributes).toEqual({
+      [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
+      [ATTR_GEN_AI_PROVIDER_NAME]: 'deepseek',
+    });
     await h.close();
   });
 
@@ -438,23 +492,63 @@ describe('RunTelemetry child spans', () => {
     expect(ok.kind).toBe(SpanKind.INTERNAL);
     expect(ok.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     expect(ok.status.code).toBe(SpanStatusCode.UNSET);
-    expect(ok.attributes).toEqual({ [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-1', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' });
+    expect(ok.attributes).toEqual({
+      [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+      [ATTR_GEN_AI_TOOL_NAME]: 'read_file',
+      [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-1',
+      [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+    });
     expect(failed.map((s) => [s.attributes, s.status, s.duration])).toEqual([
       [
-        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-2', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'unfinished' },
+        {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'bash',
+          [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-2',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+          [ATTR_ERROR_TYPE]: 'unfinished',
+        },
         { code: SpanStatusCode.ERROR, message: 'tool error: unfinished' },
         [2, 100_000_000],
       ],
       [
-        { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-3', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'tool_error' },
+        {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'bash',
+          [ATTR_GEN_AI_TOOL_CALL_ID]: 'call-3',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+          [ATTR_ERROR_TYPE]: 'tool_error',
+        },
         { code: SpanStatusCode.ERROR, message: 'tool error: tool_error' },
         [0, 100_000_000],
       ],
     ]);
     expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0.2 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'unfinished' }, value: 2.1 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'bash', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer', [ATTR_ERROR_TYPE]: 'tool_error' }, value: 0.1 },
+      {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'read_file',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+        },
+        value: 0.2,
+      },
+      {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'bash',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+          [ATTR_ERROR_TYPE]: 'unfinished',
+        },
+        value: 2.1,
+      },
+      {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'bash',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+          [ATTR_ERROR_TYPE]: 'tool_error',
+        },
+        value: 0.1,
+      },
     ]);
     await h.close();
   });
@@ -482,7 +576,11 @@ describe('RunTelemetry span times across two clocks', () => {
       [1_700_000_000, 3_000_000],
       [1_700_000_000, 50_000_000],
     ]);
-    const times = (name: string) => h.finished().filter((s) => s.name === name).map((s) => [s.startTime, s.endTime]);
+    const times = (name: string) =>
+      h
+        .finished()
+        .filter((s) => s.name === name)
+        .map((s) => [s.startTime, s.endTime]);
     expect(times('chat deepseek-chat')).toEqual([
       [
         [1_700_000_000, 3_000_000],
@@ -506,15 +604,38 @@ describe('RunTelemetry span times across two clocks', () => {
       ],
     ]);
     expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'read_file', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0 },
-      { attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: 'grep', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0 },
+      {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'read_file',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+        },
+        value: 0,
+      },
+      {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR_GEN_AI_TOOL_NAME]: 'grep',
+          [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
+        },
+        value: 0,
+      },
     ]);
     await h.close();
   });
 
   it('never ends a run span before it starts when the end comes from the runtime clock (the SDK would warn)', async () => {
     const warnings: string[] = [];
-    diag.setLogger({ error: (m) => warnings.push(m), warn: (m) => warnings.push(m), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    diag.setLogger(
+      {
+        error: (m) => warnings.push(m),
+        warn: (m) => warnings.push(m),
+        info: () => undefined,
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
+      DiagLogLevel.WARN,
+    );
     const h = harness();
     h.runs.onRunStart(start({ startTime: T0 + 4 }));
     h.runs.onRunEnd(record({ endTime: T0 + 1 }));
@@ -539,13 +660,27 @@ describe('RunTelemetry unnamed tools', () => {
     h.runs.onRunEnd(
       record({
         source: 'acp',
-        toolCalls: [{ callId: 'call_7', title: 'curl -H "Authorization: Bearer s3cret" https://example.test', toolType: 'execute', startTime: T0 + 100, endTime: T0 + 400, isError: false }],
+        toolCalls: [
+          {
+            callId: 'call_7',
+            title: 'curl -H "Authorization: Bearer s3cret" https://example.test',
+            toolType: 'execute',
+            startTime: T0 + 100,
+            endTime: T0 + 400,
+            isError: false,
+          },
+        ],
       }),
     );
     const span = h.span('execute_tool');
     expect(span.attributes[ATTR_GEN_AI_TOOL_NAME]).toBeUndefined();
     expect(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]).toBe('call_7');
-    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([{ attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' }, value: 0.3 }]);
+    expect(await h.points(METRIC_GEN_AI_EXECUTE_TOOL_DURATION)).toEqual([
+      {
+        attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_AGENT_NAME]: 'reviewer' },
+        value: 0.3,
+      },
+    ]);
     await h.close();
   });
 });
@@ -578,11 +713,17 @@ describe('RunTelemetry reported output and counters', () => {
     h.runs.onMalformed('log', { code: 'invalid', message: 'bad event' });
     h.runs.recordDropped('traces', 'otlp', 3);
     expect(await h.points(METRIC_SUBAGENT_FRAMES_MALFORMED)).toEqual([
-      { attributes: { [ATTR_SUBAGENT_FRAME_ORIGIN]: 'agent->client', [ATTR_SUBAGENT_FRAME_ERROR]: 'not-json' }, value: 2 },
+      {
+        attributes: { [ATTR_SUBAGENT_FRAME_ORIGIN]: 'agent->client', [ATTR_SUBAGENT_FRAME_ERROR]: 'not-json' },
+        value: 2,
+      },
       { attributes: { [ATTR_SUBAGENT_FRAME_ORIGIN]: 'log', [ATTR_SUBAGENT_FRAME_ERROR]: 'invalid' }, value: 1 },
     ]);
     expect(await h.points(METRIC_SUBAGENT_TELEMETRY_DROPPED)).toEqual([
-      { attributes: { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: 'traces', [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: 'otlp' }, value: 3 },
+      {
+        attributes: { [ATTR_SUBAGENT_TELEMETRY_SIGNAL]: 'traces', [ATTR_SUBAGENT_TELEMETRY_EXPORTER]: 'otlp' },
+        value: 3,
+      },
     ]);
     await h.close();
   });
@@ -591,7 +732,9 @@ describe('RunTelemetry reported output and counters', () => {
     const h = harness();
     const cyclic: Record<string, unknown> = { type: 'text', text: 'x' };
     cyclic['self'] = cyclic;
-    expect(() => h.runs.onRunEnd(record({ runId: 'run-cyclic', stopReason: 'error', output: [cyclic as never] }))).not.toThrow();
+    expect(() =>
+      h.runs.onRunEnd(record({ runId: 'run-cyclic', stopReason: 'error', output: [cyclic as never] })),
+    ).not.toThrow();
     const span = h.span('invoke_agent reviewer');
     expect(span.attributes[ATTR_SUBAGENT_STOP_REASON]).toBe('error');
     expect(span.attributes[ATTR_SUBAGENT_OUTPUT]).toBeUndefined();

@@ -9,11 +9,18 @@ import { OnceReporter } from '../../src/telemetry/report-once.js';
 
 describe('resourceAttributesOf', () => {
   it('reads key=value pairs, percent-decoded, and OTEL_SERVICE_NAME over service.name', () => {
-    expect(resourceAttributesOf({ OTEL_RESOURCE_ATTRIBUTES: ' team = obs%20team ,deployment.environment=prod' }, new OnceReporter())).toEqual({
+    expect(
+      resourceAttributesOf(
+        { OTEL_RESOURCE_ATTRIBUTES: ' team = obs%20team ,deployment.environment=prod' },
+        new OnceReporter(),
+      ),
+    ).toEqual({
       team: 'obs team',
       'deployment.environment': 'prod',
     });
-    expect(resourceAttributesOf({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b', OTEL_SERVICE_NAME: 'a' }, new OnceReporter())).toEqual({ 'service.name': 'a' });
+    expect(
+      resourceAttributesOf({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b', OTEL_SERVICE_NAME: 'a' }, new OnceReporter()),
+    ).toEqual({ 'service.name': 'a' });
   });
 
   it('discards the whole variable when one entry does not parse', () => {
@@ -36,12 +43,25 @@ describe('resourceAttributesOf', () => {
 
 describe('batchSpanProcessorConfig', () => {
   it('gives the specification defaults for an empty environment', () => {
-    expect(batchSpanProcessorConfig({}, new OnceReporter())).toEqual({ maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMillis: 5000, exportTimeoutMillis: 30000 });
+    expect(batchSpanProcessorConfig({}, new OnceReporter())).toEqual({
+      maxQueueSize: 2048,
+      maxExportBatchSize: 512,
+      scheduledDelayMillis: 5000,
+      exportTimeoutMillis: 30000,
+    });
   });
 
   it('takes whole numbers in range, falls back for the rest, and keeps the batch within the queue', () => {
     expect(
-      batchSpanProcessorConfig({ OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '500', OTEL_BSP_SCHEDULE_DELAY: '20', OTEL_BSP_EXPORT_TIMEOUT: 'soon' }, new OnceReporter()),
+      batchSpanProcessorConfig(
+        {
+          OTEL_BSP_MAX_QUEUE_SIZE: '100',
+          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '500',
+          OTEL_BSP_SCHEDULE_DELAY: '20',
+          OTEL_BSP_EXPORT_TIMEOUT: 'soon',
+        },
+        new OnceReporter(),
+      ),
     ).toEqual({ maxQueueSize: 100, maxExportBatchSize: 100, scheduledDelayMillis: 20, exportTimeoutMillis: 30000 });
     expect(batchSpanProcessorConfig({ OTEL_BSP_MAX_QUEUE_SIZE: '0' }, new OnceReporter()).maxQueueSize).toBe(2048);
   });

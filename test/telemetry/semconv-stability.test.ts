@@ -34,10 +34,29 @@ function record(overrides: Partial<RunRecord> = {}): RunRecord {
     output: [{ type: 'text', text: 'Done.' }],
     outputSource: 'message',
     emptyMessages: 0,
-    usage: { inputTokens: 30, outputTokens: 12, cacheReadTokens: 6, cacheWriteTokens: 4, reasoningTokens: 2, reported: true },
+    usage: {
+      inputTokens: 30,
+      outputTokens: 12,
+      cacheReadTokens: 6,
+      cacheWriteTokens: 4,
+      reasoningTokens: 2,
+      reported: true,
+    },
     steps: [
-      { step: 0, startTime: T0 + 10, endTime: T0 + 900, usage: { inputTokens: 10, outputTokens: 4, cacheReadTokens: 6, cacheWriteTokens: 4, reasoningTokens: 2 }, finishReason: 'tool-calls' },
-      { step: 1, startTime: T0 + 1200, endTime: T0 + 2400, usage: { inputTokens: 20, outputTokens: 8 }, finishReason: 'stop' },
+      {
+        step: 0,
+        startTime: T0 + 10,
+        endTime: T0 + 900,
+        usage: { inputTokens: 10, outputTokens: 4, cacheReadTokens: 6, cacheWriteTokens: 4, reasoningTokens: 2 },
+        finishReason: 'tool-calls',
+      },
+      {
+        step: 1,
+        startTime: T0 + 1200,
+        endTime: T0 + 2400,
+        usage: { inputTokens: 20, outputTokens: 8 },
+        finishReason: 'stop',
+      },
     ],
     toolCalls: [{ callId: 'call-1', name: 'read', startTime: T0 + 950, endTime: T0 + 1100, isError: false }],
     ...overrides,
@@ -57,22 +76,38 @@ function harness(semconv: SemconvStability) {
     spans: (): ReadableSpan[] => h.spanExporter.getFinishedSpans(),
     async points(name: string): Promise<Point[]> {
       await h.reader.forceFlush();
-      const metric = h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+      const metric = h.metricExporter
+        .getMetrics()
+        .at(-1)
+        ?.scopeMetrics.flatMap((s) => s.metrics)
+        .find((m) => m.descriptor.name === name);
       if (metric === undefined) return [];
       return (metric.dataPoints as DataPoint<number | Histogram>[]).map((p) =>
-        typeof p.value === 'number' ? { attributes: p.attributes, value: p.value } : { attributes: p.attributes, value: p.value.sum ?? Number.NaN, count: p.value.count },
+        typeof p.value === 'number'
+          ? { attributes: p.attributes, value: p.value }
+          : { attributes: p.attributes, value: p.value.sum ?? Number.NaN, count: p.value.count },
       );
     },
     async metricNames(): Promise<string[]> {
       await h.reader.forceFlush();
-      return (h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? []).map((m) => m.descriptor.name).sort();
+      return (
+        h.metricExporter
+          .getMetrics()
+          .at(-1)
+          ?.scopeMetrics.flatMap((s) => s.metrics) ?? []
+      )
+        .map((m) => m.descriptor.name)
+        .sort();
     },
   };
 }
 
 /** Sum of one usage attribute over every span of the trace, as a backend that sums spans computes it. */
 function summed(spans: readonly ReadableSpan[], key: string): number {
-  return spans.reduce((sum, span) => sum + (typeof span.attributes[key] === 'number' ? (span.attributes[key] as number) : 0), 0);
+  return spans.reduce(
+    (sum, span) => sum + (typeof span.attributes[key] === 'number' ? (span.attributes[key] as number) : 0),
+    0,
+  );
 }
 
 describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
@@ -107,7 +142,8 @@ describe('OTEL_SEMCONV_STABILITY_OPT_IN', () => {
       const latest = new RunTelemetry({ tracer: provider.getTracer('test'), content: { capture: false } });
       previous.onRunEnd(record({ runId: 'previous', steps: [], toolCalls: [] }));
       latest.onRunEnd(record({ runId: 'latest', steps: [], toolCalls: [] }));
-      const span = (runId: string) => exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.agent.id'] === runId);
+      const span = (runId: string) =>
+        exporter.getFinishedSpans().find((s) => s.attributes['gen_ai.agent.id'] === runId);
       expect(span('previous')?.attributes['gen_ai.usage.cache_creation.input_tokens']).toBe(4);
       expect(span('previous')?.attributes['gen_ai.usage.cache_write.input_tokens']).toBeUndefined();
       expect(span('latest')?.attributes['gen_ai.usage.cache_write.input_tokens']).toBe(4);
@@ -124,7 +160,11 @@ describe('createTelemetry', () => {
   it('takes the choice from the environment it was given', async () => {
     for (const [value, present, absent] of [
       ['', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
-      ['http,gen_ai_latest_experimental', 'gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens'],
+      [
+        'http,gen_ai_latest_experimental',
+        'gen_ai.usage.cache_write.input_tokens',
+        'gen_ai.usage.cache_creation.input_tokens',
+      ],
       ['http,gen_ai_previous', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_write.input_tokens'],
     ] as const) {
       const out = mkdtempSync(join(tmpdir(), 'semconv-'));
@@ -152,13 +192,22 @@ describe('previous names (gen_ai_previous, kept for one release)', () => {
     expect(chat.every((s) => s.attributes['gen_ai.usage.cache_write.input_tokens'] === undefined)).toBe(true);
     const tool = h.spans().find((s) => s.name === 'execute_tool read');
     expect(tool?.attributes['gen_ai.agent.name']).toBeUndefined();
-    const run = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat' };
+    const run = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+    };
     // input 30 + 6 + 4 = 40; output 12 (the 2 reasoning tokens are inside it)
     expect(await h.points('gen_ai.client.token.usage')).toEqual([
       { attributes: { ...run, 'gen_ai.token.type': 'input' }, value: 40, count: 1 },
       { attributes: { ...run, 'gen_ai.token.type': 'output' }, value: 12, count: 1 },
     ]);
-    expect(await h.metricNames()).toEqual(['gen_ai.client.token.usage', 'gen_ai.execute_tool.duration', 'gen_ai.invoke_agent.duration', 'subagent.runs']);
+    expect(await h.metricNames()).toEqual([
+      'gen_ai.client.token.usage',
+      'gen_ai.execute_tool.duration',
+      'gen_ai.invoke_agent.duration',
+      'subagent.runs',
+    ]);
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
   });
@@ -195,7 +244,15 @@ describe('v0.1.0 names (the default)', () => {
     const tool = h.spans().find((s) => s.name === 'execute_tool read');
     expect(tool?.attributes['gen_ai.agent.name']).toBe('reviewer');
     expect(await h.points('gen_ai.execute_tool.duration')).toEqual([
-      { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.agent.name': 'reviewer' }, value: 0.15, count: 1 },
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'read',
+          'gen_ai.agent.name': 'reviewer',
+        },
+        value: 0.15,
+        count: 1,
+      },
     ]);
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
@@ -204,18 +261,36 @@ describe('v0.1.0 names (the default)', () => {
   it('counts usage per model call with gen_ai.token.modality and records per-call histograms and call counts', async () => {
     const h = harness('latest');
     h.runs.onRunEnd(record());
-    const chat = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat' };
+    const chat = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+    };
     const counted = { ...chat, 'gen_ai.token.modality': 'unknown' };
     // step 0: input 10 + 6 + 4 = 20, output 4 (2 reasoning inside); step 1: input 20, output 8
     expect(await h.points('gen_ai.client.inference.usage.input_tokens')).toEqual([{ attributes: counted, value: 40 }]);
     expect(await h.points('gen_ai.client.inference.usage.output_tokens')).toEqual([{ attributes: counted, value: 12 }]);
-    expect(await h.points('gen_ai.client.inference.usage.cache_read.input_tokens')).toEqual([{ attributes: counted, value: 6 }]);
-    expect(await h.points('gen_ai.client.inference.usage.cache_write.input_tokens')).toEqual([{ attributes: counted, value: 4 }]);
-    expect(await h.points('gen_ai.client.inference.usage.reasoning.output_tokens')).toEqual([{ attributes: counted, value: 2 }]);
-    expect(await h.points('gen_ai.client.inference.operation.input_tokens')).toEqual([{ attributes: chat, value: 40, count: 2 }]);
-    expect(await h.points('gen_ai.client.inference.operation.output_tokens')).toEqual([{ attributes: chat, value: 12, count: 2 }]);
-    expect(await h.points('gen_ai.invoke_agent.inference_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 2, count: 1 }]);
-    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 1, count: 1 }]);
+    expect(await h.points('gen_ai.client.inference.usage.cache_read.input_tokens')).toEqual([
+      { attributes: counted, value: 6 },
+    ]);
+    expect(await h.points('gen_ai.client.inference.usage.cache_write.input_tokens')).toEqual([
+      { attributes: counted, value: 4 },
+    ]);
+    expect(await h.points('gen_ai.client.inference.usage.reasoning.output_tokens')).toEqual([
+      { attributes: counted, value: 2 },
+    ]);
+    expect(await h.points('gen_ai.client.inference.operation.input_tokens')).toEqual([
+      { attributes: chat, value: 40, count: 2 },
+    ]);
+    expect(await h.points('gen_ai.client.inference.operation.output_tokens')).toEqual([
+      { attributes: chat, value: 12, count: 2 },
+    ]);
+    expect(await h.points('gen_ai.invoke_agent.inference_calls')).toEqual([
+      { attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 2, count: 1 },
+    ]);
+    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([
+      { attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 1, count: 1 },
+    ]);
     expect(await h.points('gen_ai.client.token.usage')).toEqual([]);
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
@@ -225,9 +300,18 @@ describe('v0.1.0 names (the default)', () => {
     const h = harness('latest');
     h.runs.onRunEnd(record({ runId: 'remote' }));
     h.runs.onRunEnd(record({ runId: 'local', inProcess: true, agentName: 'local' }));
-    const attributes = (agent: string) => ({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat', 'gen_ai.agent.name': agent });
-    expect(await h.points('gen_ai.client.operation.duration')).toEqual([{ attributes: attributes('reviewer'), value: 2.5, count: 1 }]);
-    expect(await h.points('gen_ai.invoke_agent.duration')).toEqual([{ attributes: attributes('local'), value: 2.5, count: 1 }]);
+    const attributes = (agent: string) => ({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+      'gen_ai.agent.name': agent,
+    });
+    expect(await h.points('gen_ai.client.operation.duration')).toEqual([
+      { attributes: attributes('reviewer'), value: 2.5, count: 1 },
+    ]);
+    expect(await h.points('gen_ai.invoke_agent.duration')).toEqual([
+      { attributes: attributes('local'), value: 2.5, count: 1 },
+    ]);
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
   });
@@ -235,11 +319,18 @@ describe('v0.1.0 names (the default)', () => {
   it('counts a run whose usage is known only per run once, with no per-call histogram and no inference-call count', async () => {
     const h = harness('latest');
     h.runs.onRunEnd(record({ source: 'acp', steps: [], toolCalls: [] }));
-    const run = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat', 'gen_ai.token.modality': 'unknown' };
+    const run = {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+      'gen_ai.token.modality': 'unknown',
+    };
     expect(await h.points('gen_ai.client.inference.usage.input_tokens')).toEqual([{ attributes: run, value: 40 }]);
     expect(await h.points('gen_ai.client.inference.operation.input_tokens')).toEqual([]);
     expect(await h.points('gen_ai.invoke_agent.inference_calls')).toEqual([]);
-    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([{ attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 0, count: 1 }]);
+    expect(await h.points('gen_ai.invoke_agent.tool_calls')).toEqual([
+      { attributes: { 'gen_ai.agent.name': 'reviewer' }, value: 0, count: 1 },
+    ]);
     await h.tracerProvider.shutdown();
     await h.meterProvider.shutdown();
   });
@@ -252,7 +343,11 @@ describe('run durations have one bucket layout in both naming modes (decision 00
 
   async function boundaries(h: ReturnType<typeof harness>, name: string): Promise<number[][]> {
     await h.reader.forceFlush();
-    const metric = h.metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === name);
+    const metric = h.metricExporter
+      .getMetrics()
+      .at(-1)
+      ?.scopeMetrics.flatMap((m) => m.metrics)
+      .find((m) => m.descriptor.name === name);
     return (metric?.dataPoints as DataPoint<Histogram>[] | undefined)?.map((p) => p.value.buckets.boundaries) ?? [];
   }
 
@@ -271,9 +366,13 @@ describe('run durations have one bucket layout in both naming modes (decision 00
   }
 });
 
-describe('the run span carries the run\'s usage; chat spans carry each call\'s (decision 0071, 2026-12 update)', () => {
+describe("the run span carries the run's usage; chat spans carry each call's (decision 0071, 2026-12 update)", () => {
   /** Sum of one usage attribute over the spans a backend totals: every span but the run spans marked as roll-ups. */
-  const summedOnce = (spans: readonly ReadableSpan[], key: string): number => summed(spans.filter((s) => s.attributes['subagent.usage.rollup'] !== true), key);
+  const summedOnce = (spans: readonly ReadableSpan[], key: string): number =>
+    summed(
+      spans.filter((s) => s.attributes['subagent.usage.rollup'] !== true),
+      key,
+    );
   for (const semconv of ['previous', 'latest'] as const) {
     it(`${semconv}: steps report usage, so the run span holds their sum and is marked as a roll-up`, async () => {
       const h = harness(semconv);
@@ -309,8 +408,28 @@ describe('the run span carries the run\'s usage; chat spans carry each call\'s (
 
     it(`${semconv}: a run that reported no usage has no usage attribute anywhere`, async () => {
       const h = harness(semconv);
-      h.runs.onRunEnd(record({ steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }], usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: false } }));
-      expect(h.spans().some((s) => s.attributes['gen_ai.usage.input_tokens'] !== undefined || s.attributes['subagent.usage.rollup'] !== undefined)).toBe(false);
+      h.runs.onRunEnd(
+        record({
+          steps: [{ step: 0, startTime: T0, endTime: T0 + 5 }],
+          usage: {
+            inputTokens: 0,
+            outputTokens: 0,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            reasoningTokens: 0,
+            reported: false,
+          },
+        }),
+      );
+      expect(
+        h
+          .spans()
+          .some(
+            (s) =>
+              s.attributes['gen_ai.usage.input_tokens'] !== undefined ||
+              s.attributes['subagent.usage.rollup'] !== undefined,
+          ),
+      ).toBe(false);
       await h.tracerProvider.shutdown();
       await h.meterProvider.shutdown();
     });

@@ -56,7 +56,11 @@ async function startReceiver(): Promise<{ endpoint: string; received: Received[]
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({
+        path: request.url ?? '',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{}');
     });
@@ -95,14 +99,27 @@ function record(overrides: Partial<RunRecord> = {}): RunRecord {
     output: [{ type: 'text', text: OUTPUT_TEXT }],
     outputSource: 'stream',
     emptyMessages: 1,
-    usage: { inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 10,
+      outputTokens: 20,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [{ callId: 'call-1', name: 'bash', startTime: T0 + 100, endTime: T0 + 200, isError: false }],
     ...overrides,
   };
 }
 
-type OtlpValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: OtlpValue[] } };
+type OtlpValue = {
+  stringValue?: string;
+  intValue?: number | string;
+  boolValue?: boolean;
+  doubleValue?: number;
+  arrayValue?: { values?: OtlpValue[] };
+};
 type OtlpAttribute = { key: string; value: OtlpValue };
 
 function plain(value: OtlpValue): unknown {
@@ -116,14 +133,21 @@ function attributeMap(attributes: OtlpAttribute[] | undefined): Record<string, u
 }
 
 interface TraceRequest {
-  resourceSpans: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { spans: { name: string; attributes: OtlpAttribute[]; status: { code?: number } }[] }[] }[];
+  resourceSpans: {
+    resource: { attributes: OtlpAttribute[] };
+    scopeSpans: { spans: { name: string; attributes: OtlpAttribute[]; status: { code?: number } }[] }[];
+  }[];
 }
 interface MetricRequest {
   resourceMetrics: {
     scopeMetrics: {
       metrics: {
         name: string;
-        sum?: { aggregationTemporality?: number; isMonotonic?: boolean; dataPoints: { attributes: OtlpAttribute[]; asInt?: number | string }[] };
+        sum?: {
+          aggregationTemporality?: number;
+          isMonotonic?: boolean;
+          dataPoints: { attributes: OtlpAttribute[]; asInt?: number | string }[];
+        };
         histogram?: { aggregationTemporality?: number; dataPoints: unknown[] };
       }[];
     }[];
@@ -175,11 +199,21 @@ describe('createTelemetry over OTLP/HTTP', () => {
         MY_API_KEY: 'sk-secret-456',
       },
     });
-    expect(telemetry.describeDestinations()).toEqual([`traces: OTLP/HTTP JSON ${endpoint}/v1/traces`, `metrics: OTLP/HTTP JSON ${endpoint}/v1/metrics`]);
+    expect(telemetry.describeDestinations()).toEqual([
+      `traces: OTLP/HTTP JSON ${endpoint}/v1/traces`,
+      `metrics: OTLP/HTTP JSON ${endpoint}/v1/metrics`,
+    ]);
     expect(telemetry.outDir).toBeUndefined();
     telemetry.runs.onRunStart(record());
     telemetry.runs.onRunEnd(record());
-    expect(await telemetry.shutdown(5000)).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    expect(await telemetry.shutdown(5000)).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
 
     const traces = received.filter((r) => r.path === '/v1/traces');
     const metrics = received.filter((r) => r.path === '/v1/metrics');
@@ -209,7 +243,12 @@ describe('createTelemetry over OTLP/HTTP', () => {
       'telemetry.sdk.name': 'opentelemetry',
       'telemetry.sdk.version': expect.stringMatching(/^\d+\.\d+\.\d+/),
     });
-    expect(sumPoints(metrics.map((r) => JSON.parse(r.body) as MetricRequest), METRIC_SUBAGENT_RUNS)).toEqual([
+    expect(
+      sumPoints(
+        metrics.map((r) => JSON.parse(r.body) as MetricRequest),
+        METRIC_SUBAGENT_RUNS,
+      ),
+    ).toEqual([
       {
         attributes: {
           [ATTR_GEN_AI_AGENT_NAME]: 'reviewer',
@@ -225,7 +264,13 @@ describe('createTelemetry over OTLP/HTTP', () => {
   it('also writes the OTLP-JSON-lines files when out is given with an endpoint', async () => {
     const { endpoint, received } = await startReceiver();
     const out = tempDir();
-    const telemetry = createTelemetry({ out, env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/custom/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } });
+    const telemetry = createTelemetry({
+      out,
+      env: {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/custom/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
+    });
     expect(telemetry.outDir).toBe(out);
     expect(telemetry.describeDestinations()).toEqual([
       `traces: OTLP/HTTP JSON ${endpoint}/custom/traces`,
@@ -243,12 +288,21 @@ describe('createTelemetry over OTLP/HTTP', () => {
 describe('createTelemetry embedded default', () => {
   it('writes complete OTLP-JSON lines to SUBAGENT_OTEL_OUT when no endpoint is configured, and no environment secret', async () => {
     const out = join(tempDir(), 'telemetry');
-    const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, MY_API_KEY: 'sk-secret-123', AWS_SECRET_ACCESS_KEY: 'sk-secret-456' } });
+    const telemetry = createTelemetry({
+      env: { SUBAGENT_OTEL_OUT: out, MY_API_KEY: 'sk-secret-123', AWS_SECRET_ACCESS_KEY: 'sk-secret-456' },
+    });
     expect(telemetry.outDir).toBe(out);
     telemetry.runs.onRunStart(record());
     telemetry.runs.onRunEnd(record());
     telemetry.runs.onMalformed('agent->client', { code: 'not-json', message: 'Unexpected token' });
-    expect(await telemetry.shutdown()).toEqual({ timedOut: false, errors: [], dropped: { traces: 0, metrics: 0 }, refused: { traces: 0, metrics: 0 }, outboxed: { traces: 0, metrics: 0, runs: 0 }, fromOutbox: { requests: 0, items: 0, runs: 0 } });
+    expect(await telemetry.shutdown()).toEqual({
+      timedOut: false,
+      errors: [],
+      dropped: { traces: 0, metrics: 0 },
+      refused: { traces: 0, metrics: 0 },
+      outboxed: { traces: 0, metrics: 0, runs: 0 },
+      fromOutbox: { requests: 0, items: 0, runs: 0 },
+    });
 
     const traceText = readFileSync(join(out, 'traces.jsonl'), 'utf8');
     const metricText = readFileSync(join(out, 'metrics.jsonl'), 'utf8');
@@ -266,12 +320,16 @@ describe('createTelemetry embedded default', () => {
 
   it('leaves every trace of the output text out of the exported data when capture is off, keeping hash and length', async () => {
     const out = tempDir();
-    const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' } });
+    const telemetry = createTelemetry({
+      env: { SUBAGENT_OTEL_OUT: out, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' },
+    });
     telemetry.runs.onRunEnd(record());
     await telemetry.shutdown();
     const exported = readFileSync(join(out, 'traces.jsonl'), 'utf8') + readFileSync(join(out, 'metrics.jsonl'), 'utf8');
     expect(exported).not.toContain('penguins');
-    const run = spansOf(readLines<TraceRequest>(join(out, 'traces.jsonl'))).find((s) => s.name === 'invoke_agent reviewer');
+    const run = spansOf(readLines<TraceRequest>(join(out, 'traces.jsonl'))).find(
+      (s) => s.name === 'invoke_agent reviewer',
+    );
     const attributes = attributeMap(run?.attributes);
     expect(attributes[ATTR_SUBAGENT_OUTPUT_SHA256]).toMatch(/^[0-9a-f]{64}$/);
     expect(attributes[ATTR_SUBAGENT_OUTPUT_LENGTH]).toBe(60);
@@ -280,7 +338,9 @@ describe('createTelemetry embedded default', () => {
 
   it('exports nothing and creates no directory when both exporters are none', async () => {
     const out = join(tempDir(), 'never');
-    const telemetry = createTelemetry({ env: { SUBAGENT_OTEL_OUT: out, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' } });
+    const telemetry = createTelemetry({
+      env: { SUBAGENT_OTEL_OUT: out, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' },
+    });
     expect(telemetry.describeDestinations()).toEqual(['traces: none', 'metrics: none']);
     telemetry.runs.onRunEnd(record());
     await telemetry.shutdown();
@@ -292,17 +352,24 @@ describe('createTelemetry metric temporality', () => {
   it('exports subagent.runs as a monotonic delta sum over OTLP and to the file when the preference is unset', async () => {
     const { endpoint, received } = await startReceiver();
     const out = tempDir();
-    const telemetry = createTelemetry({ out, env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } });
+    const telemetry = createTelemetry({
+      out,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    });
     telemetry.runs.onRunEnd(record());
     await telemetry.shutdown(5000);
 
     const otlp = received.filter((r) => r.path === '/v1/metrics').map((r) => JSON.parse(r.body) as MetricRequest);
-    const runs = otlp.flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics))).find((m) => m.name === METRIC_SUBAGENT_RUNS);
+    const runs = otlp
+      .flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics)))
+      .find((m) => m.name === METRIC_SUBAGENT_RUNS);
     expect(runs?.sum?.aggregationTemporality).toBe(1);
     expect(runs?.sum?.isMonotonic).toBe(true);
     // A run in another process (the default names of v0.1.0): its duration as the client operation's (decision 0121).
     expect(exportsOf(otlp, METRIC_GEN_AI_CLIENT_OPERATION_DURATION)).toEqual([{ temporality: 1, values: [] }]);
-    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 1, values: [1] }]);
+    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([
+      { temporality: 1, values: [1] },
+    ]);
   });
 
   it('exports cumulative sums over OTLP and to the file when the environment asks for cumulative', async () => {
@@ -310,14 +377,20 @@ describe('createTelemetry metric temporality', () => {
     const out = tempDir();
     const telemetry = createTelemetry({
       out,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'cumulative' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'cumulative',
+      },
     });
     telemetry.runs.onRunEnd(record());
     await telemetry.shutdown(5000);
 
     const otlp = received.filter((r) => r.path === '/v1/metrics').map((r) => JSON.parse(r.body) as MetricRequest);
     expect(exportsOf(otlp, METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 2, values: [1] }]);
-    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([{ temporality: 2, values: [1] }]);
+    expect(exportsOf(readLines<MetricRequest>(join(out, 'metrics.jsonl')), METRIC_SUBAGENT_RUNS)).toEqual([
+      { temporality: 2, values: [1] },
+    ]);
   });
 
   it('writes each export interval its own runs to the file, while the Prometheus endpoint keeps counting from the start', async () => {
@@ -348,7 +421,11 @@ describe('createTelemetry with a dead collector', () => {
     const out = tempDir();
     const telemetry = createTelemetry({
       out,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TIMEOUT: '300' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+      },
     });
     telemetry.runs.onRunEnd(record());
     // A bound far above the refused exports' time: had shutdown waited for it, `timedOut` would say so.
@@ -380,22 +457,36 @@ describe('planTelemetry', () => {
       },
     });
     // Headers and timeout are the exporters' to read: the plan holds only the project's decisions.
-    expect(plan.traces).toEqual({ otlp: { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' }, console: false });
-    expect(plan.metrics).toEqual({ otlp: { protocol: 'http/protobuf', url: 'https://metrics.example/ingest' }, console: false });
+    expect(plan.traces).toEqual({
+      otlp: { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' },
+      console: false,
+    });
+    expect(plan.metrics).toEqual({
+      otlp: { protocol: 'http/protobuf', url: 'https://metrics.example/ingest' },
+      console: false,
+    });
   });
 
   it('takes the protocol per signal, then OTEL_EXPORTER_OTLP_PROTOCOL, then http/protobuf; gRPC uses the endpoint as it is', () => {
     const plan = planTelemetry({
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+      },
     });
     expect(plan.traces.otlp).toEqual({ protocol: 'grpc', url: 'http://collector:4317' });
     expect(plan.metrics.otlp).toEqual({ protocol: 'http/json', url: 'http://collector:4317/v1/metrics' });
-    const unknown = planTelemetry({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' } });
+    const unknown = planTelemetry({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' },
+    });
     expect(unknown.traces.otlp?.protocol).toBe('http/protobuf');
   });
 
   it('sends a signal without an endpoint to the embedded default and honours console and none per signal', () => {
-    const plan = planTelemetry({ env: { SUBAGENT_OTEL_OUT: '/var/tmp/so', OTEL_TRACES_EXPORTER: 'otlp,console', OTEL_METRICS_EXPORTER: 'none' } });
+    const plan = planTelemetry({
+      env: { SUBAGENT_OTEL_OUT: '/var/tmp/so', OTEL_TRACES_EXPORTER: 'otlp,console', OTEL_METRICS_EXPORTER: 'none' },
+    });
     expect(plan.traces).toEqual({ fileDir: '/var/tmp/so', console: true });
     expect(plan.metrics).toEqual({ console: false });
     expect(planTelemetry({ env: {} }).defaultOutDir).toBe(join(process.cwd(), 'subagent-otel-out'));
@@ -403,9 +494,14 @@ describe('planTelemetry', () => {
 
   it('names the service from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel', async () => {
     const name = async (env: Record<string, string>, serviceName?: string): Promise<unknown> => {
-      const telemetry = createTelemetry({ env: { ...env, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' }, ...(serviceName !== undefined ? { serviceName } : {}) });
+      const telemetry = createTelemetry({
+        env: { ...env, OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' },
+        ...(serviceName !== undefined ? { serviceName } : {}),
+      });
       await telemetry.shutdown(1000);
-      const span = telemetry.tracerProvider.getTracer('t').startSpan('probe') as unknown as { resource: { attributes: Record<string, unknown> } };
+      const span = telemetry.tracerProvider.getTracer('t').startSpan('probe') as unknown as {
+        resource: { attributes: Record<string, unknown> };
+      };
       return span.resource.attributes['service.name'];
     };
     expect(await name({ OTEL_SERVICE_NAME: 'a', OTEL_RESOURCE_ATTRIBUTES: 'service.name=b' }, 'c')).toBe('a');
@@ -418,7 +514,8 @@ describe('planTelemetry', () => {
 
   it('prefers delta metrics unless OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE names cumulative or lowmemory', () => {
     const temporality = (value?: string) =>
-      planTelemetry({ env: value === undefined ? {} : { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: value } }).temporality;
+      planTelemetry({ env: value === undefined ? {} : { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: value } })
+        .temporality;
     expect(temporality()).toBe('delta');
     expect(temporality('')).toBe('delta');
     expect(temporality('  ')).toBe('delta');
@@ -429,10 +526,16 @@ describe('planTelemetry', () => {
   });
 
   it('enables the Prometheus endpoint from SUBAGENT_OTEL_PROMETHEUS_PORT on loopback, and keeps it off for bad values', () => {
-    expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' } }).prometheus).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' } }).prometheus).toEqual({
+      port: 9464,
+      host: '127.0.0.1',
+    });
     expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: 'http' } }).prometheus).toBeUndefined();
     expect(planTelemetry({ env: {}, prometheusPort: 0 }).prometheus).toBeUndefined();
-    expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' }, prometheusPort: 9999, prometheusHost: '0.0.0.0' }).prometheus).toEqual({
+    expect(
+      planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' }, prometheusPort: 9999, prometheusHost: '0.0.0.0' })
+        .prometheus,
+    ).toEqual({
       port: 9999,
       host: '0.0.0.0',
     });

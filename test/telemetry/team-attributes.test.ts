@@ -3,24 +3,34 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { publicRepositoryUrl, remoteOfGitConfig, repositoryOfFolder, teamAttributes } from '../../src/telemetry/team-attributes.js';
+import {
+  publicRepositoryUrl,
+  remoteOfGitConfig,
+  repositoryOfFolder,
+  teamAttributes,
+} from '../../src/telemetry/team-attributes.js';
 
 const root = mkdtempSync(join(tmpdir(), 'team-attributes-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('publicRepositoryUrl', () => {
   it('drops credentials, query, fragment and .git; reads scp-like addresses; refuses local paths', () => {
-    expect(publicRepositoryUrl('https://alice:ghp_token@github.com/acme/widgets.git')).toBe('https://github.com/acme/widgets');
+    expect(publicRepositoryUrl('https://alice:ghp_token@github.com/acme/widgets.git')).toBe(
+      'https://github.com/acme/widgets',
+    );
     expect(publicRepositoryUrl('https://github.com/acme/widgets?x=1#y')).toBe('https://github.com/acme/widgets');
     expect(publicRepositoryUrl('git@github.com:acme/widgets.git')).toBe('https://github.com/acme/widgets');
-    expect(publicRepositoryUrl('ssh://git@gitlab.example:2222/team/app.git')).toBe('ssh://gitlab.example:2222/team/app');
+    expect(publicRepositoryUrl('ssh://git@gitlab.example:2222/team/app.git')).toBe(
+      'ssh://gitlab.example:2222/team/app',
+    );
     expect(publicRepositoryUrl('file:///srv/repos/app.git')).toBeUndefined();
     expect(publicRepositoryUrl('../app')).toBeUndefined();
   });
 });
 
 describe('remoteOfGitConfig and repositoryOfFolder', () => {
-  const config = '[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://github.com/up/app.git\n[remote "origin"]\n\turl = git@github.com:me/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n';
+  const config =
+    '[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://github.com/up/app.git\n[remote "origin"]\n\turl = git@github.com:me/app.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n';
 
   it('takes origin first, else the first remote', () => {
     expect(remoteOfGitConfig(config)).toBe('git@github.com:me/app.git');
@@ -51,9 +61,18 @@ describe('teamAttributes', () => {
       return 'https://github.com/acme/widgets';
     });
     expect(team(undefined)).toEqual({ 'user.name': 'alice' });
-    expect(team({ cwd: '/w', branch: 'feature/x' })).toEqual({ 'user.name': 'alice', 'vcs.repository.url.full': 'https://github.com/acme/widgets', 'vcs.ref.head.name': 'feature/x' });
-    expect(team({ cwd: '/w', branch: 'HEAD' })).toEqual({ 'user.name': 'alice', 'vcs.repository.url.full': 'https://github.com/acme/widgets' });
+    expect(team({ cwd: '/w', branch: 'feature/x' })).toEqual({
+      'user.name': 'alice',
+      'vcs.repository.url.full': 'https://github.com/acme/widgets',
+      'vcs.ref.head.name': 'feature/x',
+    });
+    expect(team({ cwd: '/w', branch: 'HEAD' })).toEqual({
+      'user.name': 'alice',
+      'vcs.repository.url.full': 'https://github.com/acme/widgets',
+    });
     expect(lookups).toBe(1);
-    expect(team({ cwd: '/w', repositoryUrl: 'https://bob:pw@example.com/r.git' })['vcs.repository.url.full']).toBe('https://example.com/r');
+    expect(team({ cwd: '/w', repositoryUrl: 'https://bob:pw@example.com/r.git' })['vcs.repository.url.full']).toBe(
+      'https://example.com/r',
+    );
   });
 });

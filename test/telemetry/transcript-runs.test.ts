@@ -7,7 +7,12 @@
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { RunTelemetry } from '../../src/telemetry/run-telemetry.js';
@@ -19,17 +24,30 @@ const T = 1_770_000_000_000;
 function pipeline() {
   const stableIds = new StableIdGenerator();
   const spans = new InMemorySpanExporter();
-  const tracerProvider = new TracerProvider({ idGenerator: stableIds, spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
+  const tracerProvider = new TracerProvider({
+    idGenerator: stableIds,
+    spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
+  });
   const metrics = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const reader = new PeriodicExportingMetricReader({ exporter: metrics, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });
-  const runs = new RunTelemetry({ tracer: tracerProvider.getTracer('t'), meter: meterProvider.getMeter('t'), content: { capture: true }, semconv: 'previous', stableIds });
+  const runs = new RunTelemetry({
+    tracer: tracerProvider.getTracer('t'),
+    meter: meterProvider.getMeter('t'),
+    content: { capture: true },
+    semconv: 'previous',
+    stableIds,
+  });
   return {
     runs,
     spans: (): ReadableSpan[] => spans.getFinishedSpans(),
     async points(name: string) {
       await reader.forceFlush();
-      const metric = metrics.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+      const metric = metrics
+        .getMetrics()
+        .at(-1)
+        ?.scopeMetrics.flatMap((s) => s.metrics)
+        .find((m) => m.descriptor.name === name);
       return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value }));
     },
   };
@@ -46,7 +64,14 @@ function record(over: Partial<RunRecord> & Pick<RunRecord, 'runId'>): RunRecord 
     output: [{ type: 'text', text: 'done' }],
     outputSource: 'message',
     emptyMessages: 0,
-    usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens: 10,
+      outputTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [],
     toolCalls: [],
     traceKey: 'claude-code:s1',
@@ -61,10 +86,25 @@ describe('stable ids', () => {
   it('derive the trace from the key and spans from the run ids; a child reported first nests under the tool span reported later, by another pipeline', () => {
     const first = pipeline();
     first.runs.onRunEnd(
-      record({ runId: CHILD, agentName: 'Explore', parentRunId: ROOT, parentToolCallId: 'toolu_1', parentSessionId: 's1', startTime: T + 1000, endTime: T + 5000, stopReason: 'max-tokens', stopReasonInferredFrom: 'claude-code:api-error:max_output_tokens' }),
+      record({
+        runId: CHILD,
+        agentName: 'Explore',
+        parentRunId: ROOT,
+        parentToolCallId: 'toolu_1',
+        parentSessionId: 's1',
+        startTime: T + 1000,
+        endTime: T + 5000,
+        stopReason: 'max-tokens',
+        stopReasonInferredFrom: 'claude-code:api-error:max_output_tokens',
+      }),
     );
     const second = pipeline();
-    second.runs.onRunEnd(record({ runId: ROOT, toolCalls: [{ callId: 'toolu_1', name: 'Task', startTime: T + 900, endTime: T + 5100, isError: false }] }));
+    second.runs.onRunEnd(
+      record({
+        runId: ROOT,
+        toolCalls: [{ callId: 'toolu_1', name: 'Task', startTime: T + 900, endTime: T + 5100, isError: false }],
+      }),
+    );
 
     const [child] = first.spans();
     const root = second.spans().find((s) => s.name === 'invoke_agent claude-code');
@@ -119,7 +159,13 @@ describe('a run whose files say nothing about how it ended', () => {
 
   it('while a recorded truncation keeps its error status', () => {
     const p = pipeline();
-    p.runs.onRunEnd(record({ runId: ROOT, stopReason: 'max-tokens', stopReasonInferredFrom: 'claude-code:api-error:max_output_tokens' }));
+    p.runs.onRunEnd(
+      record({
+        runId: ROOT,
+        stopReason: 'max-tokens',
+        stopReasonInferredFrom: 'claude-code:api-error:max_output_tokens',
+      }),
+    );
     const [span] = p.spans();
     expect(span?.status.code).toBe(SpanStatusCode.ERROR);
     expect(span?.attributes['error.type']).toBe('max-tokens');
@@ -144,12 +190,16 @@ describe('cost', () => {
     expect(span?.attributes['subagent.cost.unpriced_models']).toBeUndefined();
     expect(span?.attributes['subagent.session.cost.amount']).toBe(1.25);
     expect(span?.attributes['subagent.usage.notes']).toEqual(['claude-code:subagent-final-usage-from-parent']);
-    expect(await p.points('subagent.cost.usd')).toEqual([{ attributes: { 'gen_ai.agent.name': 'claude-code', 'subagent.stop_reason': 'completed' }, value: 0.25 }]);
+    expect(await p.points('subagent.cost.usd')).toEqual([
+      { attributes: { 'gen_ai.agent.name': 'claude-code', 'subagent.stop_reason': 'completed' }, value: 0.25 },
+    ]);
   });
 
   it('has no amount when nothing could be priced, only the models the table does not know, and no metric point', async () => {
     const p = pipeline();
-    p.runs.onRunEnd(record({ runId: ROOT, cost: { amount: 0, currency: 'USD', unpricedModels: ['nobody-knows'], pricedCalls: 0 } }));
+    p.runs.onRunEnd(
+      record({ runId: ROOT, cost: { amount: 0, currency: 'USD', unpricedModels: ['nobody-knows'], pricedCalls: 0 } }),
+    );
     const [span] = p.spans();
     expect(span?.attributes['subagent.cost.amount']).toBeUndefined();
     expect(span?.attributes['subagent.cost.unpriced_models']).toEqual(['nobody-knows']);

@@ -20,12 +20,20 @@ import { ROOT } from '../helpers/paths.js';
 
 const root = mkdtempSync(join(tmpdir(), 'generated-watch-e2e-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 /** The one project folder (`-tmp-real-agent-claude-…-work`) of a generated Claude Code scenario. */
 function projectOf(scenario: string): string {
   const dir = join(ROOT, 'test', 'transcripts', 'claude-code', 'generated', scenario);
-  if (!existsSync(dir)) throw new Error(`${dir} is missing: it is committed test data (regenerate with 'node scripts/generate-agent-transcripts.mjs claude/')`);
+  if (!existsSync(dir))
+    throw new Error(
+      `${dir} is missing: it is committed test data (regenerate with 'node scripts/generate-agent-transcripts.mjs claude/')`,
+    );
   const [project] = readdirSync(dir).filter((name) => name.startsWith('-'));
   if (project === undefined) throw new Error(`${dir}: no project folder`);
   return join(dir, project);
@@ -50,14 +58,23 @@ async function until<T>(what: string, check: () => T | undefined, ms = 240_000):
   }
 }
 
-function run(spans: readonly OtlpSpan[], runId: string): { stopReason: unknown; output: string; input: unknown; outputTokens: unknown } | undefined {
+function run(
+  spans: readonly OtlpSpan[],
+  runId: string,
+): { stopReason: unknown; output: string; input: unknown; outputTokens: unknown } | undefined {
   const span = spans.find((s) => s.name.startsWith('invoke_agent') && attributes(s)['subagent.run_id'] === runId);
   if (span === undefined) return undefined;
   const a = attributes(span);
-  const parts = typeof a['subagent.output'] === 'string' ? (JSON.parse(a['subagent.output']) as Array<{ type: string; text?: string }>) : [];
+  const parts =
+    typeof a['subagent.output'] === 'string'
+      ? (JSON.parse(a['subagent.output']) as Array<{ type: string; text?: string }>)
+      : [];
   return {
     stopReason: a['subagent.stop_reason'],
-    output: parts.filter((p) => p.type === 'text').map((p) => p.text ?? '').join(''),
+    output: parts
+      .filter((p) => p.type === 'text')
+      .map((p) => p.text ?? '')
+      .join(''),
     input: a['gen_ai.usage.input_tokens'],
     outputTokens: a['gen_ai.usage.output_tokens'],
   };
@@ -74,18 +91,38 @@ describe('watch on sessions Claude Code 2.1.318 wrote here', () => {
     const projects = join(root, 'projects');
     mkdirSync(projects);
     const out = join(root, 'out');
-    const child = spawnCli(['watch', '--interval', '0.2', '--idle', '3', '--checkpoint', join(root, 'state', 'watch.json'), '--out', out, projects], QUIET_ENV);
+    const child = spawnCli(
+      [
+        'watch',
+        '--interval',
+        '0.2',
+        '--idle',
+        '3',
+        '--checkpoint',
+        join(root, 'state', 'watch.json'),
+        '--out',
+        out,
+        projects,
+      ],
+      QUIET_ENV,
+    );
     const done = finished(child);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
-    await until('the watch to follow the folder', () => (stderr.includes('subagent-otel watch: following') ? true : undefined));
+    await until('the watch to follow the folder', () =>
+      stderr.includes('subagent-otel watch: following') ? true : undefined,
+    );
     cpSync(join(staged.foreground, 'projects', '-bench-0'), join(projects, '-gen-fg'), { recursive: true });
     cpSync(join(staged.cut, 'projects', '-bench-0'), join(projects, '-gen-cut'), { recursive: true });
 
     const runIds = (): string[] =>
-      existsSync(join(out, 'traces.jsonl')) ? readSpans(out).filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])) : [];
+      existsSync(join(out, 'traces.jsonl'))
+        ? readSpans(out)
+            .filter((s) => s.name.startsWith('invoke_agent'))
+            .map((s) => String(attributes(s)['subagent.run_id']))
+        : [];
     await until('four runs in the trace file', () => (new Set(runIds()).size >= 4 ? true : undefined));
     child.kill('SIGTERM');
     const stopped = await done;
@@ -94,9 +131,29 @@ describe('watch on sessions Claude Code 2.1.318 wrote here', () => {
     const ids4 = runIds();
     expect(ids4.sort()).toEqual([ids.foreground.session, ids.foreground.child, ids.cut.session, ids.cut.child].sort());
     const spans = readSpans(out);
-    expect(run(spans, ids.foreground.child)).toEqual({ stopReason: 'completed', output: 'The subagent found 7 files.', input: 1000, outputTokens: 11 });
-    expect(run(spans, ids.foreground.session)).toEqual({ stopReason: 'completed', output: 'The subagent reported back.', input: 2800, outputTokens: 34 });
-    expect(run(spans, ids.cut.session)).toEqual({ stopReason: 'completed', output: 'The subagent reported back.', input: 4200, outputTokens: 51 });
-    expect(run(spans, ids.cut.child)).toEqual({ stopReason: 'max-tokens', output: 'Here is the first part of a long', input: 4000, outputTokens: 44 });
+    expect(run(spans, ids.foreground.child)).toEqual({
+      stopReason: 'completed',
+      output: 'The subagent found 7 files.',
+      input: 1000,
+      outputTokens: 11,
+    });
+    expect(run(spans, ids.foreground.session)).toEqual({
+      stopReason: 'completed',
+      output: 'The subagent reported back.',
+      input: 2800,
+      outputTokens: 34,
+    });
+    expect(run(spans, ids.cut.session)).toEqual({
+      stopReason: 'completed',
+      output: 'The subagent reported back.',
+      input: 4200,
+      outputTokens: 51,
+    });
+    expect(run(spans, ids.cut.child)).toEqual({
+      stopReason: 'max-tokens',
+      output: 'Here is the first part of a long',
+      input: 4000,
+      outputTokens: 44,
+    });
   }, 300_000);
 });

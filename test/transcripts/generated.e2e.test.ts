@@ -21,10 +21,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { attributes, readSpans, runCli, type OtlpSpan } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 
-const GENERATED = (format: string, scenario: string): string => join(ROOT, 'test', 'transcripts', format, 'generated', scenario);
+const GENERATED = (format: string, scenario: string): string =>
+  join(ROOT, 'test', 'transcripts', format, 'generated', scenario);
 const out = mkdtempSync(join(tmpdir(), 'generated-transcripts-e2e-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', TRACESTATE: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 interface Summary {
   runs: number;
@@ -40,10 +47,18 @@ interface Replayed {
 
 let sequence = 0;
 async function replay(folder: string): Promise<Replayed> {
-  if (!existsSync(folder)) throw new Error(`${folder} is missing: it is committed test data (regenerate with 'node scripts/generate-agent-transcripts.mjs')`);
+  if (!existsSync(folder))
+    throw new Error(
+      `${folder} is missing: it is committed test data (regenerate with 'node scripts/generate-agent-transcripts.mjs')`,
+    );
   const dir = join(out, String((sequence += 1)));
   const result = await runCli(['replay', '--json', '--no-progress', '--out', dir, folder], '', QUIET_ENV);
-  return { code: result.code, stderr: result.stderr.toString('utf8'), summary: JSON.parse(result.stdout.toString('utf8')) as Summary, spans: readSpans(dir) };
+  return {
+    code: result.code,
+    stderr: result.stderr.toString('utf8'),
+    summary: JSON.parse(result.stdout.toString('utf8')) as Summary,
+    spans: readSpans(dir),
+  };
 }
 
 /** Every file under `dir`, relative paths. */
@@ -79,7 +94,13 @@ function outputText(a: Record<string, unknown>): string {
 
 function facts(spans: readonly OtlpSpan[], runId: string): RunFacts & { match: unknown } {
   const span = runSpan(spans, runId);
-  if (span === undefined) throw new Error(`no run ${runId} among ${spans.filter((s) => s.name.startsWith('invoke_agent')).map((s) => String(attributes(s)['subagent.run_id'])).join(', ')}`);
+  if (span === undefined)
+    throw new Error(
+      `no run ${runId} among ${spans
+        .filter((s) => s.name.startsWith('invoke_agent'))
+        .map((s) => String(attributes(s)['subagent.run_id']))
+        .join(', ')}`,
+    );
   const a = attributes(span);
   const parent = spans.find((s) => s.spanId === span.parentSpanId);
   return {
@@ -126,7 +147,13 @@ describe('Claude Code 2.1.318 (claude-agent-acp 0.101), generated here', () => {
       parentTool: 'execute_tool Agent',
       match: true,
     });
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 2800, cacheRead: 400, outputTokens: 34 });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 2800,
+      cacheRead: 400,
+      outputTokens: 34,
+    });
   });
 
   it('background subagent: completed, its answer equal to the <result> of its task notification', async () => {
@@ -141,7 +168,13 @@ describe('Claude Code 2.1.318 (claude-agent-acp 0.101), generated here', () => {
       parentTool: 'execute_tool Agent',
       match: true,
     });
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 4200, cacheRead: 600, outputTokens: 51 });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 4200,
+      cacheRead: 600,
+      outputTokens: 51,
+    });
   });
 
   it('background subagent cut at its output limit: max-tokens, its partial answer equal to the notification <result>', async () => {
@@ -156,7 +189,13 @@ describe('Claude Code 2.1.318 (claude-agent-acp 0.101), generated here', () => {
       parentTool: 'execute_tool Agent',
       match: true,
     });
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 4200, cacheRead: 600, outputTokens: 51 });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 4200,
+      cacheRead: 600,
+      outputTokens: 51,
+    });
   });
 
   it('foreground subagent cut at its output limit: max-tokens with its partial answer (the parent got the error text)', async () => {
@@ -170,13 +209,25 @@ describe('Claude Code 2.1.318 (claude-agent-acp 0.101), generated here', () => {
       outputTokens: 44,
       parentTool: 'execute_tool Agent',
     });
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 2800, cacheRead: 400, outputTokens: 34 });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 2800,
+      cacheRead: 400,
+      outputTokens: 34,
+    });
   });
 
   it('parent cut at its output limit after its subagent answered: the parent max-tokens, the subagent completed', async () => {
     const { code, stderr, summary, spans, ids } = await scenario('parent-cut');
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'max-tokens', output: PARTIAL, input: 7000, cacheRead: 1000, outputTokens: 85 });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'max-tokens',
+      output: PARTIAL,
+      input: 7000,
+      cacheRead: 1000,
+      outputTokens: 85,
+    });
     expect(facts(spans, ids.child)).toEqual({
       stopReason: 'completed',
       output: CHILD_ANSWER,
@@ -191,8 +242,19 @@ describe('Claude Code 2.1.318 (claude-agent-acp 0.101), generated here', () => {
   it('subagent interrupted by session/cancel: aborted, like its parent', async () => {
     const { code, stderr, summary, spans, ids } = await scenario('interrupted');
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
-    expect(facts(spans, ids.child)).toMatchObject({ stopReason: 'aborted', output: '', input: 0, outputTokens: 0, parentTool: 'execute_tool Agent' });
-    expect(facts(spans, ids.session)).toMatchObject({ stopReason: 'aborted', input: 1400, cacheRead: 200, outputTokens: 17 });
+    expect(facts(spans, ids.child)).toMatchObject({
+      stopReason: 'aborted',
+      output: '',
+      input: 0,
+      outputTokens: 0,
+      parentTool: 'execute_tool Agent',
+    });
+    expect(facts(spans, ids.session)).toMatchObject({
+      stopReason: 'aborted',
+      input: 1400,
+      cacheRead: 200,
+      outputTokens: 17,
+    });
   });
 });
 
@@ -230,7 +292,13 @@ describe('Codex 0.166 (codex-acp 2.6), generated here', () => {
       parentTool: 'execute_tool spawn_agent',
       match: true,
     });
-    expect(facts(spans, ids.parent)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 4800, cacheRead: 800, outputTokens: 68 });
+    expect(facts(spans, ids.parent)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 4800,
+      cacheRead: 800,
+      outputTokens: 68,
+    });
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
   });
 
@@ -244,21 +312,50 @@ describe('Codex 0.166 (codex-acp 2.6), generated here', () => {
       outputTokens: 11,
       parentTool: 'execute_tool spawn_agent',
     });
-    expect(facts(spans, ids.parent)).toMatchObject({ stopReason: 'completed', output: PARENT_ANSWER, input: 4800, cacheRead: 800, outputTokens: 68 });
+    expect(facts(spans, ids.parent)).toMatchObject({
+      stopReason: 'completed',
+      output: PARENT_ANSWER,
+      input: 4800,
+      cacheRead: 800,
+      outputTokens: 68,
+    });
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
   });
 
   it('parent cut at max_output_tokens (task_complete with an incomplete-response error): max-tokens', async () => {
     const { code, stderr, summary, spans, ids } = await scenario('parent-cut');
-    expect(facts(spans, ids.parent)).toMatchObject({ stopReason: 'max-tokens', output: PARTIAL, input: 4800, cacheRead: 800, outputTokens: 68 });
-    expect(facts(spans, ids.child)).toMatchObject({ stopReason: 'completed', output: CHILD_ANSWER, input: 900, cacheRead: 100, outputTokens: 11 });
+    expect(facts(spans, ids.parent)).toMatchObject({
+      stopReason: 'max-tokens',
+      output: PARTIAL,
+      input: 4800,
+      cacheRead: 800,
+      outputTokens: 68,
+    });
+    expect(facts(spans, ids.child)).toMatchObject({
+      stopReason: 'completed',
+      output: CHILD_ANSWER,
+      input: 900,
+      cacheRead: 100,
+      outputTokens: 11,
+    });
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
   });
 
   it('child interrupted by session/cancel while its parent waits: both aborted', async () => {
     const { code, stderr, summary, spans, ids } = await scenario('interrupted');
-    expect(facts(spans, ids.child)).toMatchObject({ stopReason: 'aborted', output: '', input: 0, outputTokens: 0, parentTool: 'execute_tool spawn_agent' });
-    expect(facts(spans, ids.parent)).toMatchObject({ stopReason: 'aborted', input: 3600, cacheRead: 600, outputTokens: 51 });
+    expect(facts(spans, ids.child)).toMatchObject({
+      stopReason: 'aborted',
+      output: '',
+      input: 0,
+      outputTokens: 0,
+      parentTool: 'execute_tool spawn_agent',
+    });
+    expect(facts(spans, ids.parent)).toMatchObject({
+      stopReason: 'aborted',
+      input: 3600,
+      cacheRead: 600,
+      outputTokens: 51,
+    });
     expect([code, stderr, summary.runs, summary.problems]).toEqual([0, '', 2, 0]);
   });
 });
@@ -294,9 +391,20 @@ describe('Gemini CLI 0.61, generated here', () => {
       match: true,
     });
     const child = runSpan(spans, ids.child);
-    const selected = JSON.parse(String(child && attributes(child)['subagent.output'])) as Array<{ type: string; name?: string; arguments?: string }>;
-    expect(selected.map((b) => [b.type, b.name, b.arguments && (JSON.parse(b.arguments) as unknown)])).toEqual([['tool-call', 'complete_task', { result: { response: CHILD_ANSWER } }]]);
-    expect(facts(spans, ids.parent)).toMatchObject({ output: PARENT_ANSWER, input: 2400, cacheRead: 400, outputTokens: 34 });
+    const selected = JSON.parse(String(child && attributes(child)['subagent.output'])) as Array<{
+      type: string;
+      name?: string;
+      arguments?: string;
+    }>;
+    expect(selected.map((b) => [b.type, b.name, b.arguments && (JSON.parse(b.arguments) as unknown)])).toEqual([
+      ['tool-call', 'complete_task', { result: { response: CHILD_ANSWER } }],
+    ]);
+    expect(facts(spans, ids.parent)).toMatchObject({
+      output: PARENT_ANSWER,
+      input: 2400,
+      cacheRead: 400,
+      outputTokens: 34,
+    });
   });
 
   it('subagent cut at MAX_TOKENS twice, then stopped without complete_task: error, its partial answer kept', async () => {
@@ -310,14 +418,26 @@ describe('Gemini CLI 0.61, generated here', () => {
       outputTokens: 22,
       parentTool: 'execute_tool invoke_agent',
     });
-    expect(facts(spans, ids.parent)).toMatchObject({ output: PARENT_ANSWER, input: 2400, cacheRead: 400, outputTokens: 34 });
+    expect(facts(spans, ids.parent)).toMatchObject({
+      output: PARENT_ANSWER,
+      input: 2400,
+      cacheRead: 400,
+      outputTokens: 34,
+    });
   });
 
   it('subagent interrupted by session/cancel: aborted (its parent received the invoke_agent error "Aborted")', async () => {
     const { code, stderr, spans, ids } = await scenario('interrupted');
     expect([code, stderr]).toEqual([0, '']);
     // The parent's call ended in an error, not a report: nothing to compare, so no match attribute.
-    expect(facts(spans, ids.child)).toMatchObject({ stopReason: 'aborted', output: '', input: 0, outputTokens: 0, parentTool: 'execute_tool invoke_agent', match: undefined });
+    expect(facts(spans, ids.child)).toMatchObject({
+      stopReason: 'aborted',
+      output: '',
+      input: 0,
+      outputTokens: 0,
+      parentTool: 'execute_tool invoke_agent',
+      match: undefined,
+    });
     expect(facts(spans, ids.parent)).toMatchObject({ input: 1200, cacheRead: 200, outputTokens: 17 });
   });
 

@@ -6,19 +6,55 @@ import { describe, expect, it } from 'vitest';
 import { TranscriptRunBuilder, UNKNOWN_STOP } from '../../src/transcripts/transcript-run.js';
 
 const T = 1_770_000_000_000;
-const start = { runId: 'claude-code:s1', source: 'claude-code' as const, agentName: 'claude-code', startTime: T, traceKey: 'claude-code:s1' };
+const start = {
+  runId: 'claude-code:s1',
+  source: 'claude-code' as const,
+  agentName: 'claude-code',
+  startTime: T,
+  traceKey: 'claude-code:s1',
+};
 
 describe('TranscriptRunBuilder', () => {
-  it('selects the last non-empty message by the one rule and sums every call\'s usage, empty ones included', () => {
+  it("selects the last non-empty message by the one rule and sums every call's usage, empty ones included", () => {
     const b = new TranscriptRunBuilder(start);
-    b.call({ time: T + 1, content: [{ type: 'text', text: 'Partial answer' }, { type: 'tool-call', id: 't1', name: 'Read', arguments: '{}' }], usage: { inputTokens: 3, outputTokens: 10, cacheReadTokens: 100 }, model: 'm', finishReason: 'tool-calls' });
-    b.call({ time: T + 5, endTime: T + 6, content: [], usage: { inputTokens: 1, outputTokens: 64 }, model: 'm', finishReason: 'max-tokens' });
-    b.noteStop({ reason: 'max-tokens', inferredFrom: 'claude-code:api-error:max_output_tokens', diagnostic: "API Error: Claude's response exceeded the 64 output token maximum." });
+    b.call({
+      time: T + 1,
+      content: [
+        { type: 'text', text: 'Partial answer' },
+        { type: 'tool-call', id: 't1', name: 'Read', arguments: '{}' },
+      ],
+      usage: { inputTokens: 3, outputTokens: 10, cacheReadTokens: 100 },
+      model: 'm',
+      finishReason: 'tool-calls',
+    });
+    b.call({
+      time: T + 5,
+      endTime: T + 6,
+      content: [],
+      usage: { inputTokens: 1, outputTokens: 64 },
+      model: 'm',
+      finishReason: 'max-tokens',
+    });
+    b.noteStop({
+      reason: 'max-tokens',
+      inferredFrom: 'claude-code:api-error:max_output_tokens',
+      diagnostic: "API Error: Claude's response exceeded the 64 output token maximum.",
+    });
     const r = b.finish();
-    expect(r.output).toEqual([{ type: 'text', text: 'Partial answer' }, { type: 'tool-call', id: 't1', name: 'Read', arguments: '{}' }]);
+    expect(r.output).toEqual([
+      { type: 'text', text: 'Partial answer' },
+      { type: 'tool-call', id: 't1', name: 'Read', arguments: '{}' },
+    ]);
     expect(r.outputSource).toBe('message');
     expect(r.emptyMessages).toBe(1);
-    expect(r.usage).toEqual({ inputTokens: 4, outputTokens: 74, cacheReadTokens: 100, cacheWriteTokens: 0, reasoningTokens: 0, reported: true });
+    expect(r.usage).toEqual({
+      inputTokens: 4,
+      outputTokens: 74,
+      cacheReadTokens: 100,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    });
     expect(r.steps.map((s) => [s.step, s.startTime, s.endTime, s.finishReason, s.model])).toEqual([
       [0, T + 1, T + 1, 'tool-calls', 'm'],
       [1, T + 5, T + 6, 'max-tokens', 'm'],
@@ -31,7 +67,13 @@ describe('TranscriptRunBuilder', () => {
 
   it('is unknown, inferred from none, when nothing says how the run ended', () => {
     const r = new TranscriptRunBuilder(start).finish();
-    expect([r.stopReason, r.stopReasonInferredFrom, r.output, r.outputSource, r.usage.reported]).toEqual(['unknown', 'none', undefined, 'none', false]);
+    expect([r.stopReason, r.stopReasonInferredFrom, r.output, r.outputSource, r.usage.reported]).toEqual([
+      'unknown',
+      'none',
+      undefined,
+      'none',
+      false,
+    ]);
     expect(UNKNOWN_STOP).toEqual({ reason: 'unknown', inferredFrom: 'none' });
   });
 
@@ -56,9 +98,14 @@ describe('TranscriptRunBuilder', () => {
     b.noteUsage('claude-code:subagent-streaming-usage');
     b.noteUsage('claude-code:subagent-streaming-usage');
     b.noteStop({ reason: 'completed', inferredFrom: 'claude-code:parent-result:completed' });
-    const r = b.finish({ reported: { output: [{ type: 'text', text: 'Found it.' }], compare: 'text' }, agentName: 'Explore' });
+    const r = b.finish({
+      reported: { output: [{ type: 'text', text: 'Found it.' }], compare: 'text' },
+      agentName: 'Explore',
+    });
     expect(r.prompt).toEqual([{ type: 'text', text: 'Find the bug' }]);
-    expect(r.toolCalls).toEqual([{ callId: 't1', name: 'Bash', startTime: T + 2, endTime: T + 3, isError: true, errorType: 'tool_error' }]);
+    expect(r.toolCalls).toEqual([
+      { callId: 't1', name: 'Bash', startTime: T + 2, endTime: T + 3, isError: true, errorType: 'tool_error' },
+    ]);
     expect(r.usageNotes).toEqual(['claude-code:subagent-streaming-usage']);
     expect(r.reported).toEqual({ output: [{ type: 'text', text: 'Found it.' }], compare: 'text' });
     expect(r.agentName).toBe('Explore');

@@ -24,7 +24,14 @@ function run(runId: string, parentRunId: string | undefined, inputTokens: number
     output: undefined,
     outputSource: 'none',
     emptyMessages: 0,
-    usage: { inputTokens, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, reported: true },
+    usage: {
+      inputTokens,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      reported: true,
+    },
     steps: [{ step: 0, startTime: T, endTime: T, model: 'claude-sonnet-4-5', usage: { inputTokens, outputTokens: 0 } }],
     toolCalls: [],
   };
@@ -50,7 +57,7 @@ describe('withCost', () => {
     expect(rec.ends[2]?.sessionTotalCost).toMatchObject({ currency: 'USD', unpricedModels: [], pricedCalls: 3 });
   });
 
-  it('prices a request above 200k input tokens at the tier\'s $6 per million', () => {
+  it("prices a request above 200k input tokens at the tier's $6 per million", () => {
     const rec = recorder();
     withCost(rec).onRunEnd(run('root', undefined, 1_000_000));
     expect(rec.ends[0]?.cost?.amount).toBeCloseTo(6, 12);
@@ -69,21 +76,32 @@ describe('withCost', () => {
 });
 
 describe('parity by text', () => {
-  it('compares what a parent that receives only text got with the selection\'s text', () => {
-    const selected = [{ type: 'reasoning', text: 'thinking' }, { type: 'text', text: 'The answer.' }] as const;
+  it("compares what a parent that receives only text got with the selection's text", () => {
+    const selected = [
+      { type: 'reasoning', text: 'thinking' },
+      { type: 'text', text: 'The answer.' },
+    ] as const;
     expect(reportedOutputMatches([{ type: 'text', text: 'The answer.' }], selected, 'text')).toBe(true);
     expect(reportedOutputMatches([{ type: 'text', text: 'The answer.' }], selected)).toBe(false);
     expect(reportedOutputMatches([{ type: 'text', text: 'Another answer.' }], selected, 'text')).toBe(false);
     expect(reportedOutputMatches([], undefined, 'text')).toBe(true);
   });
 
-  it('compares an answer handed over as a tool call\'s result argument (Gemini CLI\'s complete_task), else the text', () => {
-    const finished = [{ type: 'text', text: 'Found it.' }, { type: 'tool-call', id: 'c1', name: 'complete_task', arguments: '{"result":"It is in retry.ts."}' }] as const;
+  it("compares an answer handed over as a tool call's result argument (Gemini CLI's complete_task), else the text", () => {
+    const finished = [
+      { type: 'text', text: 'Found it.' },
+      { type: 'tool-call', id: 'c1', name: 'complete_task', arguments: '{"result":"It is in retry.ts."}' },
+    ] as const;
     expect(reportedOutputMatches([{ type: 'text', text: 'It is in retry.ts.' }], finished, 'answer')).toBe(true);
     expect(reportedOutputMatches([{ type: 'text', text: 'Found it.' }], finished, 'answer')).toBe(false);
-    const cut = [{ type: 'text', text: 'Reading.' }, { type: 'tool-call', id: 'c2', name: 'read_file', arguments: '{"path":"a' }] as const;
+    const cut = [
+      { type: 'text', text: 'Reading.' },
+      { type: 'tool-call', id: 'c2', name: 'read_file', arguments: '{"path":"a' },
+    ] as const;
     expect(reportedOutputMatches([{ type: 'text', text: 'Reading.' }], cut, 'answer')).toBe(true);
-    expect(reportedOutputMatches([{ type: 'text', text: 'Done.' }], [{ type: 'text', text: 'Done.' }], 'answer')).toBe(true);
+    expect(reportedOutputMatches([{ type: 'text', text: 'Done.' }], [{ type: 'text', text: 'Done.' }], 'answer')).toBe(
+      true,
+    );
   });
 });
 
@@ -99,21 +117,37 @@ const broken: TranscriptFormat = {
 };
 const claiming: TranscriptFormat = {
   name: 'gemini-cli',
-  classify: (head) => (head.prefix.startsWith('{"g"') ? { format: 'gemini-cli', kind: 'session', facts: {} } : undefined),
+  classify: (head) =>
+    head.prefix.startsWith('{"g"') ? { format: 'gemini-cli', kind: 'session', facts: {} } : undefined,
   group: (files) => [{ format: 'gemini-cli', key: 'gemini-cli:x', files }],
   read: () => Promise.reject(new Error('read boom')),
 };
 
 describe('containment', () => {
   it('asks each format in turn; a classifier that throws claims nothing', () => {
-    expect(classifyTranscript({ path: 'a', firstLine: undefined, prefix: '{"g":1}' }, [broken, claiming])).toEqual({ format: 'gemini-cli', kind: 'session', facts: {} });
-    expect(classifyTranscript({ path: 'a', firstLine: undefined, prefix: 'nothing' }, [broken, claiming])).toBeUndefined();
+    expect(classifyTranscript({ path: 'a', firstLine: undefined, prefix: '{"g":1}' }, [broken, claiming])).toEqual({
+      format: 'gemini-cli',
+      kind: 'session',
+      facts: {},
+    });
+    expect(
+      classifyTranscript({ path: 'a', firstLine: undefined, prefix: 'nothing' }, [broken, claiming]),
+    ).toBeUndefined();
   });
 
   it('reports every file of a grouper or reader that throws as skipped, with a problem, and goes on', async () => {
     const problems: TranscriptProblem[] = [];
-    const file = (path: string, format: 'codex' | 'gemini-cli') => ({ path, size: 1, mtimeMs: 0, info: { format, kind: 'session' as const, facts: {} } });
-    const results = await readTranscripts([file('c.jsonl', 'codex'), file('g.jsonl', 'gemini-cli')], { listener: recorder(), onProblem: (p) => problems.push(p), onBytes: () => undefined, pause: () => undefined }, [broken, claiming]);
+    const file = (path: string, format: 'codex' | 'gemini-cli') => ({
+      path,
+      size: 1,
+      mtimeMs: 0,
+      info: { format, kind: 'session' as const, facts: {} },
+    });
+    const results = await readTranscripts(
+      [file('c.jsonl', 'codex'), file('g.jsonl', 'gemini-cli')],
+      { listener: recorder(), onProblem: (p) => problems.push(p), onBytes: () => undefined, pause: () => undefined },
+      [broken, claiming],
+    );
     expect(results).toEqual([
       { path: 'c.jsonl', records: 0, runs: 0, isSkipped: true },
       { path: 'g.jsonl', records: 0, runs: 0, isSkipped: true },

@@ -15,13 +15,24 @@ import { delegatingToolCalls } from '../../src/view/trace-tree.js';
 
 type Attr = { key: string; value: Record<string, unknown> };
 const s = (key: string, value: string): Attr => ({ key, value: { stringValue: value } });
-const n = (key: string, value: number): Attr => ({ key, value: Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value } });
+const n = (key: string, value: number): Attr => ({
+  key,
+  value: Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value },
+});
 const b = (key: string, value: boolean): Attr => ({ key, value: { boolValue: value } });
 
 const DAY1 = Date.UTC(2026, 0, 5, 10);
 const DAY2 = Date.UTC(2026, 0, 6, 10);
 
-function span(trace: string, id: string, parent: string, name: string, startMs: number, endMs: number, attributes: Attr[]): unknown {
+function span(
+  trace: string,
+  id: string,
+  parent: string,
+  name: string,
+  startMs: number,
+  endMs: number,
+  attributes: Attr[],
+): unknown {
   return {
     traceId: trace.padStart(32, '0'),
     spanId: id.padStart(16, '0'),
@@ -34,7 +45,9 @@ function span(trace: string, id: string, parent: string, name: string, startMs: 
 }
 
 function line(spans: unknown[]): string {
-  return JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 't' }, spans }] }] });
+  return JSON.stringify({
+    resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 't' }, spans }] }],
+  });
 }
 
 const run = (agent: string, stop: string, output: string, extra: Attr[] = []): Attr[] => [
@@ -42,7 +55,13 @@ const run = (agent: string, stop: string, output: string, extra: Attr[] = []): A
   s('gen_ai.agent.name', agent),
   s('gen_ai.conversation.id', `session-${agent}`),
   s('subagent.stop_reason', stop),
-  s('subagent.output', JSON.stringify([{ type: 'text', text: output }, { type: 'tool-call', id: 'c', name: 'Read', arguments: '{}' }])),
+  s(
+    'subagent.output',
+    JSON.stringify([
+      { type: 'text', text: output },
+      { type: 'tool-call', id: 'c', name: 'Read', arguments: '{}' },
+    ]),
+  ),
   ...extra,
 ];
 
@@ -54,15 +73,56 @@ function writeFixture(): string {
     line([
       span('1', 'c1', 'a1', 'chat m', DAY1 + 1, DAY1 + 2, [s('gen_ai.operation.name', 'chat')]),
       span('1', 'd1', 'a1', 'execute_tool delegate', DAY1 + 3, DAY1 + 9, [s('gen_ai.operation.name', 'execute_tool')]),
-      span('1', 'a2', 'a1', 'invoke_agent child', DAY1 + 4, DAY1 + 8, run('child', 'max-tokens', 'Partial child answer', [b('subagent.reported_output.match', false), n('gen_ai.usage.input_tokens', 10), n('gen_ai.usage.output_tokens', 5)])),
+      span(
+        '1',
+        'a2',
+        'a1',
+        'invoke_agent child',
+        DAY1 + 4,
+        DAY1 + 8,
+        run('child', 'max-tokens', 'Partial child answer', [
+          b('subagent.reported_output.match', false),
+          n('gen_ai.usage.input_tokens', 10),
+          n('gen_ai.usage.output_tokens', 5),
+        ]),
+      ),
     ]),
     'this line is not JSON',
     line([
-      span('1', 'a1', '', 'invoke_agent parent', DAY1, DAY1 + 10, run('parent', 'completed', 'The parent answer', [n('gen_ai.usage.input_tokens', 100), n('gen_ai.usage.output_tokens', 20), n('subagent.cost.amount', 0.5), s('subagent.cost.currency', 'USD')])),
-      span('2', 'b1', '', 'invoke_agent other', DAY2, DAY2 + 5, run('other', 'max-tokens', 'Needle in the output', [n('subagent.cost.amount', 0.25), s('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'prompt with a haystack' }] }]))])),
+      span(
+        '1',
+        'a1',
+        '',
+        'invoke_agent parent',
+        DAY1,
+        DAY1 + 10,
+        run('parent', 'completed', 'The parent answer', [
+          n('gen_ai.usage.input_tokens', 100),
+          n('gen_ai.usage.output_tokens', 20),
+          n('subagent.cost.amount', 0.5),
+          s('subagent.cost.currency', 'USD'),
+        ]),
+      ),
+      span(
+        '2',
+        'b1',
+        '',
+        'invoke_agent other',
+        DAY2,
+        DAY2 + 5,
+        run('other', 'max-tokens', 'Needle in the output', [
+          n('subagent.cost.amount', 0.25),
+          s(
+            'gen_ai.input.messages',
+            JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'prompt with a haystack' }] }]),
+          ),
+        ]),
+      ),
     ]),
     // The same run again (a file given twice, say): kept once.
-    line([span('2', 'b1', '', 'invoke_agent other', DAY2, DAY2 + 5, run('other', 'max-tokens', 'Needle in the output'))]),
+    line([
+      span('2', 'b1', '', 'invoke_agent other', DAY2, DAY2 + 5, run('other', 'max-tokens', 'Needle in the output')),
+    ]),
   ];
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
@@ -83,8 +143,25 @@ describe('RunIndex', () => {
     const page = index.runs({});
     expect(page.rows.map((r) => r.agent)).toEqual(['other', 'child', 'parent']);
     const child = page.rows.find((r) => r.agent === 'child');
-    expect(child).toMatchObject({ stop: 'max-tokens', preview: 'Partial child answer [tool-call Read]', mismatch: true, nested: true, inputTokens: 10, outputTokens: 5, time: DAY1 + 4, durationMs: 4 });
-    expect(index.summary()).toMatchObject({ runs: 3, first: DAY1, last: DAY2, stops: [{ name: 'max-tokens', runs: 2 }, { name: 'completed', runs: 1 }] });
+    expect(child).toMatchObject({
+      stop: 'max-tokens',
+      preview: 'Partial child answer [tool-call Read]',
+      mismatch: true,
+      nested: true,
+      inputTokens: 10,
+      outputTokens: 5,
+      time: DAY1 + 4,
+      durationMs: 4,
+    });
+    expect(index.summary()).toMatchObject({
+      runs: 3,
+      first: DAY1,
+      last: DAY2,
+      stops: [
+        { name: 'max-tokens', runs: 2 },
+        { name: 'completed', runs: 1 },
+      ],
+    });
   });
 
   it('filters by stop reason, agent, time, mismatch and text in output or prompt; sorts and pages', async () => {
@@ -97,7 +174,11 @@ describe('RunIndex', () => {
     expect(index.runs({ q: 'NEEDLE' }).rows.map((r) => r.agent)).toEqual(['other']);
     expect(index.runs({ q: 'haystack' }).rows.map((r) => r.agent)).toEqual(['other']);
     expect(index.runs({ sort: 'cost', dir: 'desc' }).rows.map((r) => r.agent)).toEqual(['parent', 'other', 'child']);
-    expect(index.runs({ sort: 'agent', dir: 'asc', offset: 1, limit: 1 })).toMatchObject({ total: 3, offset: 1, rows: [{ agent: 'other' }] });
+    expect(index.runs({ sort: 'agent', dir: 'asc', offset: 1, limit: 1 })).toMatchObject({
+      total: 3,
+      offset: 1,
+      rows: [{ agent: 'other' }],
+    });
   });
 
   it('sums runs by stop reason, truncation rate (over every stop reason), tokens and cost per agent per UTC day', async () => {
@@ -112,7 +193,12 @@ describe('RunIndex', () => {
       costByAgent: { child: [0, 0], other: [0, 0.25], parent: [0.5, 0] },
     });
     // Filtered to max-tokens: the runs per stop reason follow the filter, the truncation rate stays over every stop reason.
-    expect(index.charts({ stop: 'max-tokens' })).toMatchObject({ days: ['2026-01-05', '2026-01-06'], stops: ['max-tokens'], runsByStop: { 'max-tokens': [1, 1] }, truncationRate: [0.5, 1] });
+    expect(index.charts({ stop: 'max-tokens' })).toMatchObject({
+      days: ['2026-01-05', '2026-01-06'],
+      stops: ['max-tokens'],
+      runsByStop: { 'max-tokens': [1, 1] },
+      truncationRate: [0.5, 1],
+    });
   });
 
   it("reads a run's whole trace again from the file, with the child shown under its delegating tool call", async () => {
@@ -121,7 +207,12 @@ describe('RunIndex', () => {
     const detail = await index.detail(child?.id ?? '');
     expect(detail?.output).toBe('Partial child answer\n\n[tool-call Read]');
     expect(detail?.reported).toEqual({ agrees: false, attributes: { 'subagent.reported_output.match': false } });
-    expect(detail?.spans.map((sp) => sp.name).sort()).toEqual(['chat m', 'execute_tool delegate', 'invoke_agent child', 'invoke_agent parent']);
+    expect(detail?.spans.map((sp) => sp.name).sort()).toEqual([
+      'chat m',
+      'execute_tool delegate',
+      'invoke_agent child',
+      'invoke_agent parent',
+    ]);
     const shown = detail?.spans.find((sp) => sp.name === 'invoke_agent child');
     expect(shown?.parentSpanId).toBe('00000000000000a1');
     expect(shown?.shownUnder).toBe('00000000000000d1');
@@ -169,9 +260,15 @@ describe('checkTracesFile', () => {
     const dir = mkdtempSync(join(tmpdir(), 'view-check-'));
     const metrics = join(dir, 'metrics.jsonl');
     writeFileSync(metrics, `${JSON.stringify({ resourceMetrics: [] })}\n`);
-    await expect(checkTracesFile(metrics)).rejects.toThrow(new NotOtlpTracesError(`${metrics} is not an OTLP JSON traces file: line 1 is an OTLP metrics request, not traces (give the traces.jsonl beside it, or their directory)`));
+    await expect(checkTracesFile(metrics)).rejects.toThrow(
+      new NotOtlpTracesError(
+        `${metrics} is not an OTLP JSON traces file: line 1 is an OTLP metrics request, not traces (give the traces.jsonl beside it, or their directory)`,
+      ),
+    );
     const text = join(dir, 'notes.txt');
     writeFileSync(text, '\n# notes\n');
-    await expect(checkTracesFile(text)).rejects.toThrow(/notes\.txt is not an OTLP JSON traces file: line 2 is not JSON/);
+    await expect(checkTracesFile(text)).rejects.toThrow(
+      /notes\.txt is not an OTLP JSON traces file: line 2 is not JSON/,
+    );
   });
 });

@@ -42,12 +42,18 @@ writeFileSync(
   })}\n`,
 );
 
-function http(url: string, method: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function http(
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -67,7 +73,9 @@ describe('subagent-otel view', () => {
     const port = (blocker.address() as { port: number }).port;
     const r = await runCli(['view', '--port', String(port), dir]);
     expect(r.code).toBe(2);
-    expect(r.stderr.toString()).toBe(`subagent-otel: view: port ${port} on 127.0.0.1 is in use: give another with --port <port>, or leave --port out for a free one\n`);
+    expect(r.stderr.toString()).toBe(
+      `subagent-otel: view: port ${port} on 127.0.0.1 is in use: give another with --port <port>, or leave --port out for a free one\n`,
+    );
   });
 
   it('refuses a file that is not OTLP JSON traces by name, exit code 2', async () => {
@@ -75,13 +83,17 @@ describe('subagent-otel view', () => {
     writeFileSync(metrics, `${JSON.stringify({ resourceMetrics: [] })}\n`);
     const r = await runCli(['view', metrics]);
     expect(r.code).toBe(2);
-    expect(r.stderr.toString()).toContain(`${metrics} is not an OTLP JSON traces file: line 1 is an OTLP metrics request, not traces`);
+    expect(r.stderr.toString()).toContain(
+      `${metrics} is not an OTLP JSON traces file: line 1 is an OTLP metrics request, not traces`,
+    );
   });
 
   it('says what to run first when the default directory has no traces', async () => {
     const r = await runCli(['view'], '', { SUBAGENT_OTEL_OUT: join(dir, 'nothing-here') });
     expect(r.code).toBe(2);
-    expect(r.stderr.toString()).toContain(`no runs to show: ${join(dir, 'nothing-here', 'traces.jsonl')} does not exist; run 'subagent-otel demo'`);
+    expect(r.stderr.toString()).toContain(
+      `no runs to show: ${join(dir, 'nothing-here', 'traces.jsonl')} does not exist; run 'subagent-otel demo'`,
+    );
   });
 
   it('serves the runs read-only on 127.0.0.1, to its own host name only, under a strict content security policy', async () => {
@@ -95,7 +107,10 @@ describe('subagent-otel view', () => {
       while (summary.state === 'loading');
       expect(summary).toMatchObject({ state: 'ready', runs: 1 });
       const runs = await http(`${url}api/runs?stop=max-tokens`, 'GET');
-      expect(JSON.parse(runs.body)).toMatchObject({ total: 1, rows: [{ agent: 'coder', stop: 'max-tokens', durationMs: 2000 }] });
+      expect(JSON.parse(runs.body)).toMatchObject({
+        total: 1,
+        rows: [{ agent: 'coder', stop: 'max-tokens', durationMs: 2000 }],
+      });
       const page = await http(url, 'GET');
       expect(page.headers['content-security-policy']).toContain("script-src 'self'");
       expect(page.headers['content-security-policy']).toContain("default-src 'none'");

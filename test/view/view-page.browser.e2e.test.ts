@@ -58,7 +58,12 @@ async function expectSubagentUnderToolCall(page: Page, runId: string): Promise<v
   expect(await parent.getAttribute('data-operation')).toBe('execute_tool');
   expect(Number(await row.getAttribute('data-depth'))).toBe(Number(await parent.getAttribute('data-depth')) + 1);
   // The tool call's row comes before the subagent's, which comes before the subagent's own spans.
-  const order = await page.locator('.wf-row').evaluateAll((rows, ids) => ids.map((id) => rows.findIndex((r) => (r as unknown as Dataset).dataset.spanId === id)), [parentId, spanId]);
+  const order = await page
+    .locator('.wf-row')
+    .evaluateAll(
+      (rows, ids) => ids.map((id) => rows.findIndex((r) => (r as unknown as Dataset).dataset.spanId === id)),
+      [parentId, spanId],
+    );
   expect(order[0]).toBeGreaterThanOrEqual(0);
   expect(order[0]).toBeLessThan(order[1] ?? -1);
 }
@@ -93,7 +98,9 @@ describe.skipIf(!browserReady)('view in a browser', () => {
 
     await page.selectOption('select[name="stop"]', 'max-tokens');
     await page.locator('.pager .total[data-total="11"]').waitFor();
-    const stops = await page.locator('tr.run').evaluateAll((rows) => rows.map((r) => (r as unknown as Dataset).dataset.stop));
+    const stops = await page
+      .locator('tr.run')
+      .evaluateAll((rows) => rows.map((r) => (r as unknown as Dataset).dataset.stop));
     expect(stops).toEqual(Array.from({ length: 11 }, () => 'max-tokens'));
     await shot(page, 'demo-max-tokens');
 
@@ -127,7 +134,10 @@ describe.skipIf(!browserReady)('view in a browser', () => {
       if (source === out) await shot(page, 'real-runs');
       await nested.click();
       await expectSubagentUnderToolCall(page, runId);
-      const parentId = (await page.locator(`.wf-row[data-span-id="${runId.split('-')[1] ?? ''}"]`).getAttribute('data-parent-span-id')) ?? '';
+      const parentId =
+        (await page
+          .locator(`.wf-row[data-span-id="${runId.split('-')[1] ?? ''}"]`)
+          .getAttribute('data-parent-span-id')) ?? '';
       expect(await page.locator(`.wf-row[data-span-id="${parentId}"] .label`).textContent()).toBe('execute_tool Task');
       if (source === out) await shot(page, 'real-run');
     }
@@ -136,7 +146,8 @@ describe.skipIf(!browserReady)('view in a browser', () => {
   it('shows an output holding <script> and javascript: links as text, and runs none of it', async () => {
     const xssDir = join(dir, 'xss');
     mkdirSync(xssDir, { recursive: true });
-    const evil = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> see [docs](javascript:window.__xss=3) or javascript:window.__xss=4';
+    const evil =
+      '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> see [docs](javascript:window.__xss=3) or javascript:window.__xss=4';
     const attr = (key: string, value: string): unknown => ({ key, value: { stringValue: value } });
     const span = (spanId: string, parentSpanId: string, name: string, attributes: unknown[]): unknown => ({
       traceId: '0123456789abcdef0123456789abcdef',
@@ -163,9 +174,16 @@ describe.skipIf(!browserReady)('view in a browser', () => {
                   attr('gen_ai.conversation.id', 'javascript:window.__xss=6'),
                   attr('subagent.stop_reason', 'max-tokens'),
                   attr('subagent.output', JSON.stringify([{ type: 'text', text: evil }])),
-                  attr('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: '<script>window.__xss=7</script>' }] }])),
+                  attr(
+                    'gen_ai.input.messages',
+                    JSON.stringify([
+                      { role: 'user', parts: [{ type: 'text', content: '<script>window.__xss=7</script>' }] },
+                    ]),
+                  ),
                 ]),
-                span('00000000000000a2', '00000000000000a1', 'execute_tool <script>window.__xss=8</script>', [attr('gen_ai.operation.name', 'execute_tool')]),
+                span('00000000000000a2', '00000000000000a1', 'execute_tool <script>window.__xss=8</script>', [
+                  attr('gen_ai.operation.name', 'execute_tool'),
+                ]),
               ],
             },
           ],
@@ -183,7 +201,9 @@ describe.skipIf(!browserReady)('view in a browser', () => {
     await page.locator('pre.output').waitFor();
     expect(await page.locator('pre.output').textContent()).toBe(evil);
     expect(await page.locator('pre.prompt').textContent()).toBe('<script>window.__xss=7</script>');
-    expect(await page.locator('.wf-row[data-span-id="00000000000000a2"] .label').textContent()).toBe('execute_tool <script>window.__xss=8</script>');
+    expect(await page.locator('.wf-row[data-span-id="00000000000000a2"] .label').textContent()).toBe(
+      'execute_tool <script>window.__xss=8</script>',
+    );
     await shot(page, 'xss-run');
     // A string: this runs in the page, and the test's TypeScript has no DOM types.
     const dom = await page.evaluate(

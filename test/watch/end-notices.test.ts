@@ -5,8 +5,20 @@ import { isQuietFile } from '../../src/transcripts/record-loop.js';
 import { EndNotices, settlePoint } from '../../src/watch/end-notices.js';
 
 const IDLE = 600_000;
-const file = (mtimeMs: number): TranscriptFile => ({ path: '/t/a.jsonl', size: 10, mtimeMs, info: { format: 'claude-code', kind: 'session', facts: {} } as unknown as TranscriptFile['info'] });
-const live = (now: number, ended?: number) => ({ live: { now, idleMs: IDLE, isReported: () => false, endedAt: (path: string) => (path === '/t/a.jsonl' ? ended : undefined) } });
+const file = (mtimeMs: number): TranscriptFile => ({
+  path: '/t/a.jsonl',
+  size: 10,
+  mtimeMs,
+  info: { format: 'claude-code', kind: 'session', facts: {} } as unknown as TranscriptFile['info'],
+});
+const live = (now: number, ended?: number) => ({
+  live: {
+    now,
+    idleMs: IDLE,
+    isReported: () => false,
+    endedAt: (path: string) => (path === '/t/a.jsonl' ? ended : undefined),
+  },
+});
 
 describe('isQuietFile with an end notice', () => {
   it('is quiet once the file has not changed for the settle time after the hook', () => {

@@ -14,7 +14,17 @@
  * `end: true` record, or when its file has been quiet for the idle bound.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,9 +41,16 @@ const scripted: TranscriptFormat = {
   name: 'claude-code',
   classify: (head) => {
     const line = head.firstLine as { scripted?: unknown } | undefined;
-    return typeof line?.scripted === 'string' ? { format: 'claude-code', kind: 'session', facts: { session: line.scripted } } : undefined;
+    return typeof line?.scripted === 'string'
+      ? { format: 'claude-code', kind: 'session', facts: { session: line.scripted } }
+      : undefined;
   },
-  group: (files) => files.map((file) => ({ format: 'claude-code', key: `scripted:${file.info.facts['session'] ?? file.path}`, files: [file] })),
+  group: (files) =>
+    files.map((file) => ({
+      format: 'claude-code',
+      key: `scripted:${file.info.facts['session'] ?? file.path}`,
+      files: [file],
+    })),
   async read(session, context) {
     const file = session.files[0];
     if (file === undefined) return [];
@@ -41,18 +58,42 @@ const scripted: TranscriptFormat = {
     let records = 0;
     for await (const item of readLines(fileChunks(file.path))) {
       if (item.kind === 'problem') {
-        context.onProblem({ file: file.path, line: item.line, code: item.code, scope: 'record', message: item.message });
+        context.onProblem({
+          file: file.path,
+          line: item.line,
+          code: item.code,
+          scope: 'record',
+          message: item.message,
+        });
         continue;
       }
       if (item.line === 1) continue;
       records += 1;
-      const record = JSON.parse(Buffer.from(item.bytes).toString('utf8')) as { run: string; t: number; end: boolean; u?: number };
+      const record = JSON.parse(Buffer.from(item.bytes).toString('utf8')) as {
+        run: string;
+        t: number;
+        end: boolean;
+        u?: number;
+      };
       let run = runs.get(record.run);
       if (run === undefined) {
-        run = { builder: new TranscriptRunBuilder({ runId: record.run, source: 'claude-code', agentName: 'scripted', startTime: record.t, traceKey: session.key }), ended: false };
+        run = {
+          builder: new TranscriptRunBuilder({
+            runId: record.run,
+            source: 'claude-code',
+            agentName: 'scripted',
+            startTime: record.t,
+            traceKey: session.key,
+          }),
+          ended: false,
+        };
         runs.set(record.run, run);
       }
-      run.builder.call({ time: record.t, content: [{ type: 'text', text: `at ${record.t}` }], ...(record.u !== undefined ? { usage: { inputTokens: record.u, outputTokens: 1 } } : {}) });
+      run.builder.call({
+        time: record.t,
+        content: [{ type: 'text', text: `at ${record.t}` }],
+        ...(record.u !== undefined ? { usage: { inputTokens: record.u, outputTokens: 1 } } : {}),
+      });
       if (record.end) {
         run.ended = true;
         run.builder.noteStop({ reason: 'completed', inferredFrom: 'scripted:end' });
@@ -85,9 +126,14 @@ function workspace(): { dir: string; state: string; checkpoint: string } {
   return { dir, state, checkpoint: join(state, 'checkpoint.json') };
 }
 
-const line = (run: string, t: number, end = false, u?: number): string => `${JSON.stringify({ run, t, end, ...(u !== undefined ? { u } : {}) })}\n`;
+const line = (run: string, t: number, end = false, u?: number): string =>
+  `${JSON.stringify({ run, t, end, ...(u !== undefined ? { u } : {}) })}\n`;
 /** The checkpoint's digest of a scripted run's output (`at <t>`), computed here as its format is documented: the first 32 hex of SHA-256 of the output's JSON. */
-const digestOf = (t: number): string => createHash('sha256').update(JSON.stringify([{ type: 'text', text: `at ${t}` }])).digest('hex').slice(0, 32);
+const digestOf = (t: number): string =>
+  createHash('sha256')
+    .update(JSON.stringify([{ type: 'text', text: `at ${t}` }]))
+    .digest('hex')
+    .slice(0, 32);
 const header = (session: string): string => `${JSON.stringify({ scripted: session })}\n`;
 /** Sets a file's mtime (seconds since the epoch from ms) so that "quiet" is decided by the test's clock. */
 const touch = (path: string, ms: number): void => utimesSync(path, ms / 1000, ms / 1000);
@@ -169,7 +215,9 @@ describe('watch', () => {
     expect(r.records[0]?.steps).toHaveLength(3);
     expect(r.problems).toEqual([]);
     const saved = await loadCheckpoint(ws.checkpoint);
-    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: T0 + 3, output: digestOf(T0 + 3), emptyMessages: 0 } });
+    expect(saved.ok && saved.checkpoint?.reported).toEqual({
+      r1: { end: T0 + 3, output: digestOf(T0 + 3), emptyMessages: 0 },
+    });
     expect(r.flushes).toBe(1);
   });
 
@@ -183,7 +231,13 @@ describe('watch', () => {
     const r = await watch(ws, {
       startAt: T0 + 10,
       history: true,
-      steps: [(c) => (c.t += 1), (c) => (c.t += 1), (c) => add(first, line('r2', T0 + 13, true), c), (c) => (c.t += 1), (c) => (c.t += 1)],
+      steps: [
+        (c) => (c.t += 1),
+        (c) => (c.t += 1),
+        (c) => add(first, line('r2', T0 + 13, true), c),
+        (c) => (c.t += 1),
+        (c) => (c.t += 1),
+      ],
       before: () => {
         put(first, text, { t: T0 + 5 });
         put(copy, text, { t: T0 + 5 });
@@ -201,7 +255,11 @@ describe('watch', () => {
     const r = await watch(ws, {
       startAt: T0,
       flushAnswers: [false, true],
-      steps: [(c) => put(file, header('s1') + line('r1', T0 + 1) + line('r1', T0 + 2, true), c), () => undefined, () => undefined],
+      steps: [
+        (c) => put(file, header('s1') + line('r1', T0 + 1) + line('r1', T0 + 2, true), c),
+        () => undefined,
+        () => undefined,
+      ],
     });
     expect(r.reported).toEqual(['r1', 'r1']);
     expect(r.flushes).toBe(2);
@@ -264,9 +322,17 @@ describe('watch', () => {
     add(file, line('r2', T0 + 3, true) + line('r3', T0 + 4, true), { t: T0 + 5 });
     const saved = await loadCheckpoint(ws.checkpoint);
     expect(saved.ok).toBe(true);
-    const second = await watch(ws, { startAt: T0 + 10, checkpoint: saved.ok ? saved.checkpoint : undefined, steps: [] });
+    const second = await watch(ws, {
+      startAt: T0 + 10,
+      checkpoint: saved.ok ? saved.checkpoint : undefined,
+      steps: [],
+    });
     expect(second.reported).toEqual(['r2', 'r3']);
-    const third = await watch(ws, { startAt: T0 + 20, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    const third = await watch(ws, {
+      startAt: T0 + 20,
+      checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint,
+      steps: [],
+    });
     expect(third.reported).toEqual([]);
   });
 
@@ -285,7 +351,11 @@ describe('watch', () => {
     expect(quiet.passes[0]?.sessionsRead).toBe(0);
     // One file grew while the watch was down: only its session is read, and its new run reported.
     add(files[1] ?? '', line('r9', T0 + 20, true), { t: T0 + 20 });
-    const grown = await watch(ws, { startAt: T0 + 30, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    const grown = await watch(ws, {
+      startAt: T0 + 30,
+      checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint,
+      steps: [],
+    });
     expect(grown.passes[0]?.sessionsRead).toBe(1);
     expect(grown.reported).toEqual(['r9']);
   });
@@ -310,18 +380,42 @@ describe('watch', () => {
     expect(first.reported).toEqual(['r1', `r1@${new Date(T0 + 1).toISOString()}`]);
     expect(first.passes.map((p) => p.runsReported)).toEqual([0, 0, 1, 0, 1]);
     const [whole, later] = first.records;
-    expect([whole?.usage.inputTokens, whole?.steps.length, whole?.output]).toEqual([10, 1, [{ type: 'text', text: `at ${T0 + 1}` }]]);
-    expect([later?.continuesRunId, later?.usage.inputTokens, later?.steps.length, later?.startTime, later?.endTime]).toEqual(['r1', 20, 1, TAKEN_UP, TAKEN_UP]);
-    expect([later?.output, later?.stopReason, later?.traceKey]).toEqual([[{ type: 'text', text: `at ${TAKEN_UP}` }], 'unknown', 'scripted:s1']);
+    expect([whole?.usage.inputTokens, whole?.steps.length, whole?.output]).toEqual([
+      10,
+      1,
+      [{ type: 'text', text: `at ${T0 + 1}` }],
+    ]);
+    expect([
+      later?.continuesRunId,
+      later?.usage.inputTokens,
+      later?.steps.length,
+      later?.startTime,
+      later?.endTime,
+    ]).toEqual(['r1', 20, 1, TAKEN_UP, TAKEN_UP]);
+    expect([later?.output, later?.stopReason, later?.traceKey]).toEqual([
+      [{ type: 'text', text: `at ${TAKEN_UP}` }],
+      'unknown',
+      'scripted:s1',
+    ]);
     const saved = await loadCheckpoint(ws.checkpoint);
-    expect(saved.ok && saved.checkpoint?.reported).toEqual({ r1: { end: TAKEN_UP, output: digestOf(TAKEN_UP), emptyMessages: 0 } });
+    expect(saved.ok && saved.checkpoint?.reported).toEqual({
+      r1: { end: TAKEN_UP, output: digestOf(TAKEN_UP), emptyMessages: 0 },
+    });
 
     // A restart reads the session again: nothing new.
-    const second = await watch(ws, { startAt: T0 + 200_000, checkpoint: saved.ok ? saved.checkpoint : undefined, steps: [] });
+    const second = await watch(ws, {
+      startAt: T0 + 200_000,
+      checkpoint: saved.ok ? saved.checkpoint : undefined,
+      steps: [],
+    });
     expect(second.reported).toEqual([]);
     // Taken up once more while the watch was down: the part after the last report, once.
     add(file, line('r1', T0 + 300_000, false, 30), { t: T0 + 300_000 });
-    const third = await watch(ws, { startAt: T0 + 400_000, checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint, steps: [] });
+    const third = await watch(ws, {
+      startAt: T0 + 400_000,
+      checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint,
+      steps: [],
+    });
     expect(third.reported).toEqual([`r1@${new Date(TAKEN_UP).toISOString()}`]);
     expect([third.records[0]?.usage.inputTokens, third.records[0]?.steps.length]).toEqual([30, 1]);
   });
@@ -329,10 +423,22 @@ describe('watch', () => {
   it('reads a version 1 checkpoint (end times only) and reports only what came after those ends', async () => {
     const ws = workspace();
     const file = join(ws.dir, 'a.jsonl');
-    put(file, header('s1') + line('r1', T0 + 1, true, 10) + line('r2', T0 + 2, false, 10) + line('r2', T0 + 5, true, 7), { t: T0 + 5 });
-    writeFileSync(ws.checkpoint, JSON.stringify({ version: 1, dirs: [ws.dir], since: T0, reported: { r1: T0 + 1, r2: T0 + 2 } }));
+    put(
+      file,
+      header('s1') + line('r1', T0 + 1, true, 10) + line('r2', T0 + 2, false, 10) + line('r2', T0 + 5, true, 7),
+      { t: T0 + 5 },
+    );
+    writeFileSync(
+      ws.checkpoint,
+      JSON.stringify({ version: 1, dirs: [ws.dir], since: T0, reported: { r1: T0 + 1, r2: T0 + 2 } }),
+    );
     const loaded = await loadCheckpoint(ws.checkpoint);
-    expect(loaded.ok && loaded.checkpoint).toEqual({ version: 2, dirs: [ws.dir], since: T0, reported: { r1: { end: T0 + 1 }, r2: { end: T0 + 2 } } });
+    expect(loaded.ok && loaded.checkpoint).toEqual({
+      version: 2,
+      dirs: [ws.dir],
+      since: T0,
+      reported: { r1: { end: T0 + 1 }, r2: { end: T0 + 2 } },
+    });
     const r = await watch(ws, { startAt: T0 + 10, checkpoint: loaded.ok ? loaded.checkpoint : undefined, steps: [] });
     expect(r.reported).toEqual([`r2@${new Date(T0 + 2).toISOString()}`]);
     expect(r.records[0]?.usage.inputTokens).toBe(7);
@@ -475,7 +581,9 @@ describe('the checkpoint', () => {
     expect(!field.ok && field.message).toContain('(reported.r1: Invalid input: expected object, received string)');
     writeFileSync(ws.checkpoint, '{"version":3,"dirs":[],"since":0,"reported":{}}');
     const newer = await loadCheckpoint(ws.checkpoint);
-    expect(!newer.ok && newer.message).toContain('(version 3, this subagent-otel reads 1 and 2); move it away to start over, or give another with --checkpoint');
+    expect(!newer.ok && newer.message).toContain(
+      '(version 3, this subagent-otel reads 1 and 2); move it away to start over, or give another with --checkpoint',
+    );
     expect(await loadCheckpoint(join(ws.state, 'none.json'))).toEqual({ ok: true, checkpoint: undefined });
   });
 });

@@ -13,7 +13,11 @@ const text = (items: readonly ByteLineItem[]): unknown[] =>
       case 'line':
         return ['line', Buffer.from(item.bytes).toString()];
       case 'tail':
-        return ['tail', item.line.kind === 'line' ? Buffer.from(item.line.bytes).toString() : item.line.length, item.isTornFrame];
+        return [
+          'tail',
+          item.line.kind === 'line' ? Buffer.from(item.line.bytes).toString() : item.line.length,
+          item.isTornFrame,
+        ];
       case 'corrupt-zstd':
         return ['corrupt-zstd'];
       default:
@@ -24,7 +28,8 @@ const text = (items: readonly ByteLineItem[]): unknown[] =>
 async function readAll(bytes: Uint8Array, chunk: number): Promise<unknown[]> {
   const reader = new ByteLineReader();
   const items: ByteLineItem[] = [];
-  for (let offset = 0; offset < bytes.length; offset += chunk) items.push(...(await reader.push(bytes.subarray(offset, offset + chunk))));
+  for (let offset = 0; offset < bytes.length; offset += chunk)
+    items.push(...(await reader.push(bytes.subarray(offset, offset + chunk))));
   items.push(...(await reader.end()));
   return text(items);
 }
@@ -33,7 +38,11 @@ describe('ByteLineReader', () => {
   it('gives the same lines for plain and zstd input, whatever the chunking', async () => {
     const plain = Buffer.from('one\r\ntwo\nthree');
     const zstd = Buffer.concat([await compressZstdFrame('one\r\ntwo\n'), await compressZstdFrame('three')]);
-    const expected = [['line', 'one'], ['line', 'two'], ['tail', 'three', false]];
+    const expected = [
+      ['line', 'one'],
+      ['line', 'two'],
+      ['tail', 'three', false],
+    ];
     for (const chunk of [1, 2, 3, 7, 4096]) {
       expect(await readAll(plain, chunk)).toEqual(expected);
       expect(await readAll(zstd, chunk)).toEqual(expected);
@@ -44,8 +53,16 @@ describe('ByteLineReader', () => {
     const frame = await compressZstdFrame('a\nb\n');
     expect(await readAll(new Uint8Array(0), 1)).toEqual([['empty']]);
     expect(await readAll(await compressZstdFrame(''), 3)).toEqual([['empty']]);
-    expect(await readAll(frame.subarray(0, frame.length - 2), 5)).toEqual([['line', 'a'], ['line', 'b'], ['torn-frame']]);
-    expect(await readAll(Buffer.concat([frame, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff])]), 64)).toEqual([['line', 'a'], ['line', 'b'], ['corrupt-zstd']]);
+    expect(await readAll(frame.subarray(0, frame.length - 2), 5)).toEqual([
+      ['line', 'a'],
+      ['line', 'b'],
+      ['torn-frame'],
+    ]);
+    expect(await readAll(Buffer.concat([frame, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff, 0xff])]), 64)).toEqual([
+      ['line', 'a'],
+      ['line', 'b'],
+      ['corrupt-zstd'],
+    ]);
   });
 
   it('shows the unfinished first line for sniffing, and ignores everything once stopped', async () => {

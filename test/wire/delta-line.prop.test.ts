@@ -31,17 +31,48 @@ function fullParse(bytes: Uint8Array): unknown {
 }
 
 /** A delta notification line as the runtime writes it (JSON.stringify, the runtime's key order). */
-function deltaLine(d: { sessionId: string; seq: number; time: number; turn: number; step: number; type: string; index: number; text: string }): Buffer {
-  const event = { type: 'assistant/chunk', seq: d.seq, time: d.time, data: { turn: d.turn, step: d.step, chunk: { type: d.type, index: d.index, text: d.text } } };
-  return Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: 'session.event', params: { sessionId: d.sessionId, event } }), 'utf8');
+function deltaLine(d: {
+  sessionId: string;
+  seq: number;
+  time: number;
+  turn: number;
+  step: number;
+  type: string;
+  index: number;
+  text: string;
+}): Buffer {
+  const event = {
+    type: 'assistant/chunk',
+    seq: d.seq,
+    time: d.time,
+    data: { turn: d.turn, step: d.step, chunk: { type: d.type, index: d.index, text: d.text } },
+  };
+  return Buffer.from(
+    JSON.stringify({ jsonrpc: '2.0', method: 'session.event', params: { sessionId: d.sessionId, event } }),
+    'utf8',
+  );
 }
 
-const natArb = fc.oneof(fc.nat({ max: 20 }), fc.nat(), fc.constant(1_764_400_000_000), fc.constant(999_999_999_999_999));
+const natArb = fc.oneof(
+  fc.nat({ max: 20 }),
+  fc.nat(),
+  fc.constant(1_764_400_000_000),
+  fc.constant(999_999_999_999_999),
+);
 const textArb = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme' }),
   fc.string({ unit: 'binary' }), // lone surrogates included: escaped by JSON.stringify
-  fc.constantFrom('', ' plain words', 'quote " inside', 'back\\slash', 'tab\tand\nnewline', '\u0000\u001f', 'é中文→…', '\ud83d\ude00'),
+  fc.constantFrom(
+    '',
+    ' plain words',
+    'quote " inside',
+    'back\\slash',
+    'tab\tand\nnewline',
+    '\u0000\u001f',
+    'é中文→…',
+    '\ud83d\ude00',
+  ),
 );
 const deltaArb = fc.record({
   sessionId: fc.oneof(fc.constantFrom('session-1', 's', ''), fc.string(), fc.string({ unit: 'grapheme-ascii' })),
@@ -55,7 +86,14 @@ const deltaArb = fc.record({
 });
 
 /** Variations of a valid line: one byte replaced, inserted or removed. */
-const mutationArb = fc.record({ at: fc.nat(), byte: fc.oneof(fc.constantFrom(0x22, 0x5c, 0x7d, 0x20, 0x2d, 0x2e, 0x30, 0x31, 0x65, 0x00, 0x0a, 0x80, 0xff, 0xc3), fc.integer({ min: 0, max: 255 })), kind: fc.constantFrom('replace', 'insert', 'remove') });
+const mutationArb = fc.record({
+  at: fc.nat(),
+  byte: fc.oneof(
+    fc.constantFrom(0x22, 0x5c, 0x7d, 0x20, 0x2d, 0x2e, 0x30, 0x31, 0x65, 0x00, 0x0a, 0x80, 0xff, 0xc3),
+    fc.integer({ min: 0, max: 255 }),
+  ),
+  kind: fc.constantFrom('replace', 'insert', 'remove'),
+});
 
 function mutate(line: Buffer, m: { at: number; byte: number; kind: string }): Buffer {
   const at = m.at % (line.length + (m.kind === 'insert' ? 1 : 0));
@@ -96,11 +134,13 @@ describe('parseDeltaLine against the full parse', () => {
         fc.oneof(
           fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
           fc.json().map((text) => Buffer.from(text, 'utf8')),
-          fc.constantFrom(
-            '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":0,"step":0,"chunk":{"type":"block-start","index":0,"blockType":"text"}}}}}',
-            '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}',
-            '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"agent/inbox/spliced","seq":0,"time":1,"data":{"target":"next-turn","start":0,"inserted":[]}}}}',
-          ).map((text) => Buffer.from(text, 'utf8')),
+          fc
+            .constantFrom(
+              '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"assistant/chunk","seq":1,"time":2,"data":{"turn":0,"step":0,"chunk":{"type":"block-start","index":0,"blockType":"text"}}}}}',
+              '{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}',
+              '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","event":{"type":"agent/inbox/spliced","seq":0,"time":1,"data":{"target":"next-turn","start":0,"inserted":[]}}}}',
+            )
+            .map((text) => Buffer.from(text, 'utf8')),
         ),
         (line) => {
           const frame = parseDeltaLine(line);
@@ -125,9 +165,41 @@ describe('parseDeltaLine against the full parse', () => {
 const rawTextArb = fc
   .array(
     fc.oneof(
-      fc.constantFrom('a', ' ', 'word ', '\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\uD83D', '\\uABCD', 'é', '中', '😀', '\x7f').map((t) => Buffer.from(t, 'utf8')),
+      fc
+        .constantFrom(
+          'a',
+          ' ',
+          'word ',
+          '\\n',
+          '\\"',
+          '\\\\',
+          '\\/',
+          '\\u00e9',
+          '\\uD83D',
+          '\\uABCD',
+          'é',
+          '中',
+          '😀',
+          '\x7f',
+        )
+        .map((t) => Buffer.from(t, 'utf8')),
       fc.constantFrom('\\', '\\x', '\\u12', '\\uZZZZ', '\\u00g0', '"', '\\\\\\').map((t) => Buffer.from(t, 'latin1')),
-      fc.constantFrom([0x00], [0x09], [0x0a], [0x1f], [0x80], [0xbf], [0xc0, 0x80], [0xc3], [0xe2, 0x82], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff]).map((b) => Buffer.from(b)),
+      fc
+        .constantFrom(
+          [0x00],
+          [0x09],
+          [0x0a],
+          [0x1f],
+          [0x80],
+          [0xbf],
+          [0xc0, 0x80],
+          [0xc3],
+          [0xe2, 0x82],
+          [0xed, 0xa0, 0x80],
+          [0xf4, 0x90, 0x80, 0x80],
+          [0xff],
+        )
+        .map((b) => Buffer.from(b)),
       fc.uint8Array({ maxLength: 6 }).map((b) => Buffer.from(b)),
     ),
     { maxLength: 24 },
@@ -142,12 +214,20 @@ describe('DeltaLineReader on raw text bytes', () => {
     fc.assert(
       fc.property(rawTextArb, fc.nat({ max: 3 }), fc.nat({ max: 3 }), (raw, pad, offset) => {
         // The session id's length and the line's offset move the text against the four-byte words.
-        const line = Buffer.concat([Buffer.from(HEAD_OF('x'.repeat(pad)), 'latin1'), raw, Buffer.from('"}}}}}', 'latin1')]);
+        const line = Buffer.concat([
+          Buffer.from(HEAD_OF('x'.repeat(pad)), 'latin1'),
+          raw,
+          Buffer.from('"}}}}}', 'latin1'),
+        ]);
         const buffer = Buffer.concat([Buffer.alloc(offset, 0x20), line, Buffer.from('\n')]);
         const reader = new DeltaLineReader();
         const accepted = reader.read(buffer, offset, offset + line.length);
-        const reference = fullParse(line) as { kind?: string; params?: { event?: { data?: { chunk?: { text?: unknown } } } } };
-        const fullAccepts = reference.kind === 'notification' && typeof reference.params?.event?.data?.chunk?.text === 'string';
+        const reference = fullParse(line) as {
+          kind?: string;
+          params?: { event?: { data?: { chunk?: { text?: unknown } } } };
+        };
+        const fullAccepts =
+          reference.kind === 'notification' && typeof reference.params?.event?.data?.chunk?.text === 'string';
         expect(accepted).toBe(fullAccepts);
         if (accepted) {
           expect(reader.text()).toBe(reference.params?.event?.data?.chunk?.text);

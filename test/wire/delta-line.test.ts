@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDeltaLine } from '../../src/wire/delta-line.js';
 
 /** Bytes of a line. */
-const line = (text: string): Buffer => Buffer.from(text, "utf8");
+const line = (text: string): Buffer => Buffer.from(text, 'utf8');
 /** A text-delta line exactly as the real dsh runtime wrote it (from a capture of its stdout). */
 const CAPTURED =
   '{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"session-1","event":{"type":"assistant/chunk","seq":9,"time":1796063390332,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"Step one text before the tool."}}}}}';
@@ -15,26 +15,47 @@ describe('parseDeltaLine', () => {
       method: 'session.event',
       params: {
         sessionId: 'session-1',
-        event: { type: 'assistant/chunk', seq: 9, time: 1796063390332, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'Step one text before the tool.' } } },
+        event: {
+          type: 'assistant/chunk',
+          seq: 9,
+          time: 1796063390332,
+          data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'Step one text before the tool.' } },
+        },
       },
     });
   });
 
   it('reads reasoning deltas, escapes and non-ASCII text', () => {
-    const reasoning = CAPTURED.replace('"text-delta"', '"reasoning-delta"').replace('Step one text before the tool.', 'caf\\u00e9 \\"q\\" é→\\n');
+    const reasoning = CAPTURED.replace('"text-delta"', '"reasoning-delta"').replace(
+      'Step one text before the tool.',
+      'caf\\u00e9 \\"q\\" é→\\n',
+    );
     expect(parseDeltaLine(line(reasoning))?.params).toEqual({
       sessionId: 'session-1',
-      event: { type: 'assistant/chunk', seq: 9, time: 1796063390332, data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'café "q" é→\n' } } },
+      event: {
+        type: 'assistant/chunk',
+        seq: 9,
+        time: 1796063390332,
+        data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'café "q" é→\n' } },
+      },
     });
   });
 
   it('reads a line in place inside a larger buffer', () => {
     const buffer = Buffer.concat([line('xx\n'), line(CAPTURED), line('\nyy')]);
-    expect(parseDeltaLine(buffer, 3, 3 + Buffer.byteLength(CAPTURED))?.params).toEqual(parseDeltaLine(line(CAPTURED))?.params);
+    expect(parseDeltaLine(buffer, 3, 3 + Buffer.byteLength(CAPTURED))?.params).toEqual(
+      parseDeltaLine(line(CAPTURED))?.params,
+    );
   });
 
   it.each([
-    ['another chunk type', CAPTURED.replace('"text-delta","index":0,"text":"Step one text before the tool."', '"block-start","index":0,"blockType":"text"')],
+    [
+      'another chunk type',
+      CAPTURED.replace(
+        '"text-delta","index":0,"text":"Step one text before the tool."',
+        '"block-start","index":0,"blockType":"text"',
+      ),
+    ],
     ['a raw tab in the text (not JSON)', CAPTURED.replace('Step one', 'Step\tone')],
     ['a bad escape', CAPTURED.replace('Step one', 'Step \\x one')],
     ['an unescaped quote inside the text', CAPTURED.replace('Step one', 'Step " one')],
@@ -51,7 +72,10 @@ describe('parseDeltaLine', () => {
     ['a truncated line', CAPTURED.slice(0, -1)],
     ['invalid UTF-8 in the text', null],
   ])('leaves %s to the full parse', (_name, text) => {
-    const bytes = text === null ? Buffer.concat([line(CAPTURED.slice(0, -36)), Buffer.from([0xc3, 0x28]), line(CAPTURED.slice(-35))]) : line(text);
+    const bytes =
+      text === null
+        ? Buffer.concat([line(CAPTURED.slice(0, -36)), Buffer.from([0xc3, 0x28]), line(CAPTURED.slice(-35))])
+        : line(text);
     expect(parseDeltaLine(bytes)).toBeUndefined();
   });
 
@@ -59,6 +83,8 @@ describe('parseDeltaLine', () => {
     const buffer = line(CAPTURED);
     const frame = parseDeltaLine(buffer);
     buffer.fill(0x20);
-    expect((frame?.params as { event: { data: { chunk: { text: string } } } }).event.data.chunk.text).toBe('Step one text before the tool.');
+    expect((frame?.params as { event: { data: { chunk: { text: string } } } }).event.data.chunk.text).toBe(
+      'Step one text before the tool.',
+    );
   });
 });

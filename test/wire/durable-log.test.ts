@@ -60,27 +60,154 @@ const chunkHeader = {
 
 /** Chunk generation: every streamed chunk is its own assistant/chunk event. */
 const chunkEvents = [
-  { type: 'user/message', seq: 0, time: 1000, data: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'Summarize a.md' }], source: 'prompt' } },
+  {
+    type: 'user/message',
+    seq: 0,
+    time: 1000,
+    data: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'Summarize a.md' }], source: 'prompt' },
+  },
   { type: 'turn/start', seq: 1, time: 1001, data: { turn: 1 } },
   { type: 'step/start', seq: 2, time: 1002, data: { turn: 1, step: 1 } },
-  { type: 'assistant/chunk', seq: 3, time: 1010, data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 0, blockType: 'reasoning' } } },
-  { type: 'assistant/chunk', seq: 4, time: 1011, data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'Look' } } },
-  { type: 'assistant/chunk', seq: 5, time: 1013, data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'ing at' } } },
-  { type: 'assistant/chunk', seq: 6, time: 1020, data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' it' } } },
-  { type: 'assistant/chunk', seq: 7, time: 1021, data: { turn: 1, step: 1, chunk: { type: 'block-end', index: 0, block: { type: 'reasoning', text: 'Looking at it' } } } },
-  { type: 'assistant/chunk', seq: 8, time: 1022, data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 1, blockType: 'text' } } },
-  { type: 'assistant/chunk', seq: 9, time: 1030, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: 'The' } } },
-  { type: 'assistant/chunk', seq: 10, time: 1031, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' report' } } },
-  { type: 'assistant/chunk', seq: 11, time: 1031, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' says' } } },
-  { type: 'assistant/chunk', seq: 12, time: 1045, data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' yes. ✓' } } },
-  { type: 'assistant/chunk', seq: 13, time: 1046, data: { turn: 1, step: 1, chunk: { type: 'block-end', index: 1, block: { type: 'text', text: 'The report says yes. ✓' } } } },
-  { type: 'assistant/chunk', seq: 14, time: 1047, data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 2, blockType: 'tool-call' } } },
-  { type: 'assistant/chunk', seq: 15, time: 1050, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: '{"pa' } } },
-  { type: 'assistant/chunk', seq: 16, time: 1052, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: 'th":"a' } } },
-  { type: 'assistant/chunk', seq: 17, time: 1053, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: '.md"}' } } },
-  { type: 'assistant/chunk', seq: 18, time: 1054, data: { turn: 1, step: 1, chunk: { type: 'block-end', index: 2, block: { type: 'tool-call', id: 'call-1', name: 'read_file', arguments: '{"path":"a.md"}' } } } },
-  { type: 'assistant/chunk', seq: 19, time: 1055, data: { turn: 1, step: 1, chunk: { type: 'usage', usage: { inputTokens: 120, outputTokens: 40, cacheReadTokens: 64 } } } },
-  { type: 'assistant/chunk', seq: 20, time: 1055, data: { turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'tool-calls' } } } },
+  {
+    type: 'assistant/chunk',
+    seq: 3,
+    time: 1010,
+    data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 0, blockType: 'reasoning' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 4,
+    time: 1011,
+    data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'Look' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 5,
+    time: 1013,
+    data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'ing at' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 6,
+    time: 1020,
+    data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' it' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 7,
+    time: 1021,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'block-end', index: 0, block: { type: 'reasoning', text: 'Looking at it' } },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 8,
+    time: 1022,
+    data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 1, blockType: 'text' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 9,
+    time: 1030,
+    data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: 'The' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 10,
+    time: 1031,
+    data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' report' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 11,
+    time: 1031,
+    data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' says' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 12,
+    time: 1045,
+    data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 1, text: ' yes. ✓' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 13,
+    time: 1046,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'block-end', index: 1, block: { type: 'text', text: 'The report says yes. ✓' } },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 14,
+    time: 1047,
+    data: { turn: 1, step: 1, chunk: { type: 'block-start', index: 2, blockType: 'tool-call' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 15,
+    time: 1050,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: '{"pa' },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 16,
+    time: 1052,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: 'th":"a' },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 17,
+    time: 1053,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'tool-call-delta', index: 2, id: 'call-1', name: 'read_file', argumentsDelta: '.md"}' },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 18,
+    time: 1054,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: {
+        type: 'block-end',
+        index: 2,
+        block: { type: 'tool-call', id: 'call-1', name: 'read_file', arguments: '{"path":"a.md"}' },
+      },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 19,
+    time: 1055,
+    data: {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'usage', usage: { inputTokens: 120, outputTokens: 40, cacheReadTokens: 64 } },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 20,
+    time: 1055,
+    data: { turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'tool-calls' } } },
+  },
   {
     type: 'assistant/message',
     seq: 21,
@@ -100,27 +227,80 @@ const chunkEvents = [
       usage: { inputTokens: 120, outputTokens: 40, cacheReadTokens: 64 },
     },
   },
-  { type: 'tool/call', seq: 22, time: 1057, data: { turn: 1, step: 1, callId: 'call-1', name: 'read_file', arguments: '{"path":"a.md"}' } },
+  {
+    type: 'tool/call',
+    seq: 22,
+    time: 1057,
+    data: { turn: 1, step: 1, callId: 'call-1', name: 'read_file', arguments: '{"path":"a.md"}' },
+  },
   {
     type: 'tool/result',
     seq: 23,
     time: 1060,
-    data: { turn: 1, step: 1, message: { content: [{ type: 'tool-result', toolCallId: 'call-1', content: [{ type: 'text', text: 'yes' }] }] } },
+    data: {
+      turn: 1,
+      step: 1,
+      message: { content: [{ type: 'tool-result', toolCallId: 'call-1', content: [{ type: 'text', text: 'yes' }] }] },
+    },
   },
   { type: 'step/end', seq: 24, time: 1061, data: { turn: 1, step: 1 } },
   { type: 'step/start', seq: 25, time: 1062, data: { turn: 1, step: 2 } },
-  { type: 'assistant/chunk', seq: 26, time: 1070, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'Do' } } },
-  { type: 'assistant/chunk', seq: 27, time: 1071, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'ne' } } },
-  { type: 'assistant/chunk', seq: 28, time: 1072, data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', name: 'write', argumentsDelta: '' } } },
-  { type: 'assistant/chunk', seq: 29, time: 1073, data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: '{"te' } } },
-  { type: 'assistant/chunk', seq: 30, time: 1074, data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: 'xt":"lo' } } },
-  { type: 'assistant/chunk', seq: 31, time: 1079, data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: 'ng' } } },
-  { type: 'assistant/chunk', seq: 32, time: 1080, data: { turn: 1, step: 2, chunk: { type: 'finish', reason: { kind: 'max-tokens' } } } },
+  {
+    type: 'assistant/chunk',
+    seq: 26,
+    time: 1070,
+    data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'Do' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 27,
+    time: 1071,
+    data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'ne' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 28,
+    time: 1072,
+    data: {
+      turn: 1,
+      step: 2,
+      chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', name: 'write', argumentsDelta: '' },
+    },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 29,
+    time: 1073,
+    data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: '{"te' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 30,
+    time: 1074,
+    data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: 'xt":"lo' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 31,
+    time: 1079,
+    data: { turn: 1, step: 2, chunk: { type: 'tool-call-delta', index: 1, id: 'call-2', argumentsDelta: 'ng' } },
+  },
+  {
+    type: 'assistant/chunk',
+    seq: 32,
+    time: 1080,
+    data: { turn: 1, step: 2, chunk: { type: 'finish', reason: { kind: 'max-tokens' } } },
+  },
   {
     type: 'assistant/message',
     seq: 33,
     time: 1081,
-    data: { turn: 1, step: 2, message: { id: 'm2', role: 'assistant', content: [] }, usage: { inputTokens: 200, outputTokens: 4096 } },
+    data: {
+      turn: 1,
+      step: 2,
+      message: { id: 'm2', role: 'assistant', content: [] },
+      usage: { inputTokens: 200, outputTokens: 4096 },
+    },
   },
   { type: 'step/end', seq: 34, time: 1082, data: { turn: 1, step: 2 } },
   { type: 'turn/end', seq: 35, time: 1083, data: { turn: 1, reason: { kind: 'max-tokens' } } },
@@ -138,7 +318,12 @@ const embeddedHeader = {
 
 /** Embedded generation: chunks travel inside assistant/message.stream and assistant/attempt.stream. */
 const embeddedEvents = [
-  { type: 'user/message', seq: 0, time: 2000, data: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'seed' }], source: 'seed' } },
+  {
+    type: 'user/message',
+    seq: 0,
+    time: 2000,
+    data: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'seed' }], source: 'seed' },
+  },
   { type: 'session/end-seed', seq: 1, time: 2001, data: {} },
   { type: 'turn/start', seq: 2, time: 2002, data: { turn: 1 } },
   { type: 'request/context', seq: 3, time: 2003, data: { provider: 'deepseek', model: 'deepseek-chat' } },
@@ -210,7 +395,12 @@ describe('detectCompression', () => {
 describe('reading logs written by the fixture writer', () => {
   const cases = generations.flatMap((generation) =>
     [false, true].flatMap((zstd) =>
-      [false, true].map((pack) => ({ ...generation, zstd, pack, hasPackedRows: pack && generation.events === chunkEvents })),
+      [false, true].map((pack) => ({
+        ...generation,
+        zstd,
+        pack,
+        hasPackedRows: pack && generation.events === chunkEvents,
+      })),
     ),
   );
 
@@ -231,10 +421,19 @@ describe('reading logs written by the fixture writer', () => {
     const records = await readFile(path);
     const members = records.flatMap((r) => (r.kind === 'event' && r.member !== undefined ? [[r.line, r.member]] : []));
     expect(members).toEqual([
-      [6, 0], [6, 1], [6, 2],
-      [9, 0], [9, 1], [9, 2], [9, 3],
-      [12, 0], [12, 1], [12, 2],
-      [24, 0], [24, 1], [24, 2],
+      [6, 0],
+      [6, 1],
+      [6, 2],
+      [9, 0],
+      [9, 1],
+      [9, 2],
+      [9, 3],
+      [12, 0],
+      [12, 1],
+      [12, 2],
+      [24, 0],
+      [24, 1],
+      [24, 2],
     ]);
     expect(values(records)).toEqual(chunkEvents);
   });
@@ -243,84 +442,233 @@ describe('reading logs written by the fixture writer', () => {
 describe('packed chunk rows', () => {
   it('expands a text row: member 0 at time0, member k after dt[0..k-1]', () => {
     expect(
-      expandPackedRow({ type: 'text-chunks', seq0: 4, time0: 104, data: { turn: 1, step: 2, index: 0, dt: [1, 5], texts: ['he', 'l', 'lo'] } }),
+      expandPackedRow({
+        type: 'text-chunks',
+        seq0: 4,
+        time0: 104,
+        data: { turn: 1, step: 2, index: 0, dt: [1, 5], texts: ['he', 'l', 'lo'] },
+      }),
     ).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', seq: 4, time: 104, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'he' } } },
-        { type: 'assistant/chunk', seq: 5, time: 105, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'l' } } },
-        { type: 'assistant/chunk', seq: 6, time: 110, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'lo' } } },
+        {
+          type: 'assistant/chunk',
+          seq: 4,
+          time: 104,
+          data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'he' } },
+        },
+        {
+          type: 'assistant/chunk',
+          seq: 5,
+          time: 105,
+          data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'l' } },
+        },
+        {
+          type: 'assistant/chunk',
+          seq: 6,
+          time: 110,
+          data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 0, text: 'lo' } },
+        },
       ],
     });
   });
 
-  it('expands rows without seq0 and/or time0 (upstream\'s recorded snapshots) into members without seq and/or time', () => {
+  it("expands rows without seq0 and/or time0 (upstream's recorded snapshots) into members without seq and/or time", () => {
     // In the shape of the rows of upstream's examples/*/tests/snapshots/*/session.N.jsonl: no envelope fields at all.
-    expect(expandPackedRow({ type: 'reasoning-chunks', data: { turn: 1, step: 1, index: 0, dt: [0, 0], texts: ['The', ' user', ' wants'] } })).toEqual({
+    expect(
+      expandPackedRow({
+        type: 'reasoning-chunks',
+        data: { turn: 1, step: 1, index: 0, dt: [0, 0], texts: ['The', ' user', ' wants'] },
+      }),
+    ).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'The' } } },
-        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' user' } } },
-        { type: 'assistant/chunk', data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' wants' } } },
+        {
+          type: 'assistant/chunk',
+          data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: 'The' } },
+        },
+        {
+          type: 'assistant/chunk',
+          data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' user' } },
+        },
+        {
+          type: 'assistant/chunk',
+          data: { turn: 1, step: 1, chunk: { type: 'reasoning-delta', index: 0, text: ' wants' } },
+        },
       ],
     });
-    expect(expandPackedRow({ type: 'text-chunks', seq0: 9, data: { turn: 1, step: 2, index: 1, dt: [29], texts: ['a', 'b'] } })).toEqual({
+    expect(
+      expandPackedRow({
+        type: 'text-chunks',
+        seq0: 9,
+        data: { turn: 1, step: 2, index: 1, dt: [29], texts: ['a', 'b'] },
+      }),
+    ).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', seq: 9, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'a' } } },
-        { type: 'assistant/chunk', seq: 10, data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'b' } } },
+        {
+          type: 'assistant/chunk',
+          seq: 9,
+          data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'a' } },
+        },
+        {
+          type: 'assistant/chunk',
+          seq: 10,
+          data: { turn: 1, step: 2, chunk: { type: 'text-delta', index: 1, text: 'b' } },
+        },
       ],
     });
-    expect(expandPackedRow({ type: 'tool-call-chunks', time0: 50, data: { turn: 1, step: 1, index: 1, id: 'c', name: 'bash', dt: [28], args: ['', '{'] } })).toEqual({
+    expect(
+      expandPackedRow({
+        type: 'tool-call-chunks',
+        time0: 50,
+        data: { turn: 1, step: 1, index: 1, id: 'c', name: 'bash', dt: [28], args: ['', '{'] },
+      }),
+    ).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', time: 50, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '' } } },
-        { type: 'assistant/chunk', time: 78, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '{' } } },
+        {
+          type: 'assistant/chunk',
+          time: 50,
+          data: {
+            turn: 1,
+            step: 1,
+            chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '' },
+          },
+        },
+        {
+          type: 'assistant/chunk',
+          time: 78,
+          data: {
+            turn: 1,
+            step: 1,
+            chunk: { type: 'tool-call-delta', index: 1, id: 'c', name: 'bash', argumentsDelta: '{' },
+          },
+        },
       ],
     });
     // A present seq0 is still checked.
-    expect(expandPackedRow({ type: 'text-chunks', seq0: -1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } }).ok).toBe(false);
+    expect(
+      expandPackedRow({ type: 'text-chunks', seq0: -1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } }).ok,
+    ).toBe(false);
   });
 
   it('expands a reasoning row into reasoning deltas', () => {
     expect(
-      expandPackedRow({ type: 'reasoning-chunks', seq0: 0, time0: 7, data: { turn: 3, step: 1, index: 2, dt: [0], texts: ['a', 'b'] } }),
+      expandPackedRow({
+        type: 'reasoning-chunks',
+        seq0: 0,
+        time0: 7,
+        data: { turn: 3, step: 1, index: 2, dt: [0], texts: ['a', 'b'] },
+      }),
     ).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', seq: 0, time: 7, data: { turn: 3, step: 1, chunk: { type: 'reasoning-delta', index: 2, text: 'a' } } },
-        { type: 'assistant/chunk', seq: 1, time: 7, data: { turn: 3, step: 1, chunk: { type: 'reasoning-delta', index: 2, text: 'b' } } },
+        {
+          type: 'assistant/chunk',
+          seq: 0,
+          time: 7,
+          data: { turn: 3, step: 1, chunk: { type: 'reasoning-delta', index: 2, text: 'a' } },
+        },
+        {
+          type: 'assistant/chunk',
+          seq: 1,
+          time: 7,
+          data: { turn: 3, step: 1, chunk: { type: 'reasoning-delta', index: 2, text: 'b' } },
+        },
       ],
     });
   });
 
   it('expands a tool-call row with and without a name', () => {
-    const row = { type: 'tool-call-chunks', seq0: 7, time0: 20, data: { turn: 1, step: 1, index: 1, id: 'call-1', name: 'grep', dt: [5], args: ['{', '}'] } };
+    const row = {
+      type: 'tool-call-chunks',
+      seq0: 7,
+      time0: 20,
+      data: { turn: 1, step: 1, index: 1, id: 'call-1', name: 'grep', dt: [5], args: ['{', '}'] },
+    };
     expect(expandPackedRow(row)).toEqual({
       ok: true,
       events: [
-        { type: 'assistant/chunk', seq: 7, time: 20, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', name: 'grep', argumentsDelta: '{' } } },
-        { type: 'assistant/chunk', seq: 8, time: 25, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', name: 'grep', argumentsDelta: '}' } } },
+        {
+          type: 'assistant/chunk',
+          seq: 7,
+          time: 20,
+          data: {
+            turn: 1,
+            step: 1,
+            chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', name: 'grep', argumentsDelta: '{' },
+          },
+        },
+        {
+          type: 'assistant/chunk',
+          seq: 8,
+          time: 25,
+          data: {
+            turn: 1,
+            step: 1,
+            chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', name: 'grep', argumentsDelta: '}' },
+          },
+        },
       ],
     });
-    const unnamed = expandPackedRow({ ...row, data: { turn: 1, step: 1, index: 1, id: 'call-1', dt: [], args: ['{}'] } });
+    const unnamed = expandPackedRow({
+      ...row,
+      data: { turn: 1, step: 1, index: 1, id: 'call-1', dt: [], args: ['{}'] },
+    });
     expect(unnamed).toEqual({
       ok: true,
-      events: [{ type: 'assistant/chunk', seq: 7, time: 20, data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', argumentsDelta: '{}' } } }],
+      events: [
+        {
+          type: 'assistant/chunk',
+          seq: 7,
+          time: 20,
+          data: { turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 1, id: 'call-1', argumentsDelta: '{}' } },
+        },
+      ],
     });
   });
 
   it.each([
-    ['dt as long as the members', { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [1, 1], texts: ['a', 'b'] } }],
+    [
+      'dt as long as the members',
+      { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [1, 1], texts: ['a', 'b'] } },
+    ],
     ['no members', { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [], texts: [] } }],
-    ['a non-string member', { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [1], texts: ['a', 7] } }],
-    ['an extra envelope key', { type: 'text-chunks', seq0: 1, time0: 1, extra: 1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } }],
-    ['a negative seq0', { type: 'text-chunks', seq0: -1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } }],
-    ['a fractional dt', { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [0.5], texts: ['a', 'b'] } }],
-    ['a tool row without id', { type: 'tool-call-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [], args: ['a'] } }],
-    ['times beyond the safe range', { type: 'text-chunks', seq0: 1, time0: Number.MAX_SAFE_INTEGER, data: { turn: 1, step: 1, index: 0, dt: [1], texts: ['a', 'b'] } }],
+    [
+      'a non-string member',
+      { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [1], texts: ['a', 7] } },
+    ],
+    [
+      'an extra envelope key',
+      { type: 'text-chunks', seq0: 1, time0: 1, extra: 1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } },
+    ],
+    [
+      'a negative seq0',
+      { type: 'text-chunks', seq0: -1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [], texts: ['a'] } },
+    ],
+    [
+      'a fractional dt',
+      { type: 'text-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [0.5], texts: ['a', 'b'] } },
+    ],
+    [
+      'a tool row without id',
+      { type: 'tool-call-chunks', seq0: 1, time0: 1, data: { turn: 1, step: 1, index: 0, dt: [], args: ['a'] } },
+    ],
+    [
+      'times beyond the safe range',
+      {
+        type: 'text-chunks',
+        seq0: 1,
+        time0: Number.MAX_SAFE_INTEGER,
+        data: { turn: 1, step: 1, index: 0, dt: [1], texts: ['a', 'b'] },
+      },
+    ],
   ])('rejects a row with %s', (_what, row) => {
-    expect(expandPackedRow(row)).toEqual({ ok: false, message: expect.stringMatching(/^malformed (text|tool-call)-chunks row: /) });
+    expect(expandPackedRow(row)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^malformed (text|tool-call)-chunks row: /),
+    });
   });
 
   it('reports a malformed packed row at its line and reads on', async () => {
@@ -331,8 +679,17 @@ describe('packed chunk rows', () => {
     );
     expect(await readFile(path)).toEqual([
       { kind: 'header', line: 1, value: { type: 'session', id: 's' } },
-      { kind: 'problem', line: 2, code: 'bad-packed-row', message: 'line 2: malformed text-chunks row: dt has 0 entries for 2 members (expected 1)' },
-      { kind: 'event', line: 3, value: { type: 'turn/end', seq: 2, time: 3, data: { turn: 1, reason: { kind: 'completed' } } } },
+      {
+        kind: 'problem',
+        line: 2,
+        code: 'bad-packed-row',
+        message: 'line 2: malformed text-chunks row: dt has 0 entries for 2 members (expected 1)',
+      },
+      {
+        kind: 'event',
+        line: 3,
+        value: { type: 'turn/end', seq: 2, time: 3, data: { turn: 1, reason: { kind: 'completed' } } },
+      },
     ]);
   });
 });
@@ -353,7 +710,12 @@ describe('damaged and foreign files', () => {
       headerRecord,
       eventRecord(2, 0),
       eventRecord(3, 1),
-      { kind: 'problem', line: 4, code: 'torn-tail', message: 'line 4 is incomplete: 16 bytes without a final newline' },
+      {
+        kind: 'problem',
+        line: 4,
+        code: 'torn-tail',
+        message: 'line 4 is incomplete: 16 bytes without a final newline',
+      },
     ]);
   });
 
@@ -363,9 +725,16 @@ describe('damaged and foreign files', () => {
   });
 
   it('reports a torn tail when a zstd file is cut in the middle of its last frame', async () => {
-    const frames = [await compressZstdFrame(head), await compressZstdFrame(event(0) + event(1)), await compressZstdFrame(event(2) + event(3))];
+    const frames = [
+      await compressZstdFrame(head),
+      await compressZstdFrame(event(0) + event(1)),
+      await compressZstdFrame(event(2) + event(3)),
+    ];
     const last = frames[2]!;
-    const path = fileWith(Buffer.concat([frames[0]!, frames[1]!, last.subarray(0, Math.floor(last.length / 2))]), '.jsonl.zstd');
+    const path = fileWith(
+      Buffer.concat([frames[0]!, frames[1]!, last.subarray(0, Math.floor(last.length / 2))]),
+      '.jsonl.zstd',
+    );
     expect(await readFile(path)).toEqual([
       headerRecord,
       eventRecord(2, 0),
@@ -387,7 +756,11 @@ describe('damaged and foreign files', () => {
 
   it('keeps the records before a corrupt zstd frame, reports it and stops', async () => {
     const good = [await compressZstdFrame(head), await compressZstdFrame(event(0))];
-    const bytes = Buffer.concat([...good, Buffer.from('this is not a zstd frame at all\n'), await compressZstdFrame(event(1))]);
+    const bytes = Buffer.concat([
+      ...good,
+      Buffer.from('this is not a zstd frame at all\n'),
+      await compressZstdFrame(event(1)),
+    ]);
     // The garbage starts right after the two good frames.
     const garbageAt = good[0]!.length + good[1]!.length;
     const records = await readFile(fileWith(bytes, '.jsonl.zstd'));
@@ -427,7 +800,13 @@ describe('damaged and foreign files', () => {
   });
 
   it('reports a line of invalid UTF-8 instead of replacing its bytes', async () => {
-    const path = fileWith(Buffer.concat([Buffer.from(head + event(0)), Uint8Array.of(0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a), Buffer.from(event(1))]));
+    const path = fileWith(
+      Buffer.concat([
+        Buffer.from(head + event(0)),
+        Uint8Array.of(0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a),
+        Buffer.from(event(1)),
+      ]),
+    );
     expect(await readFile(path)).toEqual([
       headerRecord,
       eventRecord(2, 0),
@@ -441,18 +820,27 @@ describe('damaged and foreign files', () => {
     const path = fileWith(`${head}${long}${event(0)}`);
     expect(await readFile(path, 200)).toEqual([
       headerRecord,
-      { kind: 'problem', line: 2, code: 'oversized-line', message: 'line 2 is 5037 bytes, over the 200-byte line limit; skipped' },
+      {
+        kind: 'problem',
+        line: 2,
+        code: 'oversized-line',
+        message: 'line 2 is 5037 bytes, over the 200-byte line limit; skipped',
+      },
       eventRecord(3, 0),
     ]);
   });
 
   it('reports an empty file', async () => {
-    expect(await readFile(fileWith(''))).toEqual([{ kind: 'problem', line: 0, code: 'empty-file', message: 'the file is empty' }]);
+    expect(await readFile(fileWith(''))).toEqual([
+      { kind: 'problem', line: 0, code: 'empty-file', message: 'the file is empty' },
+    ]);
   });
 
   it('reports zstd frames that hold no data as an empty file', async () => {
     const path = fileWith(await compressZstdFrame(''), '.jsonl.zstd');
-    expect(await readFile(path)).toEqual([{ kind: 'problem', line: 0, code: 'empty-file', message: 'the zstd frames hold no data' }]);
+    expect(await readFile(path)).toEqual([
+      { kind: 'problem', line: 0, code: 'empty-file', message: 'the zstd frames hold no data' },
+    ]);
   });
 
   it('reports a binary file as not a session log and reads no further', async () => {
@@ -465,7 +853,12 @@ describe('damaged and foreign files', () => {
     });
     random[0] = 0;
     expect(await readFile(fileWith(random, '.bin'))).toEqual([
-      { kind: 'problem', line: 1, code: 'not-a-session-log', message: 'line 1 is not valid UTF-8; not a session log, the file is not read further' },
+      {
+        kind: 'problem',
+        line: 1,
+        code: 'not-a-session-log',
+        message: 'line 1 is not valid UTF-8; not a session log, the file is not read further',
+      },
     ]);
   });
 
@@ -476,7 +869,8 @@ describe('damaged and foreign files', () => {
         kind: 'problem',
         line: 1,
         code: 'not-a-session-log',
-        message: 'line 1 is not a session header (id: Invalid input: expected string, received undefined); not a session log, the file is not read further',
+        message:
+          'line 1 is not a session header (id: Invalid input: expected string, received undefined); not a session log, the file is not read further',
       },
     ]);
   });
@@ -484,13 +878,23 @@ describe('damaged and foreign files', () => {
   it('reports a missing file as unreadable instead of throwing', async () => {
     const path = join(dir, 'does-not-exist.jsonl');
     expect(await readFile(path)).toEqual([
-      { kind: 'problem', line: 0, code: 'unreadable', message: `cannot read ${path}: ENOENT: no such file or directory, open '${path}'` },
+      {
+        kind: 'problem',
+        line: 0,
+        code: 'unreadable',
+        message: `cannot read ${path}: ENOENT: no such file or directory, open '${path}'`,
+      },
     ]);
   });
 
   it('reports a directory as unreadable', async () => {
     expect(await readFile(dir)).toEqual([
-      { kind: 'problem', line: 0, code: 'unreadable', message: `cannot read ${dir}: EISDIR: illegal operation on a directory, read` },
+      {
+        kind: 'problem',
+        line: 0,
+        code: 'unreadable',
+        message: `cannot read ${dir}: EISDIR: illegal operation on a directory, read`,
+      },
     ]);
   });
 
@@ -567,6 +971,11 @@ describe('a file of nothing but defects', () => {
     for await (const record of readDurableLog(source())) records.push(record);
     const problems = records.filter((r) => r.kind === 'problem');
     expect(problems).toHaveLength(1001);
-    expect(problems.at(-1)).toEqual({ kind: 'problem', line: 1001, code: 'too-many-problems', message: '1000 defective lines by line 1001; the rest of the file is not read' });
+    expect(problems.at(-1)).toEqual({
+      kind: 'problem',
+      line: 1001,
+      code: 'too-many-problems',
+      message: '1000 defective lines by line 1001; the rest of the file is not read',
+    });
   });
 });

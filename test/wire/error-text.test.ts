@@ -15,7 +15,9 @@ describe('errorText', () => {
   });
 
   it('leaves a message that already starts with its code as it is', () => {
-    expect(errorText(withCode("ENOENT: no such file or directory, open 'x'", 'ENOENT'))).toBe("ENOENT: no such file or directory, open 'x'");
+    expect(errorText(withCode("ENOENT: no such file or directory, open 'x'", 'ENOENT'))).toBe(
+      "ENOENT: no such file or directory, open 'x'",
+    );
   });
 
   it('is the message of an Error without a code, and String() of anything else', () => {

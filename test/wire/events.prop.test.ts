@@ -14,19 +14,58 @@ import { describe, expect, it } from 'vitest';
 import { plainAcceptsEventData, schemaAcceptsEventData } from '../../src/wire/events.js';
 
 const anyValue = fc.oneof(
-  fc.constantFrom(undefined, null, true, 0, 1, -1, 1.5, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY, '', 'x', 'user', 'assistant', 'text', 'completed', [], {}),
+  fc.constantFrom(
+    undefined,
+    null,
+    true,
+    0,
+    1,
+    -1,
+    1.5,
+    2 ** 53,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    '',
+    'x',
+    'user',
+    'assistant',
+    'text',
+    'completed',
+    [],
+    {},
+  ),
   fc.jsonValue({ maxDepth: 2 }),
 );
 const block = fc.oneof(
-  fc.record({ type: fc.constantFrom('text', 'tool-result', 'image', 'custom'), text: fc.oneof(fc.string(), anyValue), toolCallId: fc.oneof(fc.string(), anyValue) }, { requiredKeys: ['type'] }),
+  fc.record(
+    {
+      type: fc.constantFrom('text', 'tool-result', 'image', 'custom'),
+      text: fc.oneof(fc.string(), anyValue),
+      toolCallId: fc.oneof(fc.string(), anyValue),
+    },
+    { requiredKeys: ['type'] },
+  ),
   anyValue,
 );
 /** An object with some of `fields`, each either its plausible value or anything, maybe with an extra key. */
 function near(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<unknown> {
   const keys = Object.keys(fields);
   return fc.oneof(
-    { weight: 5, arbitrary: fc.record(Object.fromEntries(keys.map((k) => [k, fc.oneof({ weight: 4, arbitrary: fields[k] as fc.Arbitrary<unknown> }, anyValue)])), { requiredKeys: keys }) },
-    { weight: 2, arbitrary: fc.record(Object.fromEntries(keys.map((k) => [k, fields[k] as fc.Arbitrary<unknown>])), { requiredKeys: [] }) },
+    {
+      weight: 5,
+      arbitrary: fc.record(
+        Object.fromEntries(
+          keys.map((k) => [k, fc.oneof({ weight: 4, arbitrary: fields[k] as fc.Arbitrary<unknown> }, anyValue)]),
+        ),
+        { requiredKeys: keys },
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record(Object.fromEntries(keys.map((k) => [k, fields[k] as fc.Arbitrary<unknown>])), {
+        requiredKeys: [],
+      }),
+    },
     { weight: 1, arbitrary: anyValue },
   );
 }
@@ -37,7 +76,11 @@ const optStr = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 4 }), any
 const shapes: Record<string, fc.Arbitrary<unknown>> = {
   'turn/end': near({
     turn: nat,
-    reason: near({ kind: str, reason: fc.oneof(fc.constant(undefined), near({ kind: str })), error: fc.oneof(fc.constant(undefined), near({ message: str, code: str })) }),
+    reason: near({
+      kind: str,
+      reason: fc.oneof(fc.constant(undefined), near({ kind: str })),
+      error: fc.oneof(fc.constant(undefined), near({ message: str, code: str })),
+    }),
   }),
   'tool/call': near({ turn: nat, step: nat, callId: str, name: str, arguments: anyValue }),
   'tool/result': near({
@@ -46,7 +89,11 @@ const shapes: Record<string, fc.Arbitrary<unknown>> = {
     message: near({ content: fc.oneof(fc.array(block, { maxLength: 3 }), anyValue) }),
     error: fc.oneof(fc.constant(undefined), near({ name: optStr, code: optStr })),
   }),
-  'user/message': near({ id: str, role: fc.oneof(fc.constant('user'), str), content: fc.oneof(fc.array(block, { maxLength: 3 }), anyValue) }),
+  'user/message': near({
+    id: str,
+    role: fc.oneof(fc.constant('user'), str),
+    content: fc.oneof(fc.array(block, { maxLength: 3 }), anyValue),
+  }),
   'request/context': near({ provider: optStr, model: optStr }),
   'session/end-seed': anyValue,
   'agent/inbox/spliced': near({
@@ -73,7 +120,15 @@ describe('plain payload checks of session events', () => {
     const wellFormed: Array<[string, unknown]> = [
       ['turn/end', { turn: 0, reason: { kind: 'error', error: { message: 'm', code: 'c' } } }],
       ['tool/call', { turn: 0, step: 1, callId: 'c1', name: 'read_file', arguments: { path: 'a' } }],
-      ['tool/result', { turn: 0, step: 1, message: { content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'r' }] }] }, error: { code: 'E' } }],
+      [
+        'tool/result',
+        {
+          turn: 0,
+          step: 1,
+          message: { content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'r' }] }] },
+          error: { code: 'E' },
+        },
+      ],
       ['user/message', { id: 'u', role: 'user', content: [{ type: 'text', text: 'go' }], source: 'sdk' }],
       ['request/context', { provider: 'deepseek', model: 'deepseek-chat' }],
       ['session/end-seed', {}],

@@ -5,7 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import { asJsonObject, isJsonObject, parseJsonObject } from '../../src/wire/json-values.js';
 
-const NOT_OBJECTS: readonly unknown[] = [null, undefined, [], [1, 2], 'text', '', 0, 1.5, true, false, 10n, Symbol('s'), () => 1];
+const NOT_OBJECTS: readonly unknown[] = [
+  null,
+  undefined,
+  [],
+  [1, 2],
+  'text',
+  '',
+  0,
+  1.5,
+  true,
+  false,
+  10n,
+  Symbol('s'),
+  () => 1,
+];
 
 describe('isJsonObject', () => {
   it('is true for plain objects, empty or not, and for objects of a class', () => {
@@ -38,10 +52,12 @@ describe('parseJsonObject', () => {
   });
 
   it('returns undefined for JSON that holds no object', () => {
-    for (const text of ['[]', '[{}]', 'null', '"{}"', '42', 'true']) expect(parseJsonObject(text), text).toBeUndefined();
+    for (const text of ['[]', '[{}]', 'null', '"{}"', '42', 'true'])
+      expect(parseJsonObject(text), text).toBeUndefined();
   });
 
   it('returns undefined, without throwing, for text that is not JSON', () => {
-    for (const text of ['', '{', '{"a":1', 'not json', '{"a":1}\n{"b":2}']) expect(parseJsonObject(text), text).toBeUndefined();
+    for (const text of ['', '{', '{"a":1', 'not json', '{"a":1}\n{"b":2}'])
+      expect(parseJsonObject(text), text).toBeUndefined();
   });
 });

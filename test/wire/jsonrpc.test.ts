@@ -7,7 +7,9 @@ describe('parseFrame', () => {
       ok: true,
       frame: { kind: 'request', id: 1, method: 'initialize', params: { cwd: '/' } },
     });
-    expect(parseFrame('{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}')).toEqual({
+    expect(
+      parseFrame('{"jsonrpc":"2.0","method":"session.status","params":{"sessionId":"s","status":"idle"}}'),
+    ).toEqual({
       ok: true,
       frame: { kind: 'notification', method: 'session.status', params: { sessionId: 's', status: 'idle' } },
     });

@@ -27,7 +27,6 @@ const inputArb = fc
 
 const cutsArb = fc.array(fc.nat(), { maxLength: 12 });
 
-
 function split(chunks: readonly Uint8Array[], options: LineSplitterOptions): { lines: Seen[]; tail: Seen | undefined } {
   const splitter = new LineSplitter(options);
   const lines = chunks.flatMap((chunk) => splitter.push(chunk).map(see));
@@ -35,7 +34,10 @@ function split(chunks: readonly Uint8Array[], options: LineSplitterOptions): { l
   return { lines, tail: tail === undefined ? undefined : see(tail) };
 }
 
-function splitEach(chunks: readonly Uint8Array[], options: LineSplitterOptions): { lines: Seen[]; tail: Seen | undefined } {
+function splitEach(
+  chunks: readonly Uint8Array[],
+  options: LineSplitterOptions,
+): { lines: Seen[]; tail: Seen | undefined } {
   const splitter = new LineSplitter(options);
   const lines: Seen[] = [];
   for (const chunk of chunks) {

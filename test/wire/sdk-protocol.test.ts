@@ -1,16 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { isReceipt, parseInitializeParams, parsePromptParams, parsePromptResult, parseSdkNotification, SDK_REQUESTS, upstreamRejectsEvent } from '../../src/wire/sdk-protocol.js';
+import {
+  isReceipt,
+  parseInitializeParams,
+  parsePromptParams,
+  parsePromptResult,
+  parseSdkNotification,
+  SDK_REQUESTS,
+  upstreamRejectsEvent,
+} from '../../src/wire/sdk-protocol.js';
 import type { SessionEvent } from '../../src/wire/events.js';
 
 describe('parseSdkNotification', () => {
   it('validates a session.event and keeps the event object', () => {
     const event = { type: 'turn/start', seq: 0, time: 5, data: { turn: 0 } };
     const result = parseSdkNotification('session.event', { sessionId: 's1', event });
-    expect(result).toEqual({ ok: true, known: true, notification: { method: 'session.event', params: { sessionId: 's1', event }, eventKnown: true } });
+    expect(result).toEqual({
+      ok: true,
+      known: true,
+      notification: { method: 'session.event', params: { sessionId: 's1', event }, eventKnown: true },
+    });
   });
 
   it('accepts a session.event whose event type is unknown', () => {
-    expect(parseSdkNotification('session.event', { sessionId: 's1', event: { type: 'future/x', seq: 1, time: 2 } })).toMatchObject({
+    expect(
+      parseSdkNotification('session.event', { sessionId: 's1', event: { type: 'future/x', seq: 1, time: 2 } }),
+    ).toMatchObject({
       ok: true,
       known: true,
       notification: { eventKnown: false },
@@ -18,7 +32,11 @@ describe('parseSdkNotification', () => {
   });
 
   it('reports an unknown method as unknown, not as an error', () => {
-    expect(parseSdkNotification('session.telepathy', { anything: 1 })).toEqual({ ok: true, known: false, method: 'session.telepathy' });
+    expect(parseSdkNotification('session.telepathy', { anything: 1 })).toEqual({
+      ok: true,
+      known: false,
+      method: 'session.telepathy',
+    });
   });
 
   it('validates subagent.finished including the reported output', () => {
@@ -31,15 +49,39 @@ describe('parseSdkNotification', () => {
       stopReason: 'max-tokens',
       lastAssistantMessage: [],
     };
-    expect(parseSdkNotification('subagent.finished', params)).toEqual({ ok: true, known: true, notification: { method: 'subagent.finished', params } });
+    expect(parseSdkNotification('subagent.finished', params)).toEqual({
+      ok: true,
+      known: true,
+      notification: { method: 'subagent.finished', params },
+    });
   });
 
   it.each([
     ['session.event', { event: {} }, 'params.sessionId', 'string', 'nothing (field missing)'],
-    ['session.event', { sessionId: 's', event: { type: 'turn/end', seq: 0, time: 0 } }, 'params.event.data', 'object', 'nothing (field missing)'],
+    [
+      'session.event',
+      { sessionId: 's', event: { type: 'turn/end', seq: 0, time: 0 } },
+      'params.event.data',
+      'object',
+      'nothing (field missing)',
+    ],
     ['session.event', { sessionId: 's', event: 12 }, 'params.event', 'a session event object', 'number 12'],
     ['subagent.started', { parentSessionId: 'p' }, 'params.childSessionId', 'string', 'nothing (field missing)'],
-    ['subagent.finished', { provider: 'p', agentId: 'a', parentSessionId: 'p', childSessionId: 'c', status: 'ok', stopReason: 'completed', lastAssistantMessage: 'text' }, 'params.lastAssistantMessage', 'array', 'string "text"'],
+    [
+      'subagent.finished',
+      {
+        provider: 'p',
+        agentId: 'a',
+        parentSessionId: 'p',
+        childSessionId: 'c',
+        status: 'ok',
+        stopReason: 'completed',
+        lastAssistantMessage: 'text',
+      },
+      'params.lastAssistantMessage',
+      'array',
+      'string "text"',
+    ],
     ['session.status', null, 'params', 'object', 'null'],
   ])('rejects malformed %s params naming the field', (method, params, path, expected, received) => {
     expect(parseSdkNotification(method, params)).toMatchObject({ ok: false, error: { path, expected, received } });
@@ -48,9 +90,17 @@ describe('parseSdkNotification', () => {
 
 describe('request params', () => {
   it('validates initialize and session/prompt', () => {
-    expect(parseInitializeParams({ cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' })).toMatchObject({ ok: true, value: { provider: 'deepseek' } });
-    expect(parsePromptParams({ sessionId: 's', contentBlocks: [{ type: 'text', text: 'hi' }] })).toMatchObject({ ok: true });
-    expect(parsePromptParams({ sessionId: 's', contentBlocks: 'hi' })).toMatchObject({ ok: false, error: { path: 'params.contentBlocks' } });
+    expect(parseInitializeParams({ cwd: '/w', provider: 'deepseek', model: 'deepseek-chat' })).toMatchObject({
+      ok: true,
+      value: { provider: 'deepseek' },
+    });
+    expect(parsePromptParams({ sessionId: 's', contentBlocks: [{ type: 'text', text: 'hi' }] })).toMatchObject({
+      ok: true,
+    });
+    expect(parsePromptParams({ sessionId: 's', contentBlocks: 'hi' })).toMatchObject({
+      ok: false,
+      error: { path: 'params.contentBlocks' },
+    });
   });
 });
 
@@ -84,7 +134,11 @@ describe('the protocol as upstream types it', () => {
     const splice = (data: object) => ({ type: 'agent/inbox/spliced', seq: 0, time: 0, data }) as SessionEvent;
     expect(isReceipt(splice({ target: 'next-turn', start: 0, inserted: [{ id: 'm1' }] }))).toBe(true);
     expect(isReceipt(splice({ target: 'next-turn', start: 0, removedCount: 1, inserted: [] }))).toBe(false);
-    expect(isReceipt(splice({ target: 'next-turn', start: 0, removedCount: 1, outcome: 'canceled', inserted: [{ id: 'm2' }] }))).toBe(false);
+    expect(
+      isReceipt(
+        splice({ target: 'next-turn', start: 0, removedCount: 1, outcome: 'canceled', inserted: [{ id: 'm2' }] }),
+      ),
+    ).toBe(false);
     expect(isReceipt(splice({ target: 'next-turn', start: 0, inserted: [] }))).toBe(false);
     expect(isReceipt({ type: 'turn/start', seq: 0, time: 0, data: { turn: 0 } })).toBe(false);
   });
@@ -98,7 +152,7 @@ describe('the protocol as upstream types it', () => {
     [{ type: 'assistant/message', data: { message: { content: [{ type: 'text', text: 'x' }] } } }, false],
     [{ type: 'step/start', data: { turn: 'one' } }, false],
     [{ type: 'future/thing' }, false],
-  ])('upstream\'s client rejects the event %j: %s', (event, rejected) => {
+  ])("upstream's client rejects the event %j: %s", (event, rejected) => {
     expect(upstreamRejectsEvent(event)).toBe(rejected);
   });
 });

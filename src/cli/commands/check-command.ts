@@ -38,7 +38,12 @@ Options:
 
 ${TELEMETRY_HELP}`,
   parse(argv) {
-    const { values, positionals } = parseOptions('check', argv, { ...telemetryOptions, json: { type: 'boolean' }, deliver: { type: 'boolean' } }, true);
+    const { values, positionals } = parseOptions(
+      'check',
+      argv,
+      { ...telemetryOptions, json: { type: 'boolean' }, deliver: { type: 'boolean' } },
+      true,
+    );
     if (values.help === true) return { name: 'help', topic: 'check' };
     if (positionals.length > 0) throw new UsageError(`check takes no arguments, got '${positionals[0]}'`);
     return { name: 'check', json: values.json === true, deliver: values.deliver === true, ...telemetryFlags(values) };

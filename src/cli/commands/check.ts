@@ -10,14 +10,29 @@
  * @module subagent-otel/cli/commands/check
  */
 import { request } from 'node:http';
-import { planTelemetry, createTelemetryFromPlan, type Telemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
+import {
+  planTelemetry,
+  createTelemetryFromPlan,
+  type Telemetry,
+  type TelemetryShutdownReport,
+} from '../../telemetry/setup.js';
 import { configurationProblems, deliversAnything } from '../../telemetry/config-problems.js';
-import { INSTRUMENTATION_SCOPE_NAME, METRIC_SUBAGENT_CHECKS, SPAN_NAME_CHECK, UNIT_CHECKS } from '../../telemetry/semconv.js';
+import {
+  INSTRUMENTATION_SCOPE_NAME,
+  METRIC_SUBAGENT_CHECKS,
+  SPAN_NAME_CHECK,
+  UNIT_CHECKS,
+} from '../../telemetry/semconv.js';
 import type { CheckCommand } from './check-command.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
 import { readSetting, SETTINGS } from '../../telemetry/config.js';
 import { otlpExporterSettings } from '../../telemetry/otlp-exporters.js';
-import { openDestinationOutbox, summarizeOutbox, type OutboxPlace, type OutboxSummary } from '../../telemetry/outbox/outboxes.js';
+import {
+  openDestinationOutbox,
+  summarizeOutbox,
+  type OutboxPlace,
+  type OutboxSummary,
+} from '../../telemetry/outbox/outboxes.js';
 import { OnceReporter } from '../../telemetry/report-once.js';
 import { hooksStatus, hooksStatusText, type HooksStatus } from '../../hooks/hooks-status.js';
 import { errorMessage } from '../../wire/error-text.js';
@@ -51,7 +66,12 @@ export interface CheckReport {
     readonly dir: string;
     readonly maxBytes: number;
     readonly destinations: ReadonlyArray<OutboxSummary & { readonly configured: boolean }>;
-    readonly delivered?: { readonly requests: number; readonly items: number; readonly runs: number; readonly refused: number };
+    readonly delivered?: {
+      readonly requests: number;
+      readonly items: number;
+      readonly runs: number;
+      readonly refused: number;
+    };
   };
   /** The agents' hooks (`setup`): absent when never set up. */
   readonly hooks?: HooksStatus;
@@ -67,7 +87,11 @@ function httpGet(url: string, timeoutMs: number): Promise<string> {
     const req = request(url, { timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`HTTP ${String(res.statusCode)}`))));
+      res.on('end', () =>
+        res.statusCode === 200
+          ? resolve(Buffer.concat(chunks).toString('utf8'))
+          : reject(new Error(`HTTP ${String(res.statusCode)}`)),
+      );
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
@@ -81,15 +105,27 @@ function httpGet(url: string, timeoutMs: number): Promise<string> {
  * accepts) to `url` with the configured headers, to name why the exporter
  * failed. @returns `undefined` when the receiver answered 2xx, else the error.
  */
-function probeOtlpHttp(url: string, headers: Readonly<Record<string, string>>, timeoutMs: number): Promise<string | undefined> {
+function probeOtlpHttp(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     let req;
     try {
-      req = request(url, { method: 'POST', timeout: timeoutMs, headers: { ...headers, 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        const status = res.statusCode ?? 0;
-        resolve(status >= 200 && status < 300 ? undefined : `the endpoint answered HTTP ${status}${res.statusMessage !== undefined ? ` ${res.statusMessage}` : ''}`);
-      });
+      req = request(
+        url,
+        { method: 'POST', timeout: timeoutMs, headers: { ...headers, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          const status = res.statusCode ?? 0;
+          resolve(
+            status >= 200 && status < 300
+              ? undefined
+              : `the endpoint answered HTTP ${status}${res.statusMessage !== undefined ? ` ${res.statusMessage}` : ''}`,
+          );
+        },
+      );
     } catch (error) {
       // request() throws synchronously for a URL scheme node:http cannot speak (e.g. https is another module).
       resolve(errorMessage(error));
@@ -118,8 +154,16 @@ function pushResults(destinations: readonly string[], report: TelemetryShutdownR
     if (parsed === undefined || parsed.kind === 'none' || parsed.kind === 'prometheus') continue;
     const failure =
       report.errors.find((e) => e.startsWith(`${parsed.signal}: ${parsed.kind} `)) ??
-      report.errors.find((e) => e.startsWith(`${parsed.signal}: shutdown did not finish`) || e.startsWith(`${parsed.signal}: shutdown failed`));
-    results.push(failure !== undefined ? { destination, ok: false, error: failure.replace(/^\w+: /, '') } : { destination, ok: true });
+      report.errors.find(
+        (e) =>
+          e.startsWith(`${parsed.signal}: shutdown did not finish`) ||
+          e.startsWith(`${parsed.signal}: shutdown failed`),
+      );
+    results.push(
+      failure !== undefined
+        ? { destination, ok: false, error: failure.replace(/^\w+: /, '') }
+        : { destination, ok: true },
+    );
   }
   return results;
 }
@@ -161,43 +205,74 @@ async function prometheusResult(telemetry: Telemetry, timeoutMs: number): Promis
   if (telemetry.prometheus === undefined) return undefined;
   const destination = `metrics: Prometheus ${telemetry.prometheus.url}`;
   const url = await telemetry.prometheus.ready;
-  if (url === undefined) return { destination, ok: false, error: 'the endpoint could not listen (see the message above)' };
+  if (url === undefined)
+    return { destination, ok: false, error: 'the endpoint could not listen (see the message above)' };
   try {
     const body = await httpGet(url, timeoutMs);
     const name = `${METRIC_SUBAGENT_CHECKS.replace(/[^a-zA-Z0-9_:]/g, '_')}_total`;
-    return body.includes(name) ? { destination, ok: true } : { destination, ok: false, error: `the scrape did not show ${name}` };
+    return body.includes(name)
+      ? { destination, ok: true }
+      : { destination, ok: false, error: `the scrape did not show ${name}` };
   } catch (error) {
     return { destination, ok: false, error: `scraping ${url} failed: ${errorMessage(error)}` };
   }
 }
 
 function contentLine(content: CheckReport['content']): string {
-  if (!content.capture) return 'not captured (hash and length only; --no-content or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false)';
-  return content.maxLength !== undefined ? `captured, capped at ${content.maxLength} characters` : 'captured (no length cap; turn off with --no-content)';
+  if (!content.capture)
+    return 'not captured (hash and length only; --no-content or OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false)';
+  return content.maxLength !== undefined
+    ? `captured, capped at ${content.maxLength} characters`
+    : 'captured (no length cap; turn off with --no-content)';
 }
 
-const PROTOCOL_NAMES: Readonly<Record<string, string>> = { grpc: 'OTLP/gRPC', 'http/protobuf': 'OTLP/HTTP protobuf', 'http/json': 'OTLP/HTTP JSON' };
+const PROTOCOL_NAMES: Readonly<Record<string, string>> = {
+  grpc: 'OTLP/gRPC',
+  'http/protobuf': 'OTLP/HTTP protobuf',
+  'http/json': 'OTLP/HTTP JSON',
+};
 
 /** The outbox part of the report, in words. Pure. */
 function outboxText(report: CheckReport): string[] {
   const outbox = report.outbox;
-  if (outbox === undefined) return ['Outbox: off (SUBAGENT_OTEL_OUTBOX=off): exports a destination does not take are dropped and counted'];
+  if (outbox === undefined)
+    return ['Outbox: off (SUBAGENT_OTEL_OUTBOX=off): exports a destination does not take are dropped and counted'];
   const lines = [`Outbox: ${outbox.dir} (at most ${outbox.maxBytes} bytes per destination)`];
   if (outbox.delivered !== undefined) {
-    lines.push(`  delivered now: ${outbox.delivered.runs} run(s) in ${outbox.delivered.requests} request(s) (${outbox.delivered.items} span(s) or metric batch(es)); refused for good: ${outbox.delivered.refused} request(s)`);
+    lines.push(
+      `  delivered now: ${outbox.delivered.runs} run(s) in ${outbox.delivered.requests} request(s) (${outbox.delivered.items} span(s) or metric batch(es)); refused for good: ${outbox.delivered.refused} request(s)`,
+    );
   }
-  const shown = outbox.destinations.filter((d) => d.requests > 0 || d.state.lastError !== undefined || d.state.refused > 0 || d.state.droppedItems > 0);
+  const shown = outbox.destinations.filter(
+    (d) => d.requests > 0 || d.state.lastError !== undefined || d.state.refused > 0 || d.state.droppedItems > 0,
+  );
   if (shown.length === 0) lines.push('  nothing waits');
   for (const d of shown) {
-    const where = d.destination !== undefined ? `${d.destination.signal}: ${PROTOCOL_NAMES[d.destination.protocol] ?? d.destination.protocol} ${d.destination.url}` : d.folder;
+    const where =
+      d.destination !== undefined
+        ? `${d.destination.signal}: ${PROTOCOL_NAMES[d.destination.protocol] ?? d.destination.protocol} ${d.destination.url}`
+        : d.folder;
     const unit = d.destination?.signal === 'metrics' ? 'metric batch(es)' : 'span(s)';
-    const waits = d.requests > 0 ? `${d.requests} request(s) wait: ${d.items} ${unit}, ${d.runs} run(s), ${d.bytes} bytes, since ${new Date(d.since ?? 0).toISOString()}` : 'nothing waits';
-    lines.push(`  ${where}: ${waits}${d.configured ? '' : ' (not a destination of this configuration: delivered by a command configured for it)'}`);
-    if (d.state.lastError !== undefined) lines.push(`    last error${d.state.lastErrorAt !== undefined ? ` (${new Date(d.state.lastErrorAt).toISOString()})` : ''}: ${d.state.lastError}`);
-    if (d.state.refused > 0) lines.push(`    refused for good so far: ${d.state.refused} request(s), ${d.state.refusedItems} ${unit} (not retried)`);
-    if (d.state.droppedItems > 0) lines.push(`    dropped to stay within the bound so far: ${d.state.droppedItems} ${unit}`);
+    const waits =
+      d.requests > 0
+        ? `${d.requests} request(s) wait: ${d.items} ${unit}, ${d.runs} run(s), ${d.bytes} bytes, since ${new Date(d.since ?? 0).toISOString()}`
+        : 'nothing waits';
+    lines.push(
+      `  ${where}: ${waits}${d.configured ? '' : ' (not a destination of this configuration: delivered by a command configured for it)'}`,
+    );
+    if (d.state.lastError !== undefined)
+      lines.push(
+        `    last error${d.state.lastErrorAt !== undefined ? ` (${new Date(d.state.lastErrorAt).toISOString()})` : ''}: ${d.state.lastError}`,
+      );
+    if (d.state.refused > 0)
+      lines.push(
+        `    refused for good so far: ${d.state.refused} request(s), ${d.state.refusedItems} ${unit} (not retried)`,
+      );
+    if (d.state.droppedItems > 0)
+      lines.push(`    dropped to stay within the bound so far: ${d.state.droppedItems} ${unit}`);
   }
-  if (outbox.delivered === undefined && shown.some((d) => d.requests > 0)) lines.push('  deliver it now: subagent-otel check --deliver (or run any exporting command)');
+  if (outbox.delivered === undefined && shown.some((d) => d.requests > 0))
+    lines.push('  deliver it now: subagent-otel check --deliver (or run any exporting command)');
   return lines;
 }
 
@@ -206,9 +281,13 @@ export function formatCheckReport(report: CheckReport): string {
   const lines = ['Where telemetry goes (this environment and these options):'];
   for (const destination of report.destinations) lines.push(`  ${destination}`);
   lines.push(`  output directory: ${report.outDir ?? 'none (no file destination)'}`);
-  lines.push(`  OTLP headers: ${report.otlpHeaders.length === 0 ? 'none' : `${report.otlpHeaders.join(', ')} (values not shown)`}`);
+  lines.push(
+    `  OTLP headers: ${report.otlpHeaders.length === 0 ? 'none' : `${report.otlpHeaders.join(', ')} (values not shown)`}`,
+  );
   lines.push(`  content: ${contentLine(report.content)}`);
-  lines.push(`  Prometheus endpoint: ${report.prometheus ?? 'off (--prometheus-port or SUBAGENT_OTEL_PROMETHEUS_PORT)'}`);
+  lines.push(
+    `  Prometheus endpoint: ${report.prometheus ?? 'off (--prometheus-port or SUBAGENT_OTEL_PROMETHEUS_PORT)'}`,
+  );
   lines.push(`  service.name: ${report.serviceName}`);
   if (report.problems.length > 0) {
     lines.push('', 'Problems:');
@@ -218,23 +297,44 @@ export function formatCheckReport(report: CheckReport): string {
   lines.push('', ...hooksStatusText(report.hooks));
   lines.push('', `Sent one test span (${SPAN_NAME_CHECK}) and one test metric (${METRIC_SUBAGENT_CHECKS}):`);
   if (report.results.length === 0) lines.push('  nothing: no destination is configured for traces or metrics');
-  for (const result of report.results) lines.push(result.ok ? `  ok      ${result.destination}` : `  FAILED  ${result.destination}: ${result.error ?? 'failed'}`);
+  for (const result of report.results)
+    lines.push(
+      result.ok ? `  ok      ${result.destination}` : `  FAILED  ${result.destination}: ${result.error ?? 'failed'}`,
+    );
   const failed = report.results.filter((r) => !r.ok).length;
   lines.push('');
-  if (report.results.length === 0) lines.push('check failed: nothing would be delivered (OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER say none, and no --out or --prometheus-port).');
-  else if (failed > 0) lines.push(`check failed: ${failed} of ${report.results.length} destinations did not take the test data.`);
-  else if (report.problems.length > 0) lines.push('check failed: the test data was delivered, but the configuration has the problems above.');
-  else if (report.outbox?.delivered !== undefined && report.outbox.destinations.some((d) => d.requests > 0 && d.configured))
+  if (report.results.length === 0)
+    lines.push(
+      'check failed: nothing would be delivered (OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER say none, and no --out or --prometheus-port).',
+    );
+  else if (failed > 0)
+    lines.push(`check failed: ${failed} of ${report.results.length} destinations did not take the test data.`);
+  else if (report.problems.length > 0)
+    lines.push('check failed: the test data was delivered, but the configuration has the problems above.');
+  else if (
+    report.outbox?.delivered !== undefined &&
+    report.outbox.destinations.some((d) => d.requests > 0 && d.configured)
+  )
     lines.push('check failed: the test data was delivered, but some of the outbox could not be delivered (see above).');
-  else lines.push(`check passed: ${report.results.length === 1 ? 'the destination' : `all ${report.results.length} destinations`} took the test span and metric.`);
+  else
+    lines.push(
+      `check passed: ${report.results.length === 1 ? 'the destination' : `all ${report.results.length} destinations`} took the test span and metric.`,
+    );
   return lines.join('\n');
 }
 
 /** Folder names of the destinations `plan` sends to. */
-function configuredFolders(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>, env: NodeJS.ProcessEnv): Map<string, ReturnType<typeof openDestinationOutbox>> {
+function configuredFolders(
+  place: OutboxPlace,
+  plan: ReturnType<typeof planTelemetry>,
+  env: NodeJS.ProcessEnv,
+): Map<string, ReturnType<typeof openDestinationOutbox>> {
   const boxes = new Map<string, ReturnType<typeof openDestinationOutbox>>();
   const reports = new OnceReporter();
-  for (const [signal, otlp] of [['TRACES', plan.traces.otlp], ['METRICS', plan.metrics.otlp]] as const) {
+  for (const [signal, otlp] of [
+    ['TRACES', plan.traces.otlp],
+    ['METRICS', plan.metrics.otlp],
+  ] as const) {
     if (otlp === undefined) continue;
     const settings = otlpExporterSettings(signal, otlp, plan.temporality, env, reports);
     const box = openDestinationOutbox(place, settings, otlp.url);
@@ -244,7 +344,10 @@ function configuredFolders(place: OutboxPlace, plan: ReturnType<typeof planTelem
 }
 
 /** Every destination folder of the outbox, marked when this configuration sends there. */
-async function outboxSummaries(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>): Promise<Array<OutboxSummary & { configured: boolean }>> {
+async function outboxSummaries(
+  place: OutboxPlace,
+  plan: ReturnType<typeof planTelemetry>,
+): Promise<Array<OutboxSummary & { configured: boolean }>> {
   const configured = configuredFolders(place, plan, {});
   const summaries = await summarizeOutbox(place).catch(() => []);
   return summaries.map((summary) => ({ ...summary, configured: configured.has(summary.folder) }));
@@ -254,7 +357,12 @@ async function outboxSummaries(place: OutboxPlace, plan: ReturnType<typeof planT
  * Delivers what waits in the outbox for the destinations of `plan`, oldest
  * first, until each is empty, its destination fails, or `boundMs` passes.
  */
-async function deliverOutbox(place: OutboxPlace, plan: ReturnType<typeof planTelemetry>, env: NodeJS.ProcessEnv, boundMs: number): Promise<{ requests: number; items: number; runs: number; refused: number }> {
+async function deliverOutbox(
+  place: OutboxPlace,
+  plan: ReturnType<typeof planTelemetry>,
+  env: NodeJS.ProcessEnv,
+  boundMs: number,
+): Promise<{ requests: number; items: number; runs: number; refused: number }> {
   const total = { requests: 0, items: 0, runs: 0, refused: 0 };
   const deadline = Date.now() + boundMs;
   for (const box of configuredFolders(place, plan, env).values()) {
@@ -276,7 +384,10 @@ async function deliverOutbox(place: OutboxPlace, plan: ReturnType<typeof planTel
  * nothing is left waiting for them); 1 otherwise, including when nothing
  * would be delivered. Never rejects for a bad configuration.
  */
-export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<number> {
+export async function runCheck(
+  cmd: CheckCommand,
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
+): Promise<number> {
   installDiagnostics('stderr', io.env, io.stderr);
   const options = telemetryOptions(cmd, io.env);
   const env = options.env ?? io.env;
@@ -284,8 +395,13 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
   // The test data never goes to the outbox: the check is about delivery now.
   const plan = planTelemetry({ ...options, outbox: false });
   const place: OutboxPlace | undefined =
-    typeof options.outbox === 'string' ? { dir: options.outbox, maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, new OnceReporter()) } : undefined;
-  const delivered = cmd.deliver && place !== undefined ? await deliverOutbox(place, plan, env, flushBoundMs(io.env, DEFAULT_DELIVER_MS)) : undefined;
+    typeof options.outbox === 'string'
+      ? { dir: options.outbox, maxBytes: readSetting(SETTINGS.outboxMaxBytes, env, new OnceReporter()) }
+      : undefined;
+  const delivered =
+    cmd.deliver && place !== undefined
+      ? await deliverOutbox(place, plan, env, flushBoundMs(io.env, DEFAULT_DELIVER_MS))
+      : undefined;
   const problems = await configurationProblems(options, plan);
   const anything = deliversAnything(plan);
   const telemetry = createTelemetryFromPlan({ ...options, outbox: false }, plan);
@@ -294,7 +410,10 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
   telemetry.tracerProvider.getTracer(INSTRUMENTATION_SCOPE_NAME).startSpan(SPAN_NAME_CHECK).end();
   telemetry.meterProvider
     .getMeter(INSTRUMENTATION_SCOPE_NAME)
-    .createCounter(METRIC_SUBAGENT_CHECKS, { unit: UNIT_CHECKS, description: 'Test data points sent by subagent-otel check' })
+    .createCounter(METRIC_SUBAGENT_CHECKS, {
+      unit: UNIT_CHECKS,
+      description: 'Test data points sent by subagent-otel check',
+    })
     .add(1);
 
   const bound = flushBoundMs(io.env, DEFAULT_CHECK_FLUSH_MS);
@@ -302,9 +421,17 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
   const shutdown = await telemetry.shutdown(bound);
   const pushed = await Promise.all(
     pushResults(destinations, shutdown).map(async (result): Promise<CheckResult> => {
-      const otlp = result.destination.startsWith('traces: OTLP/HTTP') ? plan.traces.otlp : result.destination.startsWith('metrics: OTLP/HTTP') ? plan.metrics.otlp : undefined;
+      const otlp = result.destination.startsWith('traces: OTLP/HTTP')
+        ? plan.traces.otlp
+        : result.destination.startsWith('metrics: OTLP/HTTP')
+          ? plan.metrics.otlp
+          : undefined;
       if (result.ok || otlp === undefined || !otlp.url.startsWith('http:')) return result;
-      const reason = await probeOtlpHttp(otlp.url, otlpHeaders(env, result.destination.startsWith('traces') ? 'TRACES' : 'METRICS'), bound);
+      const reason = await probeOtlpHttp(
+        otlp.url,
+        otlpHeaders(env, result.destination.startsWith('traces') ? 'TRACES' : 'METRICS'),
+        bound,
+      );
       return reason !== undefined ? { ...result, error: `${reason} (${result.error ?? 'not delivered'})` } : result;
     }),
   );
@@ -320,16 +447,28 @@ export async function runCheck(cmd: CheckCommand, io: { stdout: NodeJS.WritableS
     destinations,
     ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
     otlpHeaders: headers,
-    content: { capture: telemetry.content.capture, ...(telemetry.content.maxLength !== undefined ? { maxLength: telemetry.content.maxLength } : {}) },
+    content: {
+      capture: telemetry.content.capture,
+      ...(telemetry.content.maxLength !== undefined ? { maxLength: telemetry.content.maxLength } : {}),
+    },
     ...(telemetry.prometheus !== undefined ? { prometheus: telemetry.prometheus.url } : {}),
     serviceName: serviceNameOf(env) ?? plan.serviceName,
     problems,
     results,
-    ...(place !== undefined ? { outbox: { ...place, destinations: await outboxSummaries(place, plan), ...(delivered !== undefined ? { delivered } : {}) } } : {}),
+    ...(place !== undefined
+      ? {
+          outbox: {
+            ...place,
+            destinations: await outboxSummaries(place, plan),
+            ...(delivered !== undefined ? { delivered } : {}),
+          },
+        }
+      : {}),
     ...(hooks !== undefined ? { hooks } : {}),
     ok: false,
   };
-  const undelivered = delivered !== undefined && (report.outbox?.destinations.some((d) => d.configured && d.requests > 0) ?? false);
+  const undelivered =
+    delivered !== undefined && (report.outbox?.destinations.some((d) => d.configured && d.requests > 0) ?? false);
   report = { ...report, ok: results.length > 0 && results.every((r) => r.ok) && problems.length === 0 && !undelivered };
   io.stdout.write(cmd.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report)}\n`);
   return report.ok ? 0 : 1;

@@ -39,7 +39,12 @@ Options:
 
 ${TELEMETRY_HELP}`,
   parse(argv) {
-    const { values, positionals } = parseOptions('demo', argv, { ...telemetryOptions, json: { type: 'boolean' }, sessions: { type: 'string' } }, true);
+    const { values, positionals } = parseOptions(
+      'demo',
+      argv,
+      { ...telemetryOptions, json: { type: 'boolean' }, sessions: { type: 'string' } },
+      true,
+    );
     if (values.help === true) return { name: 'help', topic: 'demo' };
     if (positionals.length > 0) throw new UsageError(`demo takes no arguments, got '${positionals[0]}'`);
     if (values.sessions === '') throw new UsageError('--sessions takes a directory, e.g. --sessions ./sessions');

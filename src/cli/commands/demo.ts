@@ -104,8 +104,15 @@ function sessionRecorder(): { onLine: (line: string) => void; sessions: Map<stri
   const parents = new Map<string, string>();
   const onLine = (line: string): void => {
     if (!line.startsWith('{"jsonrpc":"2.0","method":"s')) return;
-    const frame = JSON.parse(line) as { method?: string; params?: { sessionId?: string; event?: unknown; parentSessionId?: string; childSessionId?: string } };
-    if (frame.method === 'subagent.started' && typeof frame.params?.childSessionId === 'string' && typeof frame.params.parentSessionId === 'string') {
+    const frame = JSON.parse(line) as {
+      method?: string;
+      params?: { sessionId?: string; event?: unknown; parentSessionId?: string; childSessionId?: string };
+    };
+    if (
+      frame.method === 'subagent.started' &&
+      typeof frame.params?.childSessionId === 'string' &&
+      typeof frame.params.parentSessionId === 'string'
+    ) {
       parents.set(frame.params.childSessionId, frame.params.parentSessionId);
       return;
     }
@@ -203,7 +210,10 @@ export function formatDemoTable(rows: readonly DemoRow[]): string {
         headers: ['via', 'scenario'],
         cells: (record, index) => {
           const row = rows[index];
-          return [row?.via ?? '', record.source === 'sdk-subagent' ? `${row?.scenario ?? ''} (child)` : (row?.scenario ?? '')];
+          return [
+            row?.via ?? '',
+            record.source === 'sdk-subagent' ? `${row?.scenario ?? ''} (child)` : (row?.scenario ?? ''),
+          ];
         },
       },
     },
@@ -223,7 +233,10 @@ async function countFile(path: string, signal: 'traces' | 'metrics'): Promise<{ 
   let items = 0;
   for (const line of lines) {
     try {
-      const doc = JSON.parse(line) as Record<string, Array<{ scopeSpans?: Array<{ spans?: unknown[] }>; scopeMetrics?: Array<{ metrics?: unknown[] }> }>>;
+      const doc = JSON.parse(line) as Record<
+        string,
+        Array<{ scopeSpans?: Array<{ spans?: unknown[] }>; scopeMetrics?: Array<{ metrics?: unknown[] }> }>
+      >;
       for (const resource of doc[signal === 'traces' ? 'resourceSpans' : 'resourceMetrics'] ?? []) {
         for (const scope of resource.scopeSpans ?? []) items += scope.spans?.length ?? 0;
         for (const scope of resource.scopeMetrics ?? []) items += scope.metrics?.length ?? 0;
@@ -255,7 +268,11 @@ async function clearOwnFiles(files: readonly string[]): Promise<string[]> {
 }
 
 /** Writes every recorded session as a durable log: parents zstd-compressed, delegated children plain. @returns the paths written. */
-async function writeSessions(dir: string, sessions: Iterable<RecordedSession>, note: (what: string) => void): Promise<string[]> {
+async function writeSessions(
+  dir: string,
+  sessions: Iterable<RecordedSession>,
+  note: (what: string) => void,
+): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
   let zstdMissing = false;
@@ -318,7 +335,8 @@ export async function runDemo(
     ...(plan.metrics.fileDir !== undefined ? [join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics)] : []),
   ];
   const removed = await clearOwnFiles(ownFiles);
-  if (removed.length > 0) progress(`starting from empty files: removed what an earlier run left: ${removed.join(', ')}`);
+  if (removed.length > 0)
+    progress(`starting from empty files: removed what an earlier run left: ${removed.join(', ')}`);
   const recorder = cmd.sessions !== undefined ? sessionRecorder() : undefined;
   const rows: DemoRow[] = [];
   let label: Pick<DemoRow, 'via' | 'scenario'> = { via: 'sdk-backend', scenario: '' };
@@ -328,7 +346,14 @@ export async function runDemo(
   progress(`SDK backend: ${DEMO_SDK_SCENARIOS.length + 1} scenarios on the scripted runtime (embedded log generation)`);
   for (const scenario of DEMO_SDK_SCENARIOS) {
     label = { via: 'sdk-backend', scenario };
-    await runSdkSubagent({ command: process.execPath, args: [SDK_RUNTIME], ...ROUTE, ...agentName, prompt: `scenario:${scenario}`, listener });
+    await runSdkSubagent({
+      command: process.execPath,
+      args: [SDK_RUNTIME],
+      ...ROUTE,
+      ...agentName,
+      prompt: `scenario:${scenario}`,
+      listener,
+    });
   }
   label = { via: 'sdk-backend', scenario: 'cancelled by parent' };
   const controller = new AbortController();
@@ -356,19 +381,36 @@ export async function runDemo(
   progress(`ACP backend: ${DEMO_ACP_SCENARIOS.length} scenarios on the scripted ACP agent`);
   for (const scenario of DEMO_ACP_SCENARIOS) {
     label = { via: 'acp-backend', scenario };
-    await runAcpSubagent({ command: process.execPath, args: [ACP_AGENT], ...agentName, prompt: `scenario:${scenario}`, listener });
+    await runAcpSubagent({
+      command: process.execPath,
+      args: [ACP_AGENT],
+      ...agentName,
+      prompt: `scenario:${scenario}`,
+      listener,
+    });
   }
 
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_DEMO_FLUSH_MS));
-  const sessionFiles = recorder !== undefined && cmd.sessions !== undefined ? await writeSessions(cmd.sessions, recorder.sessions.values(), progress) : [];
+  const sessionFiles =
+    recorder !== undefined && cmd.sessions !== undefined
+      ? await writeSessions(cmd.sessions, recorder.sessions.values(), progress)
+      : [];
   const wrote = {
-    spans: plan.traces.fileDir !== undefined ? (await countFile(join(plan.traces.fileDir, OUT_FILE_NAMES.traces), 'traces')).items : undefined,
-    metricLines: plan.metrics.fileDir !== undefined ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines : undefined,
+    spans:
+      plan.traces.fileDir !== undefined
+        ? (await countFile(join(plan.traces.fileDir, OUT_FILE_NAMES.traces), 'traces')).items
+        : undefined,
+    metricLines:
+      plan.metrics.fileDir !== undefined
+        ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines
+        : undefined,
     sessionLogs: sessionFiles.length,
   };
   const dropped = report.dropped.traces + report.dropped.metrics;
   if (dropped > 0) {
-    io.stderr.write(`subagent-otel demo: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`);
+    io.stderr.write(
+      `subagent-otel demo: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`,
+    );
   }
   const exitCode = dropped > 0 ? 3 : 0;
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
@@ -380,18 +422,28 @@ export async function runDemo(
     return exitCode;
   }
   io.stdout.write(`\n${formatDemoTable(rows)}\n\n`);
-  io.stdout.write(`${rows.length} runs observed: ${truncated} cut off at max-tokens (truncation rate ${((100 * truncated) / Math.max(rows.length, 1)).toFixed(0)}%), ${mismatches} where the runtime reported a different output than the rule selects.\n`);
-  io.stdout.write('Runs cut off at max-tokens still report their partial text: the last non-empty message, else the streamed text.\n\n');
+  io.stdout.write(
+    `${rows.length} runs observed: ${truncated} cut off at max-tokens (truncation rate ${((100 * truncated) / Math.max(rows.length, 1)).toFixed(0)}%), ${mismatches} where the runtime reported a different output than the rule selects.\n`,
+  );
+  io.stdout.write(
+    'Runs cut off at max-tokens still report their partial text: the last non-empty message, else the streamed text.\n\n',
+  );
   io.stdout.write(dropped > 0 ? 'Telemetry (incomplete, see stderr) sent to:\n' : 'Telemetry written to:\n');
   for (const d of telemetry.describeDestinations()) io.stdout.write(`  ${d}\n`);
-  if (report.timedOut || report.errors.length > 0) io.stdout.write(`  (export problems: ${report.errors.join('; ') || 'flush timed out'})\n`);
+  if (report.timedOut || report.errors.length > 0)
+    io.stdout.write(`  (export problems: ${report.errors.join('; ') || 'flush timed out'})\n`);
   const counts = [
     ...(wrote.spans !== undefined ? [`${wrote.spans} spans to ${OUT_FILE_NAMES.traces}`] : []),
-    ...(wrote.metricLines !== undefined ? [`${wrote.metricLines} metric export${wrote.metricLines === 1 ? '' : 's'} to ${OUT_FILE_NAMES.metrics}`] : []),
+    ...(wrote.metricLines !== undefined
+      ? [`${wrote.metricLines} metric export${wrote.metricLines === 1 ? '' : 's'} to ${OUT_FILE_NAMES.metrics}`]
+      : []),
   ];
-  if (counts.length > 0) io.stdout.write(`This run wrote ${counts.join(' and ')} (files from earlier runs are removed first).\n`);
+  if (counts.length > 0)
+    io.stdout.write(`This run wrote ${counts.join(' and ')} (files from earlier runs are removed first).\n`);
   if (cmd.sessions !== undefined) {
-    io.stdout.write(`Session logs of the ${sessionFiles.length} proxied sessions written to ${cmd.sessions}; replay them with: subagent-otel replay ${cmd.sessions}\n`);
+    io.stdout.write(
+      `Session logs of the ${sessionFiles.length} proxied sessions written to ${cmd.sessions}; replay them with: subagent-otel replay ${cmd.sessions}\n`,
+    );
   }
   io.stdout.write(
     [
@@ -400,7 +452,9 @@ export async function runDemo(
       '  - set OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 OTEL_EXPORTER_OTLP_PROTOCOL=http/json and run again, or',
       '  - let the collector ingest the files above with its otlp_json_file receiver (see collector-config/README.md).',
       '',
-      ...(telemetry.outDir !== undefined ? [`See these runs on a local page: ${viewCommand(telemetry.outDir, io.env)}`, ''] : []),
+      ...(telemetry.outDir !== undefined
+        ? [`See these runs on a local page: ${viewCommand(telemetry.outDir, io.env)}`, '']
+        : []),
     ].join('\n'),
   );
   return exitCode;

@@ -74,12 +74,19 @@ Environment of its own:
     const { values, positionals } = parseOptions(
       'proxy',
       own,
-      { ...telemetryOptions, protocol: { type: 'string' }, capture: { type: 'string' }, 'agent-telemetry': { type: 'boolean' } },
+      {
+        ...telemetryOptions,
+        protocol: { type: 'string' },
+        capture: { type: 'string' },
+        'agent-telemetry': { type: 'boolean' },
+      },
       true,
     );
     if (values.help === true) return { name: 'help', topic: 'proxy' };
     if (positionals.length > 0) {
-      throw new UsageError(`unexpected '${positionals[0]}' before '--': put the agent command after '--', e.g. subagent-otel proxy -- ${positionals.join(' ')}`);
+      throw new UsageError(
+        `unexpected '${positionals[0]}' before '--': put the agent command after '--', e.g. subagent-otel proxy -- ${positionals.join(' ')}`,
+      );
     }
     const [command, ...args] = child;
     if (command === undefined || command === '') {

@@ -6,7 +6,15 @@
  */
 import type { CommandSpec } from '../command-spec.js';
 import { UsageError } from '../errors.js';
-import { parseOptions, protocolOf, TELEMETRY_HELP, telemetryFlags, telemetryOptions, type Protocol, type TelemetryFlags } from '../options.js';
+import {
+  parseOptions,
+  protocolOf,
+  TELEMETRY_HELP,
+  telemetryFlags,
+  telemetryOptions,
+  type Protocol,
+  type TelemetryFlags,
+} from '../options.js';
 
 /** `subagent-otel replay [options] <file-or-directory...>`. */
 export interface ReplayCommand extends TelemetryFlags {
@@ -49,11 +57,18 @@ ${TELEMETRY_HELP}`,
     const { values, positionals } = parseOptions(
       'replay',
       argv,
-      { ...telemetryOptions, json: { type: 'boolean' }, 'no-progress': { type: 'boolean' }, 'no-runs': { type: 'boolean' }, protocol: { type: 'string' } },
+      {
+        ...telemetryOptions,
+        json: { type: 'boolean' },
+        'no-progress': { type: 'boolean' },
+        'no-runs': { type: 'boolean' },
+        protocol: { type: 'string' },
+      },
       true,
     );
     if (values.help === true) return { name: 'help', topic: 'replay' };
-    if (positionals.length === 0) throw new UsageError('replay needs at least one file or directory, e.g. subagent-otel replay ./sessions');
+    if (positionals.length === 0)
+      throw new UsageError('replay needs at least one file or directory, e.g. subagent-otel replay ./sessions');
     return {
       name: 'replay',
       paths: positionals,

@@ -11,10 +11,22 @@
 import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../../replay/replay.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
 import type { ReplayCommand } from './replay-command.js';
-import { formatProblem, formatProgressBar, formatRunRow, formatRunRowHeader, formatStopReasonSummary } from '../summary.js';
+import {
+  formatProblem,
+  formatProgressBar,
+  formatRunRow,
+  formatRunRowHeader,
+  formatStopReasonSummary,
+} from '../summary.js';
 import type { RunRecord } from '../../observe/run-record.js';
 import { checkOutputDirectory } from '../output-paths.js';
-import { BACKPRESSURE_WAIT_MS, exportBackpressure, flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import {
+  BACKPRESSURE_WAIT_MS,
+  exportBackpressure,
+  flushBoundMs,
+  installDiagnostics,
+  telemetryOptions,
+} from '../telemetry-options.js';
 import { outboxLines } from '../outbox-lines.js';
 
 export type { ReplayCommand };
@@ -36,7 +48,11 @@ export const MAX_PRINTED_PROBLEMS_PER_FILE = 20;
 
 /** The `--json` document: the summary plus where telemetry went. */
 export interface ReplayJson extends ReplaySummary {
-  readonly telemetry: { readonly destinations: readonly string[]; readonly outDir?: string; readonly shutdown: TelemetryShutdownReport };
+  readonly telemetry: {
+    readonly destinations: readonly string[];
+    readonly outDir?: string;
+    readonly shutdown: TelemetryShutdownReport;
+  };
 }
 
 /**
@@ -89,12 +105,18 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     onProblem,
     // With an outbox, a wait outlasts the exporter's own timeout: a collector that is down costs one timeout, then the outbox takes the rest.
-    backpressure: exportBackpressure(telemetry.tracerProvider, telemetry.outboxes.length > 0 ? 3 * BACKPRESSURE_WAIT_MS : BACKPRESSURE_WAIT_MS),
+    backpressure: exportBackpressure(
+      telemetry.tracerProvider,
+      telemetry.outboxes.length > 0 ? 3 * BACKPRESSURE_WAIT_MS : BACKPRESSURE_WAIT_MS,
+    ),
     ...(bar !== undefined ? { onProgress: (progress: ReplayProgress) => bar.update(progress) } : {}),
   });
   bar?.finish();
   for (const [file, count] of printed) {
-    if (count > MAX_PRINTED_PROBLEMS_PER_FILE) io.stderr.write(`subagent-otel replay: ${file}: ${count - MAX_PRINTED_PROBLEMS_PER_FILE} more problems not shown\n`);
+    if (count > MAX_PRINTED_PROBLEMS_PER_FILE)
+      io.stderr.write(
+        `subagent-otel replay: ${file}: ${count - MAX_PRINTED_PROBLEMS_PER_FILE} more problems not shown\n`,
+      );
   }
 
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_REPLAY_FLUSH_MS));
@@ -104,7 +126,11 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
   if (cmd.json) {
     const json: ReplayJson = {
       ...summary,
-      telemetry: { destinations, ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}), shutdown: report },
+      telemetry: {
+        destinations,
+        ...(telemetry.outDir !== undefined ? { outDir: telemetry.outDir } : {}),
+        shutdown: report,
+      },
     };
     io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   } else {
@@ -114,10 +140,14 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
   for (const error of report.errors) io.stderr.write(`subagent-otel replay: telemetry: ${error}\n`);
   for (const line of outboxLines(report)) io.stderr.write(`subagent-otel replay: ${line}\n`);
   if (dropped > 0) {
-    io.stderr.write(`subagent-otel replay: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`);
+    io.stderr.write(
+      `subagent-otel replay: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`,
+    );
   }
   if (summary.problems > 0) {
-    io.stderr.write(`subagent-otel replay: ${summary.skipped.files} file(s) and ${summary.skipped.records} record(s) skipped; see the problems above\n`);
+    io.stderr.write(
+      `subagent-otel replay: ${summary.skipped.files} file(s) and ${summary.skipped.records} record(s) skipped; see the problems above\n`,
+    );
   }
   if (summary.problems > 0) return 1;
   if (dropped > 0) return 3;

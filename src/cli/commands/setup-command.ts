@@ -82,12 +82,15 @@ Options:
     if (values.help === true) return { name: 'help', topic: 'setup' };
     const [agent, extra] = positionals;
     if (agent !== 'claude-code' && agent !== 'codex') {
-      throw new UsageError(`setup needs the agent: claude-code or codex${agent !== undefined ? `, got '${agent}'` : ''} (Gemini CLI has no subagent hooks: follow it with 'subagent-otel watch ~/.gemini/tmp')`);
+      throw new UsageError(
+        `setup needs the agent: claude-code or codex${agent !== undefined ? `, got '${agent}'` : ''} (Gemini CLI has no subagent hooks: follow it with 'subagent-otel watch ~/.gemini/tmp')`,
+      );
     }
     if (extra !== undefined) throw new UsageError(`setup takes one agent, got '${extra}' too`);
     if (values.project === '') throw new UsageError('--project takes a directory, e.g. --project .');
     if (values.out === '') throw new UsageError('--out takes a directory, e.g. --out ~/subagent-otel-out');
-    if (values.remove === true && (values.out !== undefined || values['no-content'] === true || values.team === true)) throw new UsageError('--remove takes no telemetry options');
+    if (values.remove === true && (values.out !== undefined || values['no-content'] === true || values.team === true))
+      throw new UsageError('--remove takes no telemetry options');
     return {
       name: 'setup',
       agent,
@@ -101,6 +104,11 @@ Options:
   },
   async run(cmd) {
     const { runSetup } = await import('./setup.js');
-    return runSetup(cmd, { stdout: process.stdout, stderr: process.stderr, env: process.env, script: process.argv[1] ?? '' });
+    return runSetup(cmd, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+      script: process.argv[1] ?? '',
+    });
   },
 };

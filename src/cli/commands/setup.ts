@@ -11,7 +11,13 @@ import { END_EVENTS } from '../../hooks/hook-message.js';
 import { loadHooksConfig, saveHooksConfig, telemetryEnvironment, type HooksConfig } from '../../hooks/hooks-config.js';
 import { hookFiles, settingsFile, stateRoot, transcriptFolder } from '../../hooks/locations.js';
 import { hookCommand } from '../../hooks/settings-hooks.js';
-import { SetupError, addHooksToFile, diffLines, removeHooksFromFile, type SettingsChange } from '../../hooks/setup-files.js';
+import {
+  SetupError,
+  addHooksToFile,
+  diffLines,
+  removeHooksFromFile,
+  type SettingsChange,
+} from '../../hooks/setup-files.js';
 import { stopWatcher } from '../../hooks/watcher-lock.js';
 import { errorText } from '../../wire/error-text.js';
 import type { SetupCommand } from './setup-command.js';
@@ -48,13 +54,24 @@ export async function runSetup(cmd: SetupCommand, io: SetupIo): Promise<number> 
   };
   let change: SettingsChange;
   try {
-    change = cmd.remove ? await removeHooksFromFile(file, files.setupDir, !cmd.dryRun) : await addHooksToFile(file, hookCommand(process.execPath, resolve(io.script), cmd.agent), files.setupDir, !cmd.dryRun);
+    change = cmd.remove
+      ? await removeHooksFromFile(file, files.setupDir, !cmd.dryRun)
+      : await addHooksToFile(
+          file,
+          hookCommand(process.execPath, resolve(io.script), cmd.agent),
+          files.setupDir,
+          !cmd.dryRun,
+        );
   } catch (error) {
     io.stderr.write(`subagent-otel setup: ${error instanceof SetupError ? error.message : errorText(error)}\n`);
     return 1;
   }
   if (cmd.dryRun) {
-    say(change.changed ? `subagent-otel setup: would change ${file}:\n${diffLines(change.before, change.after)}` : `subagent-otel setup: ${file} needs no change`);
+    say(
+      change.changed
+        ? `subagent-otel setup: would change ${file}:\n${diffLines(change.before, change.after)}`
+        : `subagent-otel setup: ${file} needs no change`,
+    );
     return 0;
   }
 
@@ -63,7 +80,11 @@ export async function runSetup(cmd: SetupCommand, io: SetupIo): Promise<number> 
   if (!loaded.ok) io.stderr.write(`subagent-otel setup: ${loaded.message}; writing a new one\n`);
   let config: HooksConfig | undefined;
   if (cmd.remove) {
-    say(change.changed ? `subagent-otel setup: took ${change.removed ?? 0} hook(s) out of ${file}${change.after === undefined ? ' (removed the file setup had created)' : ''}` : `subagent-otel setup: ${file} holds no hook of subagent-otel`);
+    say(
+      change.changed
+        ? `subagent-otel setup: took ${change.removed ?? 0} hook(s) out of ${file}${change.after === undefined ? ' (removed the file setup had created)' : ''}`
+        : `subagent-otel setup: ${file} holds no hook of subagent-otel`,
+    );
     if (previous !== undefined && cmd.project === undefined) {
       const { [cmd.agent]: _gone, ...agents } = previous.agents;
       config = { ...previous, agents };
@@ -73,7 +94,12 @@ export async function runSetup(cmd: SetupCommand, io: SetupIo): Promise<number> 
     if (cmd.team === true) env['SUBAGENT_OTEL_TEAM_ATTRIBUTES'] = 'true';
     const out = env['SUBAGENT_OTEL_OUT'];
     if (out !== undefined && out !== '' && !isAbsolute(out)) env['SUBAGENT_OTEL_OUT'] = resolve(out); // the watcher runs elsewhere
-    const outDir = cmd.out !== undefined ? resolve(cmd.out) : hasEndpoint(env) || (out ?? '') !== '' ? undefined : join(stateRoot(io.env), 'telemetry');
+    const outDir =
+      cmd.out !== undefined
+        ? resolve(cmd.out)
+        : hasEndpoint(env) || (out ?? '') !== ''
+          ? undefined
+          : join(stateRoot(io.env), 'telemetry');
     config = {
       version: 1,
       since: previous?.since ?? (io.now ?? Date.now)(),
@@ -87,11 +113,18 @@ export async function runSetup(cmd: SetupCommand, io: SetupIo): Promise<number> 
         ? `subagent-otel setup: added the hook to ${END_EVENTS.join(', ')} in ${file}${change.backup !== undefined ? ` (backup: ${change.backup})` : change.before === undefined ? ' (new file)' : ''}`
         : `subagent-otel setup: ${file} already has the hook`,
     );
-    say(`  the watcher follows ${config.agents[cmd.agent]?.folder ?? ''}; runs that end from now on are reported when their hook fires`);
-    say(`  telemetry: ${outDir !== undefined ? `OTLP JSON files in ${outDir} (see them: subagent-otel view ${outDir})` : (env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? `files in ${env['SUBAGENT_OTEL_OUT'] ?? ''}`)}`);
+    say(
+      `  the watcher follows ${config.agents[cmd.agent]?.folder ?? ''}; runs that end from now on are reported when their hook fires`,
+    );
+    say(
+      `  telemetry: ${outDir !== undefined ? `OTLP JSON files in ${outDir} (see them: subagent-otel view ${outDir})` : (env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? `files in ${env['SUBAGENT_OTEL_OUT'] ?? ''}`)}`,
+    );
     say(`  settings kept in ${files.config}; the watcher's log: ${files.log}`);
-    if (cmd.agent === 'codex') say('  Codex runs a new hook once you have reviewed and trusted it: open /hooks in Codex');
-    say(`  undo: subagent-otel setup ${cmd.agent} --remove${cmd.project !== undefined ? ` --project ${cmd.project}` : ''}`);
+    if (cmd.agent === 'codex')
+      say('  Codex runs a new hook once you have reviewed and trusted it: open /hooks in Codex');
+    say(
+      `  undo: subagent-otel setup ${cmd.agent} --remove${cmd.project !== undefined ? ` --project ${cmd.project}` : ''}`,
+    );
   }
   if (config !== undefined) {
     try {

@@ -39,11 +39,21 @@ Options:
   --host <host>               address to listen on (default 127.0.0.1, this machine only);
                               another address shows your runs to whoever can reach it`,
   parse(argv) {
-    const { values, positionals } = parseOptions('view', argv, { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, true);
+    const { values, positionals } = parseOptions(
+      'view',
+      argv,
+      { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      true,
+    );
     if (values.help === true) return { name: 'help', topic: 'view' };
     const port = portOf(values.port as string | undefined);
     const host = hostOf('--host', values.host as string | undefined);
-    return { name: 'view', paths: positionals, ...(port !== undefined ? { port } : {}), ...(host !== undefined ? { host } : {}) };
+    return {
+      name: 'view',
+      paths: positionals,
+      ...(port !== undefined ? { port } : {}),
+      ...(host !== undefined ? { host } : {}),
+    };
   },
   async run(cmd) {
     const { runView } = await import('./view.js');

@@ -37,10 +37,16 @@ const ASSET_DIR = new URL('../../view/page/', import.meta.url);
 
 async function loadAssets(): Promise<PageAssets> {
   try {
-    const [script, style] = await Promise.all([readFile(new URL('page.js', ASSET_DIR)), readFile(new URL('page.css', ASSET_DIR))]);
+    const [script, style] = await Promise.all([
+      readFile(new URL('page.js', ASSET_DIR)),
+      readFile(new URL('page.css', ASSET_DIR)),
+    ]);
     return { script, style };
   } catch (error) {
-    throw new ExitError(`the page's files are missing from ${fileURLToPath(ASSET_DIR)} (${errorMessage(error)}); run 'npm run build'`, 70);
+    throw new ExitError(
+      `the page's files are missing from ${fileURLToPath(ASSET_DIR)} (${errorMessage(error)}); run 'npm run build'`,
+      70,
+    );
   }
 }
 
@@ -67,7 +73,15 @@ export async function runView(cmd: ViewCommand, io: ViewIo): Promise<number> {
   const assets = await loadAssets();
   const host = cmd.host ?? '127.0.0.1';
   const index = new RunIndex();
-  const state: ViewState = { index, summary: { state: 'loading', progress: 'starting', sources: [...sources.otlpFiles, ...sources.transcriptDirs], skippedLines: 0 } };
+  const state: ViewState = {
+    index,
+    summary: {
+      state: 'loading',
+      progress: 'starting',
+      sources: [...sources.otlpFiles, ...sources.transcriptDirs],
+      skippedLines: 0,
+    },
+  };
   let served;
   try {
     served = await listen(viewHandler(state, assets, isLoopback(host)), host, cmd.port ?? 0);
@@ -77,7 +91,10 @@ export async function runView(cmd: ViewCommand, io: ViewIo): Promise<number> {
   }
   const { server, url } = served;
   io.stdout.write(`subagent-otel view: ${url}\n`);
-  if (!isLoopback(host)) io.stderr.write(`subagent-otel view: listening on ${host}: anyone who can reach this address can read these runs\n`);
+  if (!isLoopback(host))
+    io.stderr.write(
+      `subagent-otel view: listening on ${host}: anyone who can reach this address can read these runs\n`,
+    );
 
   let replayDir: ReplayDirectory | undefined;
   const stopped = new Promise<void>((resolve) => {
@@ -119,7 +136,10 @@ export async function runView(cmd: ViewCommand, io: ViewIo): Promise<number> {
         throw error;
       }
       skipped += report.skipped;
-      if (report.skipped > 0) io.stderr.write(`subagent-otel view: ${path}: ${report.skipped} line(s) skipped, not OTLP JSON traces (first: ${report.firstProblem ?? '?'})\n`);
+      if (report.skipped > 0)
+        io.stderr.write(
+          `subagent-otel view: ${path}: ${report.skipped} line(s) skipped, not OTLP JSON traces (first: ${report.firstProblem ?? '?'})\n`,
+        );
     }
     const { progress: _done, ...rest } = state.summary;
     state.summary = { ...rest, state: 'ready', skippedLines: skipped };

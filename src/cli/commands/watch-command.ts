@@ -10,7 +10,14 @@
 import { constants } from 'node:os';
 import type { CommandSpec } from '../command-spec.js';
 import { UsageError } from '../errors.js';
-import { parseOptions, secondsFlag, TELEMETRY_HELP, telemetryFlags, telemetryOptions, type TelemetryFlags } from '../options.js';
+import {
+  parseOptions,
+  secondsFlag,
+  TELEMETRY_HELP,
+  telemetryFlags,
+  telemetryOptions,
+  type TelemetryFlags,
+} from '../options.js';
 
 /** `subagent-otel watch [options] <directory...>`. */
 export interface WatchCommand extends TelemetryFlags {
@@ -84,8 +91,12 @@ ${TELEMETRY_HELP}`,
     );
     if (values.help === true) return { name: 'help', topic: 'watch' };
     const daemon = values.daemon === true;
-    if (daemon && positionals.length > 0) throw new UsageError(`watch --daemon follows the folders 'subagent-otel setup' recorded; it takes no directories, got '${positionals[0]}'`);
-    if (!daemon && positionals.length === 0) throw new UsageError('watch needs at least one directory, e.g. subagent-otel watch ~/.claude/projects');
+    if (daemon && positionals.length > 0)
+      throw new UsageError(
+        `watch --daemon follows the folders 'subagent-otel setup' recorded; it takes no directories, got '${positionals[0]}'`,
+      );
+    if (!daemon && positionals.length === 0)
+      throw new UsageError('watch needs at least one directory, e.g. subagent-otel watch ~/.claude/projects');
     if (values.checkpoint === '') throw new UsageError('--checkpoint takes a file, e.g. --checkpoint ./watch.json');
     const idleMs = secondsFlag('--idle', values.idle as string | undefined, 1, 86_400);
     const intervalMs = secondsFlag('--interval', values.interval as string | undefined, 0.1, 3_600);

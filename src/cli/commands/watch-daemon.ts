@@ -57,7 +57,11 @@ export async function runWatchDaemon(cmd: WatchCommand, io: WatchIo): Promise<nu
   try {
     const loaded = await loadHooksConfig(files.config);
     if (!loaded.ok || loaded.config === undefined) {
-      say(loaded.ok ? `no setup in ${files.config}: run 'subagent-otel setup claude-code' (or codex) first` : loaded.message);
+      say(
+        loaded.ok
+          ? `no setup in ${files.config}: run 'subagent-otel setup claude-code' (or codex) first`
+          : loaded.message,
+      );
       return 2;
     }
     const config = loaded.config;
@@ -73,7 +77,9 @@ export async function runWatchDaemon(cmd: WatchCommand, io: WatchIo): Promise<nu
       if (path === undefined) return;
       if (!dirs.some((dir) => path.startsWith(`${dir}/`))) {
         outside += 1;
-        say(`${message.agent} ${message.event}: ${path} is outside the folders set up (${dirs.join(', ')}); its run closes by the idle rule (${outside} such hook(s))`);
+        say(
+          `${message.agent} ${message.event}: ${path} is outside the folders set up (${dirs.join(', ')}); its run closes by the idle rule (${outside} such hook(s))`,
+        );
       }
       notices.add(path, Math.min(message.at, Date.now()));
     };
@@ -116,7 +122,9 @@ async function handOver(socket: string, line: string, say: (line: string) => voi
     const sent = await sendToWatcher(socket, line, 1000);
     if (sent.kind === 'sent') return;
     if (Date.now() > deadline) {
-      say(`another watcher holds the lock but did not take a hook's message within ${HANDOVER_MS / 1000} s; its run closes by the idle rule`);
+      say(
+        `another watcher holds the lock but did not take a hook's message within ${HANDOVER_MS / 1000} s; its run closes by the idle rule`,
+      );
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -68,11 +68,16 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
   for (const dir of cmd.dirs) {
     const info = await stat(dir).catch(() => undefined);
     if (info === undefined && extras.allowMissing === true) continue;
-    if (info === undefined) return fail(`${dir}: no such directory; give the directories the agents write to, e.g. ~/.claude/projects`);
-    if (!info.isDirectory()) return fail(`${dir}: not a directory (watch follows directories; for single files use 'subagent-otel replay')`);
+    if (info === undefined)
+      return fail(`${dir}: no such directory; give the directories the agents write to, e.g. ~/.claude/projects`);
+    if (!info.isDirectory())
+      return fail(`${dir}: not a directory (watch follows directories; for single files use 'subagent-otel replay')`);
   }
   const checkpointPath = cmd.checkpoint ?? defaultCheckpointPath(cmd.dirs, io.env);
-  if (isInside(checkpointPath, cmd.dirs)) return fail(`the checkpoint ${checkpointPath} would be inside a watched directory; watch never writes there: give --checkpoint elsewhere`);
+  if (isInside(checkpointPath, cmd.dirs))
+    return fail(
+      `the checkpoint ${checkpointPath} would be inside a watched directory; watch never writes there: give --checkpoint elsewhere`,
+    );
   const loaded = await loadCheckpoint(checkpointPath);
   if (!loaded.ok) return fail(loaded.message);
 
@@ -81,7 +86,9 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
   if (telemetry.outDir !== undefined) {
     if (isInside(telemetry.outDir, cmd.dirs)) {
       await telemetry.shutdown(0);
-      return fail(`the output directory ${telemetry.outDir} is inside a watched directory; watch never writes there: give --out elsewhere`);
+      return fail(
+        `the output directory ${telemetry.outDir} is inside a watched directory; watch never writes there: give --out elsewhere`,
+      );
     }
     const unusable = await checkOutputDirectory(telemetry.outDir);
     if (unusable !== undefined) {
@@ -94,7 +101,9 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
     `subagent-otel watch: following ${cmd.dirs.join(', ')}; ${loaded.checkpoint !== undefined ? `resuming from ${checkpointPath} (${Object.keys(loaded.checkpoint.reported).length} runs seen)` : `checkpoint ${checkpointPath}${cmd.history ? ', history included' : ', runs that end from now on'}`}; telemetry to ${telemetry.describeDestinations().join(', ')}; Ctrl-C to stop\n`,
   );
   // Notifications spare a pass listing the whole history when nothing moved (decision 0120).
-  const changes = cmd.poll ? undefined : startChangeFeed(cmd.dirs, (why) => io.stderr.write(`subagent-otel watch: ${why}\n`));
+  const changes = cmd.poll
+    ? undefined
+    : startChangeFeed(cmd.dirs, (why) => io.stderr.write(`subagent-otel watch: ${why}\n`));
   let headerShown = false;
   const onRun = (record: RunRecord): void => {
     if (cmd.json) {
@@ -130,12 +139,21 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
   changes?.close();
   const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_WATCH_FLUSH_MS));
   const dropped = report.dropped.traces + report.dropped.metrics;
-  io.stderr.write(`subagent-otel watch: stopped after ${summary.passes} pass(es): ${summary.runs} run(s) reported, ${summary.reportedTotal} in the checkpoint, ${summary.problems} problem(s)\n`);
-  if (summary.repeated > 0) io.stderr.write(`subagent-otel watch: ${summary.repeated} run(s) were reported again after their telemetry was lost (same span ids)\n`);
+  io.stderr.write(
+    `subagent-otel watch: stopped after ${summary.passes} pass(es): ${summary.runs} run(s) reported, ${summary.reportedTotal} in the checkpoint, ${summary.problems} problem(s)\n`,
+  );
+  if (summary.repeated > 0)
+    io.stderr.write(
+      `subagent-otel watch: ${summary.repeated} run(s) were reported again after their telemetry was lost (same span ids)\n`,
+    );
   for (const line of outboxLines(report)) io.stderr.write(`subagent-otel watch: ${line}\n`);
   for (const error of report.errors) io.stderr.write(`subagent-otel watch: telemetry: ${error}\n`);
-  if (dropped > 0) io.stderr.write(`subagent-otel watch: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) could not be delivered\n`);
-  if (summary.checkpointError !== undefined) io.stderr.write(`subagent-otel watch: ${summary.checkpointError}; a restart will report those runs again\n`);
+  if (dropped > 0)
+    io.stderr.write(
+      `subagent-otel watch: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) could not be delivered\n`,
+    );
+  if (summary.checkpointError !== undefined)
+    io.stderr.write(`subagent-otel watch: ${summary.checkpointError}; a restart will report those runs again\n`);
   return dropped > 0 || summary.checkpointError !== undefined ? 3 : 0;
 }
 

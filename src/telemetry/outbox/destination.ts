@@ -98,7 +98,11 @@ export class DestinationOutbox {
 
   /** What this process's drains did. */
   account(): DrainAccount {
-    return { delivered: { ...this.#delivered }, refused: { ...this.#refused }, ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}) };
+    return {
+      delivered: { ...this.#delivered },
+      refused: { ...this.#refused },
+      ...(this.#lastError !== undefined ? { lastError: this.#lastError } : {}),
+    };
   }
 
   /** Requests this process filed. */
@@ -185,7 +189,13 @@ export class DestinationOutbox {
       this.#refused.items += record.items;
       const message = describeError(result.error);
       await this.store
-        .updateState((state) => ({ ...state, refused: state.refused + 1, refusedItems: state.refusedItems + record.items, lastError: `refused: ${message}`, lastErrorAt: Date.now() }))
+        .updateState((state) => ({
+          ...state,
+          refused: state.refused + 1,
+          refusedItems: state.refusedItems + record.items,
+          lastError: `refused: ${message}`,
+          lastErrorAt: Date.now(),
+        }))
         .catch(() => undefined);
       this.#onRefused?.(record.items, result.error);
       return true;
@@ -202,7 +212,9 @@ export class DestinationOutbox {
     this.#isDown = true;
     this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs * 2);
     if (first) this.#onDrainFailed?.(error);
-    await this.store.updateState((state) => ({ ...state, lastError: message, lastErrorAt: Date.now() })).catch(() => undefined);
+    await this.store
+      .updateState((state) => ({ ...state, lastError: message, lastErrorAt: Date.now() }))
+      .catch(() => undefined);
   }
 
   /**

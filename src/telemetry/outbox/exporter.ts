@@ -62,7 +62,11 @@ class OutboxWrapper<T extends object> {
     this.#count = count;
   }
 
-  export(items: T, callback: (result: ExportResult) => void, inner: (items: T, done: (result: ExportResult) => void) => void): void {
+  export(
+    items: T,
+    callback: (result: ExportResult) => void,
+    inner: (items: T, done: (result: ExportResult) => void) => void,
+  ): void {
     const pending: Pending<T> = { items, callback, done: false };
     if (this.#outbox.isDown) {
       void this.#file(pending, undefined);
@@ -72,7 +76,8 @@ class OutboxWrapper<T extends object> {
     const settle = (result: ExportResult): void => {
       if (pending.done) {
         // Spilled before this answer came: a delivery makes the outbox copy redundant.
-        if (result.code === ExportResultCode.SUCCESS) void pending.spilled?.then((name) => (name !== undefined ? this.#removeRecord(name) : undefined));
+        if (result.code === ExportResultCode.SUCCESS)
+          void pending.spilled?.then((name) => (name !== undefined ? this.#removeRecord(name) : undefined));
         return;
       }
       this.#pending.delete(pending);
@@ -84,7 +89,10 @@ class OutboxWrapper<T extends object> {
       }
       if (isPermanentRefusal(result.error, this.#outbox.destination.protocol)) {
         pending.done = true;
-        callback({ code: ExportResultCode.FAILED, error: new RefusedExportError(`refused by the destination: ${describeError(result.error)}`) });
+        callback({
+          code: ExportResultCode.FAILED,
+          error: new RefusedExportError(`refused by the destination: ${describeError(result.error)}`),
+        });
         return;
       }
       this.#outbox.noteSend(false);
@@ -114,7 +122,12 @@ class OutboxWrapper<T extends object> {
       const boundDropped = outcome.dropped.reduce((sum, r) => sum + r.items, 0);
       if (boundDropped > 0) this.#listener.onBoundDropped(boundDropped);
       if (!outcome.kept) {
-        pending.callback({ code: ExportResultCode.FAILED, error: new Error(`larger than the outbox bound of ${this.#outbox.store.maxBytes} bytes${cause !== undefined ? ` (${describeError(cause)})` : ''}`) });
+        pending.callback({
+          code: ExportResultCode.FAILED,
+          error: new Error(
+            `larger than the outbox bound of ${this.#outbox.store.maxBytes} bytes${cause !== undefined ? ` (${describeError(cause)})` : ''}`,
+          ),
+        });
         return undefined;
       }
       this.#listener.onOutboxed(items, runs);
@@ -123,7 +136,9 @@ class OutboxWrapper<T extends object> {
     } catch (error) {
       pending.callback({
         code: ExportResultCode.FAILED,
-        error: new Error(`could not be written to the outbox ${this.#outbox.store.dir}: ${describeError(error)}${cause !== undefined ? ` (export: ${describeError(cause)})` : ''}`),
+        error: new Error(
+          `could not be written to the outbox ${this.#outbox.store.dir}: ${describeError(error)}${cause !== undefined ? ` (export: ${describeError(cause)})` : ''}`,
+        ),
       });
       return undefined;
     }
@@ -148,7 +163,8 @@ class OutboxWrapper<T extends object> {
 
 function countSpans(spans: ReadableSpan[]): { items: number; runs: number } {
   let runs = 0;
-  for (const span of spans) if (span.attributes[ATTR_GEN_AI_OPERATION_NAME] === GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT) runs += 1;
+  for (const span of spans)
+    if (span.attributes[ATTR_GEN_AI_OPERATION_NAME] === GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT) runs += 1;
   return { items: spans.length, runs };
 }
 
@@ -157,7 +173,13 @@ export class OutboxSpanExporter implements SpanExporter {
   readonly #inner: SpanExporter;
   readonly #wrapper: OutboxWrapper<ReadableSpan[]>;
 
-  constructor(inner: SpanExporter, outbox: DestinationOutbox, bodies: RequestBodies, serialize: () => Promise<(items: object) => Uint8Array | undefined>, listener: OutboxListener) {
+  constructor(
+    inner: SpanExporter,
+    outbox: DestinationOutbox,
+    bodies: RequestBodies,
+    serialize: () => Promise<(items: object) => Uint8Array | undefined>,
+    listener: OutboxListener,
+  ) {
     this.#inner = inner;
     this.#wrapper = new OutboxWrapper(outbox, bodies, serialize, listener, countSpans);
   }
@@ -185,7 +207,13 @@ export class OutboxMetricExporter implements PushMetricExporter {
   readonly #inner: PushMetricExporter;
   readonly #wrapper: OutboxWrapper<ResourceMetrics>;
 
-  constructor(inner: PushMetricExporter, outbox: DestinationOutbox, bodies: RequestBodies, serialize: () => Promise<(items: object) => Uint8Array | undefined>, listener: OutboxListener) {
+  constructor(
+    inner: PushMetricExporter,
+    outbox: DestinationOutbox,
+    bodies: RequestBodies,
+    serialize: () => Promise<(items: object) => Uint8Array | undefined>,
+    listener: OutboxListener,
+  ) {
     this.#inner = inner;
     this.#wrapper = new OutboxWrapper(outbox, bodies, serialize, listener, () => ({ items: 1, runs: 0 }));
   }

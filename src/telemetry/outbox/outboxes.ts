@@ -17,7 +17,10 @@ import { destinationKey, outboxFolders, OutboxStore, type OutboxDestination, typ
 
 /** The default outbox root of an environment: `$XDG_STATE_HOME/subagent-otel/outbox`, else `~/.local/state/subagent-otel/outbox`. */
 export function defaultOutboxDir(env: NodeJS.ProcessEnv): string {
-  const state = env['XDG_STATE_HOME'] !== undefined && env['XDG_STATE_HOME'] !== '' ? env['XDG_STATE_HOME'] : join(homedir(), '.local', 'state');
+  const state =
+    env['XDG_STATE_HOME'] !== undefined && env['XDG_STATE_HOME'] !== ''
+      ? env['XDG_STATE_HOME']
+      : join(homedir(), '.local', 'state');
   return join(state, 'subagent-otel', 'outbox');
 }
 
@@ -39,7 +42,11 @@ export function openDestinationOutbox(
 ): DestinationOutbox {
   const signal = settings.signal === 'TRACES' ? 'traces' : 'metrics';
   const destination: OutboxDestination = { signal, protocol: settings.protocol, url };
-  const store = new OutboxStore(join(place.dir, destinationKey(signal, settings.protocol, settings.url)), place.maxBytes, destination);
+  const store = new OutboxStore(
+    join(place.dir, destinationKey(signal, settings.protocol, settings.url)),
+    place.maxBytes,
+    destination,
+  );
   return new DestinationOutbox({ store, destination, sender: () => loadRawSender(settings), ...hooks });
 }
 

@@ -114,9 +114,11 @@ export class OutboxStore {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       if (this.#destination !== undefined) {
         const path = join(this.dir, 'destination.json');
-        await writeFile(path, `${JSON.stringify(this.#destination)}\n`, { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EEXIST') throw error;
-        });
+        await writeFile(path, `${JSON.stringify(this.#destination)}\n`, { mode: 0o600, flag: 'wx' }).catch(
+          (error: NodeJS.ErrnoException) => {
+            if (error.code !== 'EEXIST') throw error;
+          },
+        );
       }
     })();
     this.#prepared.catch(() => {
@@ -191,7 +193,14 @@ export class OutboxStore {
       if (match === null) continue;
       const info = await stat(path).catch(() => undefined);
       if (info === undefined) continue; // delivered by another process meanwhile
-      records.push({ name, path, at: Number(match[1]), bytes: info.size, items: Number(match[4]), runs: Number(match[5]) });
+      records.push({
+        name,
+        path,
+        at: Number(match[1]),
+        bytes: info.size,
+        items: Number(match[4]),
+        runs: Number(match[5]),
+      });
     }
     return records.sort((a, b) => a.at - b.at || a.name.localeCompare(b.name));
   }
@@ -240,7 +249,9 @@ export class OutboxStore {
   /** `destination.json`, when the folder has one. */
   async destination(): Promise<OutboxDestination | undefined> {
     try {
-      const parsed = DestinationSchema.safeParse(JSON.parse(await readFile(join(this.dir, 'destination.json'), 'utf8')));
+      const parsed = DestinationSchema.safeParse(
+        JSON.parse(await readFile(join(this.dir, 'destination.json'), 'utf8')),
+      );
       return parsed.success ? parsed.data : undefined;
     } catch {
       // No destination file: a folder from a writer that was killed before writing it, shown by its key only.
@@ -317,5 +328,8 @@ export async function outboxFolders(root: string, maxBytes: number): Promise<Out
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return names.filter((name) => /^[0-9a-f]{16}$/.test(name)).sort().map((name) => new OutboxStore(join(root, name), maxBytes));
+  return names
+    .filter((name) => /^[0-9a-f]{16}$/.test(name))
+    .sort()
+    .map((name) => new OutboxStore(join(root, name), maxBytes));
 }

@@ -20,12 +20,28 @@ import { Buffer } from 'node:buffer';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
-import { isClaudeChainLine, isKnownClaudeRecordType, isClaudeCodeLine, isClaudeWireError, parseClaudeAgentMeta, parseClaudeCodeLine, type ClaudeCodeRecord } from './records.js';
+import {
+  isClaudeChainLine,
+  isKnownClaudeRecordType,
+  isClaudeCodeLine,
+  isClaudeWireError,
+  parseClaudeAgentMeta,
+  parseClaudeCodeLine,
+  type ClaudeCodeRecord,
+} from './records.js';
 import { ClaudeCodeSessionReader, CLAUDE_CODE, type ClaudeRunOutcome } from './runs.js';
 import type { RunRecord, RunStart, RunWorkspace } from '../../observe/run-record.js';
 import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
 import type { WireError } from '../../wire/wire-error.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
+import type {
+  TranscriptFile,
+  TranscriptFileInfo,
+  TranscriptFileResult,
+  TranscriptFormat,
+  TranscriptHead,
+  TranscriptReadContext,
+  TranscriptSession,
+} from '../format.js';
 import { isJsonObject, parseJsonObject } from '../../wire/json-values.js';
 
 /** Defective lines reported per file before the rest of it is skipped (`too-many-problems`), as for session logs. */
@@ -64,24 +80,34 @@ export const claudeCodeFormat: TranscriptFormat = {
 export function classifyClaudeCode(head: TranscriptHead): TranscriptFileInfo | undefined {
   const name = basename(head.path);
   const first = head.firstLine;
-  if (name === 'history.jsonl' && isJsonObject(first) && typeof first['display'] === 'string') return other(CLAUDE_CODE_OTHER_FILES.history);
-  if (name === 'sessions-index.json' && /"(?:firstPrompt|messageCount|sessionId|entries)"\s*:/.test(head.prefix)) return other(CLAUDE_CODE_OTHER_FILES.sessionIndex);
+  if (name === 'history.jsonl' && isJsonObject(first) && typeof first['display'] === 'string')
+    return other(CLAUDE_CODE_OTHER_FILES.history);
+  if (name === 'sessions-index.json' && /"(?:firstPrompt|messageCount|sessionId|entries)"\s*:/.test(head.prefix))
+    return other(CLAUDE_CODE_OTHER_FILES.sessionIndex);
   const meta = /^agent-(.+)\.meta\.json$/.exec(name);
   if (meta !== null) {
     const value = isJsonObject(first) ? first : parseJsonObject(head.prefix);
-    if (value === undefined || !['agentType', 'toolUseId', 'description', 'spawnDepth'].some((k) => k in value)) return undefined;
-    return { format: CLAUDE_CODE, kind: 'sidecar', what: CLAUDE_CODE_OTHER_FILES.sidecar, facts: { role: 'meta', agentId: meta[1] } };
+    if (value === undefined || !['agentType', 'toolUseId', 'description', 'spawnDepth'].some((k) => k in value))
+      return undefined;
+    return {
+      format: CLAUDE_CODE,
+      kind: 'sidecar',
+      what: CLAUDE_CODE_OTHER_FILES.sidecar,
+      facts: { role: 'meta', agentId: meta[1] },
+    };
   }
   if (!name.endsWith('.jsonl')) return undefined;
   const line = lineFacts(head);
   if (line === undefined) {
     // A workflow's journal is not a transcript line; it is known by its name and place.
-    if (name === 'journal.jsonl' && head.path.split(sep).includes('workflows') && isJsonObject(first)) return other(CLAUDE_CODE_OTHER_FILES.journal);
+    if (name === 'journal.jsonl' && head.path.split(sep).includes('workflows') && isJsonObject(first))
+      return other(CLAUDE_CODE_OTHER_FILES.journal);
     return undefined;
   }
   const fileAgent = /^agent-(.+)\.jsonl$/.exec(name)?.[1];
   // A session file (inline layout included: its line 1 may be a sidechain's) is any Claude Code file not named `agent-*.jsonl`.
-  if (fileAgent === undefined) return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'main', sessionId: line.sessionId } };
+  if (fileAgent === undefined)
+    return { format: CLAUDE_CODE, kind: 'session', facts: { role: 'main', sessionId: line.sessionId } };
   const agentId = line.agentId ?? fileAgent;
   if (agentId.startsWith('acompact-')) return other(CLAUDE_CODE_OTHER_FILES.compaction);
   if (agentId.startsWith('aside_question-')) return other(CLAUDE_CODE_OTHER_FILES.sideQuestion);
@@ -117,7 +143,12 @@ function lineFacts(head: TranscriptHead): LineFacts | undefined {
     }
     const message = r['message'];
     const content = isJsonObject(message) ? message['content'] : undefined;
-    const text = typeof content === 'string' ? content : Array.isArray(content) && content.length === 1 && isJsonObject(content[0]) ? content[0]['text'] : undefined;
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content) && content.length === 1 && isJsonObject(content[0])
+          ? content[0]['text']
+          : undefined;
     return {
       sessionId,
       agentId: typeof r['agentId'] === 'string' ? r['agentId'] : undefined,
@@ -144,7 +175,11 @@ function placeOf(file: TranscriptFile): { key: string; sessionName: string; work
   if (role !== 'main' && at >= 2) {
     const sessionName = parts[at - 1] ?? '';
     const workflow = parts[at + 1] === 'workflows' ? parts[at + 2] : undefined;
-    return { key: `${parts.slice(0, at - 1).join(sep)}\u0000${sessionName}`, sessionName, ...(workflow !== undefined ? { workflow } : {}) };
+    return {
+      key: `${parts.slice(0, at - 1).join(sep)}\u0000${sessionName}`,
+      sessionName,
+      ...(workflow !== undefined ? { workflow } : {}),
+    };
   }
   if (role === 'main') {
     const sessionName = basename(path).replace(/\.jsonl$/, '');
@@ -162,7 +197,10 @@ function placeOf(file: TranscriptFile): { key: string; sessionName: string; work
  * whose session file is absent form a session of their own. Never throws.
  */
 export function groupClaudeCode(files: readonly TranscriptFile[]): TranscriptSession[] {
-  const groups = new Map<string, { name: string; mains: TranscriptFile[]; metas: TranscriptFile[]; children: TranscriptFile[] }>();
+  const groups = new Map<
+    string,
+    { name: string; mains: TranscriptFile[]; metas: TranscriptFile[]; children: TranscriptFile[] }
+  >();
   const siblingMetas: TranscriptFile[] = [];
   for (const file of files) {
     const role = file.info.facts['role'];
@@ -184,9 +222,17 @@ export function groupClaudeCode(files: readonly TranscriptFile[]): TranscriptSes
     // A sidecar beside a sibling-layout child: with the child of the same agent in the same directory.
     const dir = dirname(resolve(meta.path));
     const agentId = meta.info.facts['agentId'];
-    const group = [...groups.values()].find((g) => g.children.some((c) => dirname(resolve(c.path)) === dir && c.info.facts['agentId'] === agentId));
+    const group = [...groups.values()].find((g) =>
+      g.children.some((c) => dirname(resolve(c.path)) === dir && c.info.facts['agentId'] === agentId),
+    );
     if (group !== undefined) group.metas.push(meta);
-    else groups.set(`${dir}\u0000meta-${agentId ?? ''}`, { name: `agent-${agentId ?? ''}`, mains: [], metas: [meta], children: [] });
+    else
+      groups.set(`${dir}\u0000meta-${agentId ?? ''}`, {
+        name: `agent-${agentId ?? ''}`,
+        mains: [],
+        metas: [meta],
+        children: [],
+      });
   }
   const sessions: TranscriptSession[] = [];
   for (const group of groups.values()) {
@@ -195,7 +241,8 @@ export function groupClaudeCode(files: readonly TranscriptFile[]): TranscriptSes
     const files = [...(main !== undefined ? [main] : []), ...group.metas.sort(byPath), ...group.children.sort(byPath)];
     sessions.push({ format: CLAUDE_CODE, key: `${CLAUDE_CODE}:${group.name}`, files });
     // Two session files can share a name only through links; each is then a session of its own.
-    for (const file of extra) sessions.push({ format: CLAUDE_CODE, key: `${CLAUDE_CODE}:${group.name}`, files: [file] });
+    for (const file of extra)
+      sessions.push({ format: CLAUDE_CODE, key: `${CLAUDE_CODE}:${group.name}`, files: [file] });
   }
   return sessions;
 }
@@ -219,15 +266,22 @@ interface FileTally {
  * recorded or whose file has been quiet for `live.idleMs`, and none reported
  * before. Never rejects.
  */
-export async function readClaudeCodeSession(session: TranscriptSession, context: TranscriptReadContext): Promise<readonly TranscriptFileResult[]> {
-  const tallies = new Map<string, FileTally>(session.files.map((f) => [f.path, { records: 0, runs: 0, isSkipped: false }]));
+export async function readClaudeCodeSession(
+  session: TranscriptSession,
+  context: TranscriptReadContext,
+): Promise<readonly TranscriptFileResult[]> {
+  const tallies = new Map<string, FileTally>(
+    session.files.map((f) => [f.path, { records: 0, runs: 0, isSkipped: false }]),
+  );
   const main = session.files.find((f) => f.info.facts['role'] === 'main');
   const metas = session.files.filter((f) => f.info.facts['role'] === 'meta');
   const children = session.files.filter((f) => f.info.facts['role'] === 'child');
   const childIds = new Set(children.map((f) => f.info.facts['agentId'] ?? ''));
   const mainName = main !== undefined ? basename(main.path).replace(/\.jsonl$/, '') : undefined;
   const named = mainName !== undefined && UUID.test(mainName) ? mainName : undefined;
-  const lineSession = main?.info.facts['sessionId'] ?? children.find((f) => f.info.facts['sessionId'] !== undefined)?.info.facts['sessionId'];
+  const lineSession =
+    main?.info.facts['sessionId'] ??
+    children.find((f) => f.info.facts['sessionId'] !== undefined)?.info.facts['sessionId'];
   const sessionId = named ?? lineSession ?? mainName ?? session.key.slice(CLAUDE_CODE.length + 1);
   const reader = new ClaudeCodeSessionReader({
     sessionId,
@@ -243,7 +297,13 @@ export async function readClaudeCodeSession(session: TranscriptSession, context:
     const text = await readSmallFile(meta.path, context);
     const agentId = meta.info.facts['agentId'];
     if (text === undefined) {
-      context.onProblem({ file: meta.path, line: 0, code: 'unreadable', scope: 'file', message: 'cannot read the sidecar' });
+      context.onProblem({
+        file: meta.path,
+        line: 0,
+        code: 'unreadable',
+        scope: 'file',
+        message: 'cannot read the sidecar',
+      });
       if (tally !== undefined) tally.isSkipped = true;
       continue;
     }
@@ -261,7 +321,10 @@ export async function readClaudeCodeSession(session: TranscriptSession, context:
   const pending = [...children];
   while (pending.length > 0) {
     // Children whose delegating call is already known first: a subagent's own subagents are then linked to it.
-    const index = Math.max(0, pending.findIndex((f) => reader.isLinked(f.info.facts['agentId'] ?? '')));
+    const index = Math.max(
+      0,
+      pending.findIndex((f) => reader.isLinked(f.info.facts['agentId'] ?? '')),
+    );
     const [file] = pending.splice(index, 1);
     if (file === undefined) break;
     const place = placeOf(file);
@@ -296,7 +359,8 @@ function mayReport(outcome: ClaudeRunOutcome, session: TranscriptSession, contex
   if (live === undefined) return true;
   if (live.isReported(outcome.record.runId, outcome.record.endTime)) return false;
   if (outcome.isEnded) return true;
-  const path = outcome.fileKey === 'main' ? session.files.find((f) => f.info.facts['role'] === 'main')?.path : outcome.fileKey;
+  const path =
+    outcome.fileKey === 'main' ? session.files.find((f) => f.info.facts['role'] === 'main')?.path : outcome.fileKey;
   const file = session.files.find((f) => f.path === path);
   return file !== undefined && isQuiet(file, context);
 }
@@ -304,7 +368,12 @@ function mayReport(outcome: ClaudeRunOutcome, session: TranscriptSession, contex
 const isQuiet = isQuietFile;
 
 /** Reads one JSONL file's records into `push` with the one record loop, counting record types this reader does not know. */
-async function readFile(file: TranscriptFile, context: TranscriptReadContext, tallies: Map<string, FileTally>, push: (record: ClaudeCodeRecord) => void): Promise<void> {
+async function readFile(
+  file: TranscriptFile,
+  context: TranscriptReadContext,
+  tallies: Map<string, FileTally>,
+  push: (record: ClaudeCodeRecord) => void,
+): Promise<void> {
   const tally = tallies.get(file.path) ?? { records: 0, runs: 0, isSkipped: false };
   tallies.set(file.path, tally);
   const result = await readRecords<ClaudeCodeRecord, WireError>(file, context, {
@@ -312,7 +381,10 @@ async function readFile(file: TranscriptFile, context: TranscriptReadContext, ta
     isDefect: isClaudeWireError,
     onRecord: (record) => {
       if (tally.workspace === undefined && 'cwd' in record && typeof record.cwd === 'string') {
-        tally.workspace = { cwd: record.cwd, ...(typeof record.gitBranch === 'string' && record.gitBranch !== '' ? { branch: record.gitBranch } : {}) };
+        tally.workspace = {
+          cwd: record.cwd,
+          ...(typeof record.gitBranch === 'string' && record.gitBranch !== '' ? { branch: record.gitBranch } : {}),
+        };
       }
       if (record.kind === 'other' && !isKnownClaudeRecordType(record.type)) {
         tally.unknown ??= new Map();
@@ -365,4 +437,3 @@ function startOf(record: RunRecord): RunStart {
 function other(what: string): TranscriptFileInfo {
   return { format: CLAUDE_CODE, kind: 'other', what, facts: {} };
 }
-

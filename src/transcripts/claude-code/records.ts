@@ -126,7 +126,8 @@ export interface ClaudeOtherRecord extends ClaudeEnvelope {
 }
 
 /** One validated line. */
-export type ClaudeCodeRecord = ClaudeAssistantRecord | ClaudeUserRecord | ClaudeSystemRecord | ClaudeProgressRecord | ClaudeOtherRecord;
+export type ClaudeCodeRecord =
+  ClaudeAssistantRecord | ClaudeUserRecord | ClaudeSystemRecord | ClaudeProgressRecord | ClaudeOtherRecord;
 
 /** A subagent's `agent-<id>.meta.json` sidecar (later 2.1.x), as far as it is read. */
 export interface ClaudeAgentMeta {
@@ -169,7 +170,11 @@ const UsageSchema = z.looseObject({
  * bytes, and a copy of every block cost as much as parsing the JSON).
  */
 const BlocksSchema = z.custom<readonly ClaudeBlock[]>(
-  (value) => Array.isArray(value) && value.every((block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string'),
+  (value) =>
+    Array.isArray(value) &&
+    value.every(
+      (block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string',
+    ),
   { message: 'expected an array of content blocks, each an object with a string type' },
 );
 
@@ -189,7 +194,14 @@ const EnvelopeSchema = z.looseObject(EnvelopeShape);
 /** An `attachment` chain line: only a queued command's prompt is read (its other kinds hold no run's calls or output). */
 const AttachmentSchema = z.looseObject({
   ...EnvelopeShape,
-  attachment: z.looseObject({ type: optionalString, prompt: z.unknown().optional(), maxTurns: z.number().optional().catch(undefined) }).optional().catch(undefined),
+  attachment: z
+    .looseObject({
+      type: optionalString,
+      prompt: z.unknown().optional(),
+      maxTurns: z.number().optional().catch(undefined),
+    })
+    .optional()
+    .catch(undefined),
 });
 
 const AssistantSchema = z.looseObject({
@@ -219,7 +231,10 @@ const SystemSchema = z.looseObject({ ...EnvelopeShape, subtype: optionalString }
 const ProgressSchema = z.looseObject({
   ...EnvelopeShape,
   parentToolUseID: optionalString,
-  data: z.looseObject({ type: optionalString, agentId: optionalString, message: z.unknown().optional() }).optional().catch(undefined),
+  data: z
+    .looseObject({ type: optionalString, agentId: optionalString, message: z.unknown().optional() })
+    .optional()
+    .catch(undefined),
 });
 
 const MetaSchema = z.looseObject({ agentType: optionalString, description: optionalString, toolUseId: optionalString });
@@ -247,7 +262,8 @@ const CHAIN_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'system',
  * `api-request`, `tools-used`, `last-prompt`, `cost-state`); docs/TRANSCRIPTS.md.
  */
 export const CLAUDE_NON_CHAIN_RECORDS: Readonly<Record<string, (r: Record<string, unknown>) => boolean>> = {
-  'file-history-snapshot': (r) => typeof r['messageId'] === 'string' && typeof r['snapshot'] === 'object' && r['snapshot'] !== null,
+  'file-history-snapshot': (r) =>
+    typeof r['messageId'] === 'string' && typeof r['snapshot'] === 'object' && r['snapshot'] !== null,
   summary: (r) => typeof r['leafUuid'] === 'string',
   'queue-operation': (r) => typeof r['operation'] === 'string' && typeof r['sessionId'] === 'string',
   'custom-title': (r) => typeof r['sessionId'] === 'string',
@@ -289,7 +305,13 @@ export function isKnownClaudeRecordType(type: string): boolean {
 export function isClaudeChainLine(value: unknown): boolean {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const r = value as Record<string, unknown>;
-  return typeof r['type'] === 'string' && CHAIN_TYPES.has(r['type']) && typeof r['uuid'] === 'string' && typeof r['sessionId'] === 'string' && 'parentUuid' in r;
+  return (
+    typeof r['type'] === 'string' &&
+    CHAIN_TYPES.has(r['type']) &&
+    typeof r['uuid'] === 'string' &&
+    typeof r['sessionId'] === 'string' &&
+    'parentUuid' in r
+  );
 }
 
 /**
@@ -312,7 +334,8 @@ export function parseClaudeCodeLine(text: string): ClaudeCodeRecord | WireError 
 
 /** {@link parseClaudeCodeLine} for an already parsed value (a copied record inside an `agent_progress` line). Never throws. */
 export function parseClaudeCodeValue(value: unknown): ClaudeCodeRecord | WireError {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return wireError('not-object', '', 'a JSON object', describeValue(value));
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return wireError('not-object', '', 'a JSON object', describeValue(value));
   const type = (value as Record<string, unknown>)['type'];
   switch (type) {
     case 'assistant':
@@ -330,8 +353,12 @@ export function parseClaudeCodeValue(value: unknown): ClaudeCodeRecord | WireErr
       const parsed = AttachmentSchema.safeParse(value);
       if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
       const attachment = parsed.data.attachment;
-      const queued = attachment?.type === 'queued_command' && typeof attachment.prompt === 'string' ? { queuedPrompt: attachment.prompt } : {};
-      const limit = attachment?.type === 'max_turns_reached' ? { maxTurnsReached: { maxTurns: attachment.maxTurns } } : {};
+      const queued =
+        attachment?.type === 'queued_command' && typeof attachment.prompt === 'string'
+          ? { queuedPrompt: attachment.prompt }
+          : {};
+      const limit =
+        attachment?.type === 'max_turns_reached' ? { maxTurnsReached: { maxTurns: attachment.maxTurns } } : {};
       return { kind: 'other', type: 'attachment', ...envelope(parsed.data), ...queued, ...limit };
     }
     default: {
@@ -346,7 +373,12 @@ function parseAssistant(value: unknown): ClaudeAssistantRecord | WireError {
   const parsed = AssistantSchema.safeParse(value);
   if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
   const { message } = parsed.data;
-  const content: readonly ClaudeBlock[] = typeof message.content === 'string' ? (message.content === '' ? [] : [{ type: 'text', text: message.content }]) : message.content;
+  const content: readonly ClaudeBlock[] =
+    typeof message.content === 'string'
+      ? message.content === ''
+        ? []
+        : [{ type: 'text', text: message.content }]
+      : message.content;
   const error = parsed.data.error;
   return {
     kind: 'assistant',
@@ -467,7 +499,8 @@ export function parseClaudeAgentMeta(text: string): ClaudeAgentMeta | WireError 
     // SyntaxError: not JSON.
     return wireError('not-json', '', 'a JSON object', `text that is not JSON (${text.length} chars)`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return wireError('not-object', '', 'a JSON object', describeValue(value));
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return wireError('not-object', '', 'a JSON object', describeValue(value));
   const parsed = MetaSchema.safeParse(value);
   if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
   return { agentType: parsed.data.agentType, description: parsed.data.description, toolUseId: parsed.data.toolUseId };

@@ -188,7 +188,14 @@ class RunState {
   readonly notes: string[] = [];
   #sequence = 0;
 
-  constructor(runId: string, isRoot: boolean, fileKey: string, agentId: string | undefined, toolUseId: string | undefined, start: (time: number) => RunStart) {
+  constructor(
+    runId: string,
+    isRoot: boolean,
+    fileKey: string,
+    agentId: string | undefined,
+    toolUseId: string | undefined,
+    start: (time: number) => RunStart,
+  ) {
     this.runId = runId;
     this.isRoot = isRoot;
     this.fileKey = fileKey;
@@ -340,23 +347,37 @@ export class ClaudeCodeSessionReader {
   }
 
   /** A subagent's run, named by its agent id (or, inline without one, by its call or first line). */
-  #childRun(agentId: string | undefined, fileKey: string, workflow: string | undefined, call: DelegatingCall | undefined): RunState {
+  #childRun(
+    agentId: string | undefined,
+    fileKey: string,
+    workflow: string | undefined,
+    call: DelegatingCall | undefined,
+  ): RunState {
     const name = agentId ?? call?.toolUseId ?? `line-${fileKey}`;
     const runId = `${CLAUDE_CODE}:${this.#sessionId}/agent-${name}`;
-    const run: RunState = new RunState(runId, false, fileKey, agentId, call?.toolUseId, (time): RunStart => this.#childStart(run, workflow, time));
+    const run: RunState = new RunState(runId, false, fileKey, agentId, call?.toolUseId, (time): RunStart =>
+      this.#childStart(run, workflow, time),
+    );
     return run;
   }
 
   #childStart(run: RunState, workflow: string | undefined, time: number): RunStart {
     const agentId = run.agentId;
     const meta = agentId !== undefined ? this.#meta.get(agentId) : undefined;
-    const toolUseId = run.toolUseId ?? (agentId !== undefined ? this.#agentCalls.get(agentId) : undefined) ?? meta?.toolUseId ?? (workflow !== undefined ? this.#workflowCalls.get(workflow) : undefined);
+    const toolUseId =
+      run.toolUseId ??
+      (agentId !== undefined ? this.#agentCalls.get(agentId) : undefined) ??
+      meta?.toolUseId ??
+      (workflow !== undefined ? this.#workflowCalls.get(workflow) : undefined);
     const call = toolUseId !== undefined ? this.#calls.get(toolUseId) : undefined;
     if (call !== undefined) run.toolUseId = call.toolUseId;
     const parentRunId = call?.parentRunId ?? (this.#options.hasMain ? this.#rootRunId() : undefined);
     if (parentRunId === undefined) note(run, CLAUDE_USAGE_NOTES.parentSessionAbsent);
     const agentName =
-      this.#options.agentName ?? nonEmpty(meta?.agentType) ?? nonEmpty(call?.agentType) ?? (workflow !== undefined ? WORKFLOW_AGENT_NAME : DEFAULT_SUBAGENT_NAME);
+      this.#options.agentName ??
+      nonEmpty(meta?.agentType) ??
+      nonEmpty(call?.agentType) ??
+      (workflow !== undefined ? WORKFLOW_AGENT_NAME : DEFAULT_SUBAGENT_NAME);
     const name = run.runId.slice(`${CLAUDE_CODE}:${this.#sessionId}/`.length);
     return {
       runId: run.runId,
@@ -396,11 +417,14 @@ export class ClaudeCodeSessionReader {
       case 'system':
         // Both are written when a turn ends: the Stop hooks' summary (Stop hooks never run on a user interrupt,
         // and from 2.1.78 not on an API error either: StopFailure runs instead), and the post-turn duration line.
-        if (record.subtype === 'stop_hook_summary') run.tail = strongerStop(run.tail, { reason: 'completed', inferredFrom: 'claude-code:stop-hook-summary' });
-        else if (record.subtype === 'turn_duration') run.tail ??= { reason: 'completed', inferredFrom: 'claude-code:turn-duration' };
+        if (record.subtype === 'stop_hook_summary')
+          run.tail = strongerStop(run.tail, { reason: 'completed', inferredFrom: 'claude-code:stop-hook-summary' });
+        else if (record.subtype === 'turn_duration')
+          run.tail ??= { reason: 'completed', inferredFrom: 'claude-code:turn-duration' };
         return;
       case 'progress':
-        if (record.progressType === 'agent_progress' && record.progressAgentId !== undefined) this.#agentProgress(run, record.progressAgentId, record.parentToolUseId, record.copied);
+        if (record.progressType === 'agent_progress' && record.progressAgentId !== undefined)
+          this.#agentProgress(run, record.progressAgentId, record.parentToolUseId, record.copied);
         return;
       case 'other':
         // A background agent's notification that arrived while the session was busy is stored as a queued command (2.1.3xx).
@@ -408,7 +432,11 @@ export class ClaudeCodeSessionReader {
         // 2.1.3xx: an agent stopped at its turn limit gets this attachment after its last answer.
         if (record.maxTurnsReached !== undefined) {
           const limit = record.maxTurnsReached.maxTurns;
-          run.tail = strongerStop(run.tail, { reason: 'error', inferredFrom: 'claude-code:max-turns-reached', diagnostic: `reached its turn limit${limit !== undefined ? ` (${limit} turns)` : ''}` });
+          run.tail = strongerStop(run.tail, {
+            reason: 'error',
+            inferredFrom: 'claude-code:max-turns-reached',
+            diagnostic: `reached its turn limit${limit !== undefined ? ` (${limit} turns)` : ''}`,
+          });
         }
         return;
       default:
@@ -432,7 +460,8 @@ export class ClaudeCodeSessionReader {
     }
     const at = time ?? run.builder(this.#options.fallbackTime).lastTime;
     // One response per message id (its request id only when it has none): lines of one id never split into two calls.
-    const key = messageId ?? (record.requestId !== undefined ? `request:${record.requestId}` : `line:${run.nextSequence()}`);
+    const key =
+      messageId ?? (record.requestId !== undefined ? `request:${record.requestId}` : `line:${run.nextSequence()}`);
     let call = pending;
     if (call === undefined || call.key !== key) {
       if (call !== undefined) this.#flush(run, call);
@@ -487,7 +516,8 @@ export class ClaudeCodeSessionReader {
   #noteCall(run: RunState, block: ClaudeBlock): void {
     const name = block['name'];
     const id = block['id'];
-    if (typeof name !== 'string' || typeof id !== 'string' || (!DELEGATING_TOOLS.has(name) && name !== WORKFLOW_TOOL)) return;
+    if (typeof name !== 'string' || typeof id !== 'string' || (!DELEGATING_TOOLS.has(name) && name !== WORKFLOW_TOOL))
+      return;
     const input = block['input'];
     const fields = input !== null && typeof input === 'object' ? (input as Record<string, unknown>) : {};
     const agentType = fields['subagent_type'];
@@ -503,7 +533,8 @@ export class ClaudeCodeSessionReader {
 
   #user(run: RunState, record: ClaudeUserRecord, time: number | undefined): void {
     const at = time ?? run.builder(this.#options.fallbackTime).lastTime;
-    const blocks: readonly ClaudeBlock[] = typeof record.content === 'string' ? [{ type: 'text', text: record.content }] : record.content;
+    const blocks: readonly ClaudeBlock[] =
+      typeof record.content === 'string' ? [{ type: 'text', text: record.content }] : record.content;
     let hasToolResult = false;
     for (const block of blocks) {
       if (block.type === 'tool_result') {
@@ -511,7 +542,8 @@ export class ClaudeCodeSessionReader {
         this.#toolResult(run, record, block, at);
       } else if (block.type === 'text' && typeof block['text'] === 'string') {
         const text = block['text'];
-        if (text.startsWith('[Request interrupted by user')) run.tail = strongerStop(run.tail, { reason: 'aborted', inferredFrom: 'claude-code:interrupted' });
+        if (text.startsWith('[Request interrupted by user'))
+          run.tail = strongerStop(run.tail, { reason: 'aborted', inferredFrom: 'claude-code:interrupted' });
         else if (text.includes('<task-notification>')) this.#taskNotification(text);
       }
     }
@@ -535,7 +567,13 @@ export class ClaudeCodeSessionReader {
     const result = parseClaudeTaskResult(record.toolUseResult);
     const agentId = result?.agentId ?? trailerAgentId(text);
     const errorType = isError ? toolErrorType(record.toolUseResult, text) : undefined;
-    call.outcome = { result, text: withoutTrailer(text), isError, isRejected: errorType === 'permission_rejected' || errorType === 'interrupted', time: at };
+    call.outcome = {
+      result,
+      text: withoutTrailer(text),
+      isError,
+      isRejected: errorType === 'permission_rejected' || errorType === 'interrupted',
+      time: at,
+    };
     if (agentId !== undefined && DELEGATING_TOOLS.has(call.tool)) this.#agentCalls.set(agentId, id);
     if (result?.runId !== undefined && call.tool === WORKFLOW_TOOL) this.#workflowCalls.set(result.runId, id);
   }
@@ -550,12 +588,23 @@ export class ClaudeCodeSessionReader {
   }
 
   /** An `agent_progress` line of `parent`: links the agent to its call; its copy feeds the agent's run when the agent's own file is not read. */
-  #agentProgress(parent: RunState, agentId: string, toolUseId: string | undefined, copied: ClaudeAssistantRecord | ClaudeUserRecord | undefined): void {
-    if (toolUseId !== undefined && this.#calls.has(toolUseId) && !this.#agentCalls.has(agentId)) this.#agentCalls.set(agentId, toolUseId);
+  #agentProgress(
+    parent: RunState,
+    agentId: string,
+    toolUseId: string | undefined,
+    copied: ClaudeAssistantRecord | ClaudeUserRecord | undefined,
+  ): void {
+    if (toolUseId !== undefined && this.#calls.has(toolUseId) && !this.#agentCalls.has(agentId))
+      this.#agentCalls.set(agentId, toolUseId);
     if (copied === undefined || this.#options.childFiles.has(agentId)) return;
     let run = this.#progressRuns.get(agentId);
     if (run === undefined) {
-      run = this.#childRun(agentId, parent.fileKey, undefined, toolUseId !== undefined ? this.#calls.get(toolUseId) : undefined);
+      run = this.#childRun(
+        agentId,
+        parent.fileKey,
+        undefined,
+        toolUseId !== undefined ? this.#calls.get(toolUseId) : undefined,
+      );
       note(run, CLAUDE_USAGE_NOTES.fromParentProgress);
       this.#progressRuns.set(agentId, run);
     }
@@ -564,7 +613,8 @@ export class ClaudeCodeSessionReader {
 
   /** A sidechain line of the inline layout: to the sidechain's run, found by its `parentUuid` chain. */
   #pushInline(record: ClaudeCodeRecord): void {
-    let thread = record.parentUuid !== undefined && record.parentUuid !== null ? this.#threads.get(record.parentUuid) : undefined;
+    let thread =
+      record.parentUuid !== undefined && record.parentUuid !== null ? this.#threads.get(record.parentUuid) : undefined;
     // A user line that continues no sidechain line starts a sidechain; any other line without one belongs to the latest.
     if (thread === undefined && record.kind === 'user') thread = this.#startThread(record);
     thread ??= this.#lastThread;
@@ -579,7 +629,13 @@ export class ClaudeCodeSessionReader {
     const text = userText(record);
     if (text.trim() === 'Warmup') return { run: undefined };
     // A call that already has its result (interrupted before its agent started) runs no sidechain after it.
-    const open = [...this.#calls.values()].filter((c) => DELEGATING_TOOLS.has(c.tool) && c.thread === undefined && c.outcome === undefined && c.parentRunId === this.#rootRunId());
+    const open = [...this.#calls.values()].filter(
+      (c) =>
+        DELEGATING_TOOLS.has(c.tool) &&
+        c.thread === undefined &&
+        c.outcome === undefined &&
+        c.parentRunId === this.#rootRunId(),
+    );
     const call = open.find((c) => c.prompt !== undefined && c.prompt === text) ?? open[0];
     const run = this.#childRun(record.agentId, 'main', undefined, call);
     const thread: InlineThread = { run };
@@ -606,13 +662,27 @@ export class ClaudeCodeSessionReader {
       this.#flush(run, pending, reconciled ?? pending.usage);
     }
     const finalContent = outcome?.result?.content;
-    if (outcome !== undefined && run.notes.includes(CLAUDE_USAGE_NOTES.fromParentProgress) && !isReconciled && !outcome.isError && finalContent !== undefined && outcome.result?.status !== 'async_launched') {
+    if (
+      outcome !== undefined &&
+      run.notes.includes(CLAUDE_USAGE_NOTES.fromParentProgress) &&
+      !isReconciled &&
+      !outcome.isError &&
+      finalContent !== undefined &&
+      outcome.result?.status !== 'async_launched'
+    ) {
       // The copies stop before the answer; the parent's result holds it (the last response's text and final usage).
       note(run, CLAUDE_USAGE_NOTES.finalMessageFromParent);
       if (parentUsage !== undefined) note(run, CLAUDE_USAGE_NOTES.finalUsageFromParent);
       this.#flush(
         run,
-        { key: 'parent-result', time: outcome.time, endTime: outcome.time, content: resultText(finalContent), model: run.lastModel, uuids: new Set() },
+        {
+          key: 'parent-result',
+          time: outcome.time,
+          endTime: outcome.time,
+          content: resultText(finalContent),
+          model: run.lastModel,
+          uuids: new Set(),
+        },
         parentUsage !== undefined ? { ...mergeUsage(undefined, parentUsage), isFinal: true } : undefined,
       );
     }
@@ -696,7 +766,8 @@ function contentBlock(block: ClaudeBlock): ContentBlock {
 function promptBlocks(blocks: readonly ClaudeBlock[]): ContentBlock[] {
   const out: ContentBlock[] = [];
   for (const block of blocks) {
-    if (block.type === 'text' && typeof block['text'] === 'string' && block['text'] !== '') out.push({ type: 'text', text: block['text'] });
+    if (block.type === 'text' && typeof block['text'] === 'string' && block['text'] !== '')
+      out.push({ type: 'text', text: block['text'] });
     else if (block.type === 'image') out.push({ type: 'image', attachment: block['source'] });
   }
   return out;
@@ -737,13 +808,15 @@ function trailerAgentId(text: readonly ContentBlock[]): string | undefined {
 function withoutTrailer(text: readonly ContentBlock[]): ContentBlock[] {
   const out = text.filter((b) => !TRAILER.test((b as { text: string }).text));
   const last = out[out.length - 1] as { type: 'text'; text: string } | undefined;
-  if (last !== undefined && INLINE_TRAILER.test(last.text)) out[out.length - 1] = { type: 'text', text: last.text.replace(INLINE_TRAILER, '') };
+  if (last !== undefined && INLINE_TRAILER.test(last.text))
+    out[out.length - 1] = { type: 'text', text: last.text.replace(INLINE_TRAILER, '') };
   return out;
 }
 
 function toolErrorType(toolUseResult: unknown, text: readonly ContentBlock[]): string {
   const first = (text[0] as { text?: string } | undefined)?.text ?? '';
-  if (toolUseResult === 'User rejected tool use' || first.startsWith("The user doesn't want to proceed")) return 'permission_rejected';
+  if (toolUseResult === 'User rejected tool use' || first.startsWith("The user doesn't want to proceed"))
+    return 'permission_rejected';
   if (first.startsWith('[Request interrupted by user')) return 'interrupted';
   return 'tool_error';
 }
@@ -761,7 +834,8 @@ function reportedOf(outcome: CallOutcome): ContentBlock[] | undefined {
 function deliveredOf(outcome: CallOutcome): ContentBlock[] | undefined {
   const notified = outcome.notification?.result;
   if (notified !== undefined) return notified === '' ? [] : [{ type: 'text', text: notified }];
-  if (outcome.isError || outcome.result?.status === 'async_launched' || outcome.result?.status === 'teammate_spawned') return undefined;
+  if (outcome.isError || outcome.result?.status === 'async_launched' || outcome.result?.status === 'teammate_spawned')
+    return undefined;
   // 2.1.3xx frames the report the model is handed; the report inside the frame is what was delivered.
   const framed = handBackReport(outcome.text);
   if (framed !== undefined) return [{ type: 'text', text: framed }];
@@ -843,7 +917,8 @@ function stopOfOutcome(outcome: CallOutcome): TranscriptStop | undefined {
   if (notification !== undefined) {
     const status = notification.status;
     const id = `claude-code:task-notification:${idPart(status)}`;
-    const diagnostic = notification.summary !== undefined && notification.summary !== '' ? { diagnostic: notification.summary } : {};
+    const diagnostic =
+      notification.summary !== undefined && notification.summary !== '' ? { diagnostic: notification.summary } : {};
     if (status === 'completed') return { reason: 'completed', inferredFrom: id };
     if (status === 'failed' || status === 'error') {
       // 2.1.3xx: an agent cut off at its output limit (after its retries) fails with `(error type max_output_tokens)`.
@@ -852,22 +927,29 @@ function stopOfOutcome(outcome: CallOutcome): TranscriptStop | undefined {
       }
       return { reason: 'error', inferredFrom: id, ...diagnostic };
     }
-    if (status === 'killed' || status === 'stopped' || status === 'cancelled') return { reason: 'aborted', inferredFrom: id };
+    if (status === 'killed' || status === 'stopped' || status === 'cancelled')
+      return { reason: 'aborted', inferredFrom: id };
     return undefined;
   }
   if (outcome.isError) {
     const text = outcome.text.map((b) => (b as { text: string }).text).join('\n');
     // 2.1.3xx: a foreground agent cut off at its output limit (after its retries) is an error result naming the limit.
-    if (isOutputLimitText(text)) return { reason: 'max-tokens', inferredFrom: 'claude-code:parent-result:max_output_tokens', diagnostic: text };
+    if (isOutputLimitText(text))
+      return { reason: 'max-tokens', inferredFrom: 'claude-code:parent-result:max_output_tokens', diagnostic: text };
     if (/interrupted/i.test(text)) return { reason: 'aborted', inferredFrom: 'claude-code:parent-result:interrupted' };
     // The user stopped the call while the agent ran: the parent gets the rejection text ("The user doesn't want to proceed…").
     if (outcome.isRejected) return { reason: 'aborted', inferredFrom: 'claude-code:parent-result:rejected' };
-    return { reason: 'error', inferredFrom: 'claude-code:parent-result:error', ...(text !== '' ? { diagnostic: text } : {}) };
+    return {
+      reason: 'error',
+      inferredFrom: 'claude-code:parent-result:error',
+      ...(text !== '' ? { diagnostic: text } : {}),
+    };
   }
   const status = outcome.result?.status;
   if (status === 'completed') return { reason: 'completed', inferredFrom: 'claude-code:parent-result:completed' };
   // Versions without a status (or a result that is not structured): a result that is no error is what the parent received as the answer.
-  if (status === undefined && (outcome.result?.content !== undefined || outcome.text.length > 0)) return { reason: 'completed', inferredFrom: 'claude-code:parent-result:returned' };
+  if (status === undefined && (outcome.result?.content !== undefined || outcome.text.length > 0))
+    return { reason: 'completed', inferredFrom: 'claude-code:parent-result:returned' };
   return undefined;
 }
 
@@ -881,13 +963,21 @@ function isOutputLimitText(text: string): boolean {
  * parent's user line (`<task-id>`, `<tool-use-id>`, `<status>`, `<summary>`,
  * `<result>`), or `undefined` without a task id and status. Pure.
  */
-export function parseTaskNotification(text: string): (TaskNotification & { readonly taskId: string; readonly toolUseId?: string | undefined }) | undefined {
+export function parseTaskNotification(
+  text: string,
+): (TaskNotification & { readonly taskId: string; readonly toolUseId?: string | undefined }) | undefined {
   const block = /<task-notification>([\s\S]*?)<\/task-notification>/.exec(text)?.[1] ?? text;
   const field = (name: string): string | undefined => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(block)?.[1];
   const taskId = field('task-id')?.trim();
   const status = field('status')?.trim();
   if (taskId === undefined || status === undefined) return undefined;
-  return { taskId, status, toolUseId: field('tool-use-id')?.trim(), summary: field('summary')?.trim(), result: field('result') };
+  return {
+    taskId,
+    status,
+    toolUseId: field('tool-use-id')?.trim(),
+    summary: field('summary')?.trim(),
+    result: field('result'),
+  };
 }
 
 /** Evidence of a synthetic API error record: `max-tokens` for an output-limit cut, `error` with the text as diagnostic otherwise. */
@@ -900,7 +990,12 @@ function apiErrorStop(record: ClaudeAssistantRecord): TranscriptStop {
   if (record.error === 'max_output_tokens' || /exceeded the \d+ output token maximum/.test(text)) {
     return { reason: 'max-tokens', inferredFrom: 'claude-code:api-error:max_output_tokens', ...diagnostic };
   }
-  const what = record.error !== undefined ? idPart(record.error) : text.includes('context window limit') ? 'model_context_window_exceeded' : 'unknown';
+  const what =
+    record.error !== undefined
+      ? idPart(record.error)
+      : text.includes('context window limit')
+        ? 'model_context_window_exceeded'
+        : 'unknown';
   return { reason: 'error', inferredFrom: `claude-code:api-error:${what}`, ...diagnostic };
 }
 
@@ -972,7 +1067,10 @@ function maxDefined(a: number | undefined, b: number | undefined): number | unde
  */
 function reconcile(child: MutableUsage | undefined, parent: ClaudeUsage): MutableUsage | undefined {
   if (child === undefined || child.isFinal) return undefined;
-  const same = child.input === (parent.input_tokens ?? 0) && child.cacheRead === (parent.cache_read_input_tokens ?? 0) && child.cacheWrite === (parent.cache_creation_input_tokens ?? 0);
+  const same =
+    child.input === (parent.input_tokens ?? 0) &&
+    child.cacheRead === (parent.cache_read_input_tokens ?? 0) &&
+    child.cacheWrite === (parent.cache_creation_input_tokens ?? 0);
   if (!same) return undefined;
   return { ...mergeUsage(child, parent), isFinal: true };
 }

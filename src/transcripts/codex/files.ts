@@ -17,18 +17,40 @@
  * @module subagent-otel/transcripts/codex/files
  */
 import type { RunRecord, RunStart, RunWorkspace } from '../../observe/run-record.js';
-import { CODEX_AGENT_NAME, CODEX_SUBAGENT_NAME, CodexThreadReader, codexRunId, findCodexLink, type CodexLinkBook } from './runs.js';
-import { isCodexWireError, parseCodexLine, parseCodexSource, type CodexRecord, type CodexSessionMeta } from './records.js';
+import {
+  CODEX_AGENT_NAME,
+  CODEX_SUBAGENT_NAME,
+  CodexThreadReader,
+  codexRunId,
+  findCodexLink,
+  type CodexLinkBook,
+} from './runs.js';
+import {
+  isCodexWireError,
+  parseCodexLine,
+  parseCodexSource,
+  type CodexRecord,
+  type CodexSessionMeta,
+} from './records.js';
 import { isQuietFile, MAX_PROBLEMS_PER_FILE, readRecords } from '../record-loop.js';
 import type { WireError } from '../../wire/wire-error.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
+import type {
+  TranscriptFile,
+  TranscriptFileInfo,
+  TranscriptFileResult,
+  TranscriptFormat,
+  TranscriptHead,
+  TranscriptReadContext,
+  TranscriptSession,
+} from '../format.js';
 
 /** Defective lines reported per file before the rest of it is left unread (`too-many-problems`). */
 export const MAX_CODEX_PROBLEMS_PER_FILE = MAX_PROBLEMS_PER_FILE;
 
 /** What Codex's internal helper threads are (`SubAgentSource` other than `thread_spawn`), as the summary names them. */
 const INTERNAL_THREADS: Readonly<Record<string, string>> = {
-  review: 'a Codex review thread (internal: started by /review, its findings reach the parent as exited_review_mode, not through a tool call)',
+  review:
+    'a Codex review thread (internal: started by /review, its findings reach the parent as exited_review_mode, not through a tool call)',
   compact: 'a Codex compaction thread (internal: summarises history for the parent)',
   memory_consolidation: 'a Codex memory consolidation thread (internal: writes memories, never delegated work)',
 };
@@ -62,7 +84,8 @@ function headMeta(head: TranscriptHead): Record<string, unknown> | undefined {
     return text(payload, 'id') !== undefined ? (payload as Record<string, unknown>) : undefined;
   }
   const start = head.prefix.slice(0, 4096);
-  if (!/^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{"id":"/.test(start)) return undefined;
+  if (!/^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{"id":"/.test(start))
+    return undefined;
   const before = head.prefix.split('"base_instructions"')[0] ?? '';
   const field = (key: string): string | undefined => new RegExp(`"${key}":"([^"\\\\]+)"`).exec(before)?.[1];
   const id = field('id');
@@ -71,8 +94,18 @@ function headMeta(head: TranscriptHead): Record<string, unknown> | undefined {
   const spawn = before.includes('"thread_spawn"') && parent !== undefined;
   const depth = /"depth":(\d+)/.exec(before)?.[1];
   const source = spawn
-    ? { subagent: { thread_spawn: { parent_thread_id: parent, ...(depth !== undefined ? { depth: Number(depth) } : {}), agent_role: field('agent_role'), agent_nickname: field('agent_nickname'), agent_path: field('agent_path') } } }
-    : internalSource(before) ?? /"source":"([a-z_]+)"/.exec(before)?.[1];
+    ? {
+        subagent: {
+          thread_spawn: {
+            parent_thread_id: parent,
+            ...(depth !== undefined ? { depth: Number(depth) } : {}),
+            agent_role: field('agent_role'),
+            agent_nickname: field('agent_nickname'),
+            agent_path: field('agent_path'),
+          },
+        },
+      }
+    : (internalSource(before) ?? /"source":"([a-z_]+)"/.exec(before)?.[1]);
   return { id, source, session_id: field('session_id'), forked_from_id: field('forked_from_id') };
 }
 
@@ -100,7 +133,9 @@ export function classifyCodex(head: TranscriptHead): TranscriptFileInfo | undefi
   if (meta === undefined || threadId === undefined) return undefined;
   const source = parseCodexSource(meta['source']);
   if (source.kind === 'internal-subagent') {
-    const what = INTERNAL_THREADS[source.name] ?? `a Codex internal thread (${source.name}: an auto-review or other helper, not delegated by spawn_agent)`;
+    const what =
+      INTERNAL_THREADS[source.name] ??
+      `a Codex internal thread (${source.name}: an auto-review or other helper, not delegated by spawn_agent)`;
     return { format: 'codex', kind: 'other', what, facts: { threadId } };
   }
   const spawn = source.kind === 'thread-spawn' ? source : undefined;
@@ -112,7 +147,11 @@ export function classifyCodex(head: TranscriptHead): TranscriptFileInfo | undefi
     rootThreadId: text(meta, 'session_id'),
     forkedFromId: text(meta, 'forked_from_id'),
   };
-  return { format: 'codex', kind: 'session', facts: Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)) };
+  return {
+    format: 'codex',
+    kind: 'session',
+    facts: Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)),
+  };
 }
 
 /** Whether `path` lies under a `sessions/` directory (rather than `archived_sessions/`). */
@@ -173,11 +212,17 @@ export function groupCodex(files: readonly TranscriptFile[]): TranscriptSession[
     sessions.push({ format: 'codex', key, files: into });
   }
   // Threads in a parent cycle (malformed ids) reach no root: each reads as a session of its own.
-  for (const [id, file] of byThread) if (!placed.has(id)) sessions.push({ format: 'codex', key: `codex:${id}`, files: [file] });
+  for (const [id, file] of byThread)
+    if (!placed.has(id)) sessions.push({ format: 'codex', key: `codex:${id}`, files: [file] });
   for (const duplicate of duplicates) {
     const into = sessionOf.get(duplicate.info.facts['threadId'] ?? '');
     if (into !== undefined) into.push(duplicate);
-    else sessions.push({ format: 'codex', key: `codex:${duplicate.info.facts['threadId'] ?? duplicate.path}`, files: [duplicate] });
+    else
+      sessions.push({
+        format: 'codex',
+        key: `codex:${duplicate.info.facts['threadId'] ?? duplicate.path}`,
+        files: [duplicate],
+      });
   }
   return sessions;
 }
@@ -201,8 +246,16 @@ interface ReadThread {
  *
  * @returns one result per file of the session. Never rejects.
  */
-export async function readCodexSession(session: TranscriptSession, context: TranscriptReadContext): Promise<readonly TranscriptFileResult[]> {
-  const results: TranscriptFileResult[] = session.files.map((file) => ({ path: file.path, records: 0, runs: 0, isSkipped: false }));
+export async function readCodexSession(
+  session: TranscriptSession,
+  context: TranscriptReadContext,
+): Promise<readonly TranscriptFileResult[]> {
+  const results: TranscriptFileResult[] = session.files.map((file) => ({
+    path: file.path,
+    records: 0,
+    runs: 0,
+    isSkipped: false,
+  }));
   const files = session.files;
   const kept = new Map<string, number>();
   files.forEach((file, index) => {
@@ -213,7 +266,9 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
   const isQuiet = (file: TranscriptFile): boolean => isQuietFile(file, context);
   const parentOf = (index: number): string | undefined => {
     const parent = files[index]?.info.facts['parentThreadId'];
-    return parent !== undefined && kept.has(parent) && parent !== files[index]?.info.facts['threadId'] ? parent : undefined;
+    return parent !== undefined && kept.has(parent) && parent !== files[index]?.info.facts['threadId']
+      ? parent
+      : undefined;
   };
   const childrenOf = new Map<string, number[]>();
   for (const index of kept.values()) {
@@ -237,7 +292,11 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
     const reported = file !== undefined && (live?.isReported(codexRunId(id), file.mtimeMs) ?? false);
     const kidsDone = kids.every((kid) => {
       const kidFile = files[kid];
-      return reportable.get(kid) === true || (kidFile !== undefined && (live?.isReported(codexRunId(kidFile.info.facts['threadId'] ?? ''), kidFile.mtimeMs) ?? false));
+      return (
+        reportable.get(kid) === true ||
+        (kidFile !== undefined &&
+          (live?.isReported(codexRunId(kidFile.info.facts['threadId'] ?? ''), kidFile.mtimeMs) ?? false))
+      );
     });
     reportable.set(index, !reported && file !== undefined && isQuiet(file) && kidsDone);
     needed.set(index, reportable.get(index) === true || kids.some((kid) => needed.get(kid) === true));
@@ -250,17 +309,30 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
     const id = file.info.facts['threadId'];
     if (id === undefined || kept.get(id) !== index) {
       const other = id !== undefined ? files[kept.get(id) ?? -1]?.path : undefined;
-      context.onProblem({ file: file.path, line: 0, code: 'duplicate-thread', scope: 'file', message: `thread ${id ?? '?'} is also in ${other ?? 'another file'}, which is read instead` });
+      context.onProblem({
+        file: file.path,
+        line: 0,
+        code: 'duplicate-thread',
+        scope: 'file',
+        message: `thread ${id ?? '?'} is also in ${other ?? 'another file'}, which is read instead`,
+      });
       results[index] = { path: file.path, records: 0, runs: 0, isSkipped: true };
       continue;
     }
     if (needed.get(index) !== true) continue;
     const parentThreadId = parentOf(index);
-    const thread = await readThreadFile(file, session.key, parentThreadId, parentThreadId !== undefined ? books.get(parentThreadId) : undefined, context);
+    const thread = await readThreadFile(
+      file,
+      session.key,
+      parentThreadId,
+      parentThreadId !== undefined ? books.get(parentThreadId) : undefined,
+      context,
+    );
     results[index] = { path: file.path, records: thread.records, runs: 0, isSkipped: thread.run === undefined };
     if (thread.run === undefined) continue;
     books.set(id, thread.run.links);
-    if (reportable.get(index) === true) read.push({ threadId: id, parentThreadId, start: thread.run.start, record: thread.run.record, fileIndex: index });
+    if (reportable.get(index) === true)
+      read.push({ threadId: id, parentThreadId, start: thread.run.start, record: thread.run.record, fileIndex: index });
   }
 
   // Children before parents: each run after every run nested under it.
@@ -278,7 +350,8 @@ export async function readCodexSession(session: TranscriptSession, context: Tran
     for (const child of byParent.get(thread.threadId) ?? []) visit(child);
     ordered.push(thread);
   };
-  for (const thread of read) if (thread.parentThreadId === undefined || !read.some((t) => t.threadId === thread.parentThreadId)) visit(thread);
+  for (const thread of read)
+    if (thread.parentThreadId === undefined || !read.some((t) => t.threadId === thread.parentThreadId)) visit(thread);
   for (const thread of read) visit(thread);
   for (const thread of ordered) {
     context.listener.onRunStart(thread.start);
@@ -306,13 +379,18 @@ async function readThreadFile(
   let reader: CodexThreadReader | undefined;
   let workspace: RunWorkspace | undefined;
   const facts = file.info.facts;
-  const fileProblem = (line: number, code: string, message: string): void => context.onProblem({ file: file.path, line, code, scope: 'file', message });
+  const fileProblem = (line: number, code: string, message: string): void =>
+    context.onProblem({ file: file.path, line, code, scope: 'file', message });
   const { records, problems } = await readRecords<CodexRecord, WireError>(file, context, {
     parse: parseCodexLine,
     isDefect: isCodexWireError,
     onDefect: (defect, line) => {
       if (reader !== undefined) return 'report';
-      fileProblem(line, defect.code, `line ${line} is not a Codex session_meta record (${defect.message}); the file is not read`);
+      fileProblem(
+        line,
+        defect.code,
+        `line ${line} is not a Codex session_meta record (${defect.message}); the file is not read`,
+      );
       return 'stop';
     },
     onRecord: (record, line) => {
@@ -321,7 +399,11 @@ async function readThreadFile(
         return 'continue';
       }
       if (record.kind !== 'session_meta' || record.meta.id !== facts['threadId']) {
-        fileProblem(line, 'not-a-codex-rollout', `line ${line} is not the session_meta of thread ${facts['threadId'] ?? '?'}; the file is not read`);
+        fileProblem(
+          line,
+          'not-a-codex-rollout',
+          `line ${line} is not the session_meta of thread ${facts['threadId'] ?? '?'}; the file is not read`,
+        );
         return 'stop';
       }
       reader = newReader(record.meta, record.time, traceKey, parentThreadId, parentBook, context);
@@ -334,7 +416,14 @@ async function readThreadFile(
     return { records };
   }
   const record = reader.finish();
-  return { records, run: { start: reader.start, record: workspace !== undefined ? { ...record, workspace } : record, links: reader.links } };
+  return {
+    records,
+    run: {
+      start: reader.start,
+      record: workspace !== undefined ? { ...record, workspace } : record,
+      links: reader.links,
+    },
+  };
 }
 
 /** Where the thread worked, as its `session_meta` records it (decision 0124); `undefined` when it records nothing of it. */
@@ -361,7 +450,8 @@ function newReader(
   const isChild = spawn !== undefined || meta.parentThreadId !== undefined;
   const agentName = context.agentName ?? (isChild ? (role ?? CODEX_SUBAGENT_NAME) : CODEX_AGENT_NAME);
   const declaredParent = spawn?.parentThreadId ?? meta.parentThreadId;
-  const link = parentThreadId !== undefined ? findCodexLink(parentBook, meta.id, spawn?.agentPath ?? meta.agentPath) : undefined;
+  const link =
+    parentThreadId !== undefined ? findCodexLink(parentBook, meta.id, spawn?.agentPath ?? meta.agentPath) : undefined;
   return new CodexThreadReader(meta, time, {
     traceKey,
     agentName,

@@ -81,14 +81,23 @@ export interface CodexContentPart {
 
 /** A `response_item` payload, by the kinds the reader distinguishes. */
 export type CodexResponseItem =
-  | { readonly type: 'message'; readonly role: string; readonly content: readonly CodexContentPart[]; readonly phase?: string }
+  | {
+      readonly type: 'message';
+      readonly role: string;
+      readonly content: readonly CodexContentPart[];
+      readonly phase?: string;
+    }
   | { readonly type: 'reasoning'; readonly texts: readonly string[] }
   | { readonly type: 'function_call'; readonly callId: string; readonly name: string; readonly arguments: string }
   | { readonly type: 'custom_tool_call'; readonly callId: string; readonly name: string; readonly input: string }
   | { readonly type: 'local_shell_call'; readonly callId?: string; readonly action: unknown }
   | { readonly type: 'web_search_call'; readonly action: unknown }
   | { readonly type: 'tool_search_call'; readonly callId?: string; readonly arguments: unknown }
-  | { readonly type: 'function_call_output' | 'custom_tool_call_output' | 'tool_search_output'; readonly callId?: string; readonly output: CodexToolOutput }
+  | {
+      readonly type: 'function_call_output' | 'custom_tool_call_output' | 'tool_search_output';
+      readonly callId?: string;
+      readonly output: CodexToolOutput;
+    }
   | { readonly type: 'other'; readonly itemType: string };
 
 /** A tool call's output: its text (content items' text joined with newlines) and the `success` flag where one was serialized. */
@@ -100,15 +109,29 @@ export interface CodexToolOutput {
 /** An `event_msg` payload, by the kinds the reader distinguishes. */
 export type CodexEvent =
   | { readonly type: 'task_started'; readonly turnId?: string }
-  | { readonly type: 'task_complete'; readonly turnId?: string; readonly lastAgentMessage?: string | null; readonly errorMessage?: string }
+  | {
+      readonly type: 'task_complete';
+      readonly turnId?: string;
+      readonly lastAgentMessage?: string | null;
+      readonly errorMessage?: string;
+    }
   | { readonly type: 'turn_aborted'; readonly turnId?: string; readonly reason: string }
   | { readonly type: 'token_count'; readonly total?: CodexTokenUsage; readonly last?: CodexTokenUsage }
   | { readonly type: 'error'; readonly message: string; readonly errorInfo?: string }
   | { readonly type: 'user_message'; readonly message: string }
   | { readonly type: 'agent_message'; readonly message: string }
   | { readonly type: 'collab_agent_spawn_end'; readonly callId: string; readonly newThreadId?: string }
-  | { readonly type: 'collab_waiting_end'; readonly callId: string; readonly statuses: ReadonlyMap<string, CodexAgentStatus> }
-  | { readonly type: 'collab_close_end'; readonly callId: string; readonly receiverThreadId?: string; readonly status?: CodexAgentStatus }
+  | {
+      readonly type: 'collab_waiting_end';
+      readonly callId: string;
+      readonly statuses: ReadonlyMap<string, CodexAgentStatus>;
+    }
+  | {
+      readonly type: 'collab_close_end';
+      readonly callId: string;
+      readonly receiverThreadId?: string;
+      readonly status?: CodexAgentStatus;
+    }
   | { readonly type: 'other'; readonly eventType: string };
 
 /** One rollout line, typed. `time` is the line's timestamp in epoch ms (`NaN` when it has none that parses). */
@@ -145,7 +168,12 @@ const UsageSchema = z.looseObject({
 });
 const optionalString = z.string().nullish();
 
-const LineSchema = z.looseObject({ timestamp: z.string().optional(), ordinal: z.number().optional(), type: z.string(), payload: z.unknown() });
+const LineSchema = z.looseObject({
+  timestamp: z.string().optional(),
+  ordinal: z.number().optional(),
+  type: z.string(),
+  payload: z.unknown(),
+});
 const SessionMetaSchema = z.looseObject({
   id: z.string(),
   forked_from_id: optionalString,
@@ -166,7 +194,11 @@ const SessionMetaSchema = z.looseObject({
 });
 const TurnContextSchema = z.looseObject({ turn_id: optionalString, model: optionalString });
 const ItemSchema = z.looseObject({ type: z.string() });
-const MessageSchema = z.looseObject({ role: z.string(), content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })), phase: optionalString });
+const MessageSchema = z.looseObject({
+  role: z.string(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  phase: optionalString,
+});
 const ReasoningSchema = z.looseObject({
   summary: z.array(z.looseObject({ text: z.string().optional() })).nullish(),
   content: z.array(z.looseObject({ text: z.string().optional() })).nullish(),
@@ -196,7 +228,9 @@ type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 
 function check<T>(schema: z.ZodType<T>, value: unknown, basePath: string): Parsed<T> {
   const parsed = schema.safeParse(value);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: wireErrorFromIssues(parsed.error.issues, value, basePath) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: wireErrorFromIssues(parsed.error.issues, value, basePath) };
 }
 
 /** `null`/`undefined` to `undefined`; other values unchanged. */
@@ -232,7 +266,8 @@ export function parseCodexLine(text: string): CodexRecord | WireError {
 
 /** {@link parseCodexLine} for a value already parsed from JSON. Never throws. */
 export function parseCodexValue(value: unknown): CodexRecord | WireError {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return wireError('not-object', '', 'a JSON object', describeValue(value));
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return wireError('not-object', '', 'a JSON object', describeValue(value));
   const line = check(LineSchema, value, '');
   if (!line.ok) return line.error;
   const { type, payload } = line.value;
@@ -248,7 +283,12 @@ export function parseCodexValue(value: unknown): CodexRecord | WireError {
       if (!context.ok) return context.error;
       const turnId = opt(context.value.turn_id);
       const model = opt(context.value.model);
-      return { ...base, kind: 'turn_context', ...(turnId !== undefined ? { turnId } : {}), ...(model !== undefined && model !== '' ? { model } : {}) };
+      return {
+        ...base,
+        kind: 'turn_context',
+        ...(turnId !== undefined ? { turnId } : {}),
+        ...(model !== undefined && model !== '' ? { model } : {}),
+      };
     }
     case 'response_item': {
       const item = responseItem(payload);
@@ -301,7 +341,8 @@ export function parseCodexSource(value: unknown): CodexSource {
   if (!isJsonObject(sub)) return { kind: 'unknown' };
   const spawn = sub['thread_spawn'];
   if (isJsonObject(spawn) && typeof spawn['parent_thread_id'] === 'string') {
-    const text = (key: string): string | undefined => (typeof spawn[key] === 'string' && spawn[key] !== '' ? spawn[key] : undefined);
+    const text = (key: string): string | undefined =>
+      typeof spawn[key] === 'string' && spawn[key] !== '' ? spawn[key] : undefined;
     const agentPath = text('agent_path');
     const agentNickname = text('agent_nickname');
     const agentRole = text('agent_role') ?? text('agent_type');
@@ -328,19 +369,25 @@ function responseItem(payload: unknown): Parsed<CodexResponseItem> {
       const m = check(MessageSchema, payload, 'payload');
       if (!m.ok) return m;
       const phase = opt(m.value.phase);
-      const content = m.value.content.map((part) => ({ type: part.type, ...(part.text !== undefined ? { text: part.text } : {}) }));
+      const content = m.value.content.map((part) => ({
+        type: part.type,
+        ...(part.text !== undefined ? { text: part.text } : {}),
+      }));
       return { ok: true, value: { type, role: m.value.role, content, ...(phase !== undefined ? { phase } : {}) } };
     }
     case 'reasoning': {
       const r = check(ReasoningSchema, payload, 'payload');
       if (!r.ok) return r;
-      const texts = [...(r.value.summary ?? []), ...(r.value.content ?? [])].flatMap((part) => (part.text !== undefined && part.text !== '' ? [part.text] : []));
+      const texts = [...(r.value.summary ?? []), ...(r.value.content ?? [])].flatMap((part) =>
+        part.text !== undefined && part.text !== '' ? [part.text] : [],
+      );
       return { ok: true, value: { type, texts } };
     }
     case 'function_call': {
       const f = check(FunctionCallSchema, payload, 'payload');
       if (!f.ok) return f;
-      const args = typeof f.value.arguments === 'string' ? f.value.arguments : JSON.stringify(f.value.arguments ?? null);
+      const args =
+        typeof f.value.arguments === 'string' ? f.value.arguments : JSON.stringify(f.value.arguments ?? null);
       return { ok: true, value: { type, callId: f.value.call_id, name: f.value.name, arguments: args } };
     }
     case 'custom_tool_call': {
@@ -383,7 +430,12 @@ function responseItem(payload: unknown): Parsed<CodexResponseItem> {
  */
 export function toolOutput(value: unknown): CodexToolOutput {
   if (typeof value === 'string') return { text: value };
-  if (Array.isArray(value)) return { text: value.flatMap((part) => (isJsonObject(part) && typeof part['text'] === 'string' ? [part['text']] : [])).join('\n') };
+  if (Array.isArray(value))
+    return {
+      text: value
+        .flatMap((part) => (isJsonObject(part) && typeof part['text'] === 'string' ? [part['text']] : []))
+        .join('\n'),
+    };
   if (isJsonObject(value)) {
     const inner = value['content'] !== undefined ? toolOutput(value['content']) : { text: '' };
     return { text: inner.text, ...(typeof value['success'] === 'boolean' ? { success: value['success'] } : {}) };
@@ -422,7 +474,12 @@ function eventMsg(payload: unknown): Parsed<CodexEvent> {
       const errorMessage = opt(e.value.error?.message);
       return {
         ok: true,
-        value: { type: 'task_complete', ...(turnId !== undefined ? { turnId } : {}), lastAgentMessage: e.value.last_agent_message ?? null, ...(errorMessage !== undefined ? { errorMessage } : {}) },
+        value: {
+          type: 'task_complete',
+          ...(turnId !== undefined ? { turnId } : {}),
+          lastAgentMessage: e.value.last_agent_message ?? null,
+          ...(errorMessage !== undefined ? { errorMessage } : {}),
+        },
       };
     }
     case 'turn_aborted': {
@@ -437,7 +494,10 @@ function eventMsg(payload: unknown): Parsed<CodexEvent> {
       if (!e.ok) return e;
       const total = usage(e.value.info?.total_token_usage);
       const last = usage(e.value.info?.last_token_usage);
-      return { ok: true, value: { type, ...(total !== undefined ? { total } : {}), ...(last !== undefined ? { last } : {}) } };
+      return {
+        ok: true,
+        value: { type, ...(total !== undefined ? { total } : {}), ...(last !== undefined ? { last } : {}) },
+      };
     }
     case 'error': {
       const e = check(ErrorEventSchema, payload, 'payload');
@@ -454,12 +514,17 @@ function eventMsg(payload: unknown): Parsed<CodexEvent> {
       const e = check(SpawnEndSchema, payload, 'payload');
       if (!e.ok) return e;
       const newThreadId = opt(e.value.new_thread_id);
-      return { ok: true, value: { type, callId: e.value.call_id, ...(newThreadId !== undefined ? { newThreadId } : {}) } };
+      return {
+        ok: true,
+        value: { type, callId: e.value.call_id, ...(newThreadId !== undefined ? { newThreadId } : {}) },
+      };
     }
     case 'collab_waiting_end': {
       const e = check(WaitingEndSchema, payload, 'payload');
       if (!e.ok) return e;
-      const statuses = new Map(Object.entries(e.value.statuses ?? {}).map(([id, status]) => [id, parseCodexAgentStatus(status)]));
+      const statuses = new Map(
+        Object.entries(e.value.statuses ?? {}).map(([id, status]) => [id, parseCodexAgentStatus(status)]),
+      );
       return { ok: true, value: { type, callId: e.value.call_id, statuses } };
     }
     case 'collab_close_end': {
@@ -468,7 +533,12 @@ function eventMsg(payload: unknown): Parsed<CodexEvent> {
       const receiverThreadId = opt(e.value.receiver_thread_id);
       return {
         ok: true,
-        value: { type, callId: e.value.call_id, ...(receiverThreadId !== undefined ? { receiverThreadId } : {}), ...(e.value.status !== undefined ? { status: parseCodexAgentStatus(e.value.status) } : {}) },
+        value: {
+          type,
+          callId: e.value.call_id,
+          ...(receiverThreadId !== undefined ? { receiverThreadId } : {}),
+          ...(e.value.status !== undefined ? { status: parseCodexAgentStatus(e.value.status) } : {}),
+        },
       };
     }
     default:
@@ -489,7 +559,8 @@ function variantName(value: unknown): string | undefined {
  * `"completed"` in some older notifications). Never throws.
  */
 export function parseCodexAgentStatus(value: unknown): CodexAgentStatus {
-  if (typeof value === 'string') return value === 'completed' ? { kind: 'completed', message: undefined } : { kind: 'other', state: value };
+  if (typeof value === 'string')
+    return value === 'completed' ? { kind: 'completed', message: undefined } : { kind: 'other', state: value };
   if (isJsonObject(value)) {
     if ('completed' in value) {
       const message = value['completed'];
@@ -522,10 +593,17 @@ export function parseCodexCollabOutput(text: string, target?: string): CodexColl
   const value = parseJsonObject(text);
   if (value === undefined) return undefined;
   const statuses = new Map<string, CodexAgentStatus>();
-  const spawned = typeof value['agent_id'] === 'string' ? value['agent_id'] : typeof value['task_name'] === 'string' ? value['task_name'] : undefined;
+  const spawned =
+    typeof value['agent_id'] === 'string'
+      ? value['agent_id']
+      : typeof value['task_name'] === 'string'
+        ? value['task_name']
+        : undefined;
   const status = value['status'];
-  if (isJsonObject(status)) for (const [reference, raw] of Object.entries(status)) statuses.set(reference, parseCodexAgentStatus(raw));
-  if (value['previous_status'] !== undefined && target !== undefined) statuses.set(target, parseCodexAgentStatus(value['previous_status']));
+  if (isJsonObject(status))
+    for (const [reference, raw] of Object.entries(status)) statuses.set(reference, parseCodexAgentStatus(raw));
+  if (value['previous_status'] !== undefined && target !== undefined)
+    statuses.set(target, parseCodexAgentStatus(value['previous_status']));
   return { ...(spawned !== undefined ? { spawned } : {}), statuses };
 }
 
@@ -553,7 +631,12 @@ export function parseCodexSubagentNotification(text: string): CodexSubagentNotif
   if (close === -1) return undefined;
   const value = parseJsonObject(text.slice(open + NOTIFICATION_OPEN.length, close));
   if (value === undefined) return undefined;
-  const reference = typeof value['agent_path'] === 'string' ? value['agent_path'] : typeof value['agent_id'] === 'string' ? value['agent_id'] : undefined;
+  const reference =
+    typeof value['agent_path'] === 'string'
+      ? value['agent_path']
+      : typeof value['agent_id'] === 'string'
+        ? value['agent_id']
+        : undefined;
   if (reference === undefined) return undefined;
   return { reference, status: parseCodexAgentStatus(value['status']) };
 }
@@ -578,7 +661,13 @@ export function parseCodexInterAgentMessage(content: readonly CodexContentPart[]
   const value = parseJsonObject(only.text);
   if (value === undefined) return undefined;
   const { author, recipient, content: text } = value;
-  if (typeof author !== 'string' || typeof recipient !== 'string' || typeof text !== 'string' || typeof value['trigger_turn'] !== 'boolean') return undefined;
+  if (
+    typeof author !== 'string' ||
+    typeof recipient !== 'string' ||
+    typeof text !== 'string' ||
+    typeof value['trigger_turn'] !== 'boolean'
+  )
+    return undefined;
   return { author, recipient, content: text };
 }
 
@@ -588,4 +677,3 @@ export function codexArgument(text: string, key: string): string | undefined {
   const field = value?.[key];
   return typeof field === 'string' ? field : undefined;
 }
-

@@ -76,7 +76,11 @@ export interface CodexChildLink {
 export type CodexLinkBook = ReadonlyMap<string, CodexChildLink>;
 
 /** Finds the link for a child by its thread id, then by its agent path. */
-export function findCodexLink(book: CodexLinkBook | undefined, threadId: string, agentPath?: string): CodexChildLink | undefined {
+export function findCodexLink(
+  book: CodexLinkBook | undefined,
+  threadId: string,
+  agentPath?: string,
+): CodexChildLink | undefined {
   if (book === undefined) return undefined;
   const byId = book.get(threadId);
   if (byId !== undefined) return byId;
@@ -120,10 +124,15 @@ export function codexErrorStop(message: string, errorInfo?: string): TranscriptS
   const incomplete = /Incomplete response returned, reason: ([A-Za-z_]+)/.exec(message);
   if (incomplete !== null) {
     const reason = incomplete[1] ?? 'unknown';
-    const stopReason = reason === 'max_output_tokens' ? 'max-tokens' : reason === 'content_filter' ? 'refusal' : 'error';
+    const stopReason =
+      reason === 'max_output_tokens' ? 'max-tokens' : reason === 'content_filter' ? 'refusal' : 'error';
     return { reason: stopReason, inferredFrom: `codex:incomplete:${reason}`, diagnostic: message };
   }
-  return { reason: 'error', inferredFrom: errorInfo !== undefined ? `codex:error:${errorInfo}` : 'codex:error', diagnostic: message };
+  return {
+    reason: 'error',
+    inferredFrom: errorInfo !== undefined ? `codex:error:${errorInfo}` : 'codex:error',
+    diagnostic: message,
+  };
 }
 
 /** The stop evidence of a parent's report about a child, when it says how the child ended. */
@@ -161,7 +170,13 @@ export function codexUsage(delta: CodexTokenUsage): TokenUsage {
   };
 }
 
-const USAGE_KEYS = ['inputTokens', 'cachedInputTokens', 'outputTokens', 'reasoningOutputTokens', 'totalTokens'] as const;
+const USAGE_KEYS = [
+  'inputTokens',
+  'cachedInputTokens',
+  'outputTokens',
+  'reasoningOutputTokens',
+  'totalTokens',
+] as const;
 
 function sameUsage(a: CodexTokenUsage, b: CodexTokenUsage): boolean {
   return USAGE_KEYS.every((key) => a[key] === b[key]);
@@ -226,12 +241,17 @@ export class CodexThreadReader {
       traceKey: thread.traceKey,
       startTime: Number.isFinite(startTime) ? startTime : 0,
       provider: meta.modelProvider === undefined || meta.modelProvider === 'openai' ? 'openai' : meta.modelProvider,
-      ...(thread.parentThreadId !== undefined || thread.missingParentThreadId !== undefined ? { parentSessionId: thread.parentThreadId ?? thread.missingParentThreadId } : {}),
+      ...(thread.parentThreadId !== undefined || thread.missingParentThreadId !== undefined
+        ? { parentSessionId: thread.parentThreadId ?? thread.missingParentThreadId }
+        : {}),
       ...(parentRunId !== undefined ? { parentRunId } : {}),
-      ...(parentRunId !== undefined && thread.link?.spawnCallId !== undefined ? { parentToolCallId: thread.link.spawnCallId } : {}),
+      ...(parentRunId !== undefined && thread.link?.spawnCallId !== undefined
+        ? { parentToolCallId: thread.link.spawnCallId }
+        : {}),
     };
     this.#builder = this.#newBuilder();
-    this.#copy = meta.historyStartOrdinal !== undefined ? { kind: 'ordinal', start: meta.historyStartOrdinal } : { kind: 'none' };
+    this.#copy =
+      meta.historyStartOrdinal !== undefined ? { kind: 'ordinal', start: meta.historyStartOrdinal } : { kind: 'none' };
   }
 
   /** The run's start. */
@@ -274,7 +294,8 @@ export class CodexThreadReader {
     this.#records += 1;
     if (this.#isCopied(record)) {
       this.#copied += 1;
-      if (record.kind === 'event_msg' && record.event.type === 'token_count' && record.event.total !== undefined) this.#baseline = record.event.total;
+      if (record.kind === 'event_msg' && record.event.type === 'token_count' && record.event.total !== undefined)
+        this.#baseline = record.event.total;
       return;
     }
     if (Number.isFinite(record.time)) this.#builder.seen(record.time);
@@ -353,7 +374,9 @@ export class CodexThreadReader {
           // A message another agent sent (multi-agent v2), recorded in the assistant role: never this run's output.
           this.#notification(relayed.content);
         } else if (item.role === 'assistant') {
-          for (const part of item.content) if (part.type === 'output_text' && part.text !== undefined && part.text !== '') this.#add({ type: 'text', text: part.text }, time);
+          for (const part of item.content)
+            if (part.type === 'output_text' && part.text !== undefined && part.text !== '')
+              this.#add({ type: 'text', text: part.text }, time);
         } else {
           for (const part of item.content) if (part.text !== undefined) this.#notification(part.text);
         }
@@ -367,17 +390,31 @@ export class CodexThreadReader {
         if (COLLAB_TOOLS.has(item.name)) {
           const target = codexArgument(item.arguments, 'target') ?? codexArgument(item.arguments, 'id');
           const prompt = codexArgument(item.arguments, 'message');
-          this.#collabCalls.set(item.callId, { name: item.name, ...(target !== undefined ? { target } : {}), ...(prompt !== undefined ? { prompt } : {}) });
+          this.#collabCalls.set(item.callId, {
+            name: item.name,
+            ...(target !== undefined ? { target } : {}),
+            ...(prompt !== undefined ? { prompt } : {}),
+          });
         }
         break;
       case 'custom_tool_call':
         this.#toolCall(item.callId, item.name, item.input, time);
         break;
       case 'local_shell_call':
-        this.#toolCall(item.callId ?? this.#syntheticId('local_shell_call'), 'local_shell', JSON.stringify(item.action ?? null), time);
+        this.#toolCall(
+          item.callId ?? this.#syntheticId('local_shell_call'),
+          'local_shell',
+          JSON.stringify(item.action ?? null),
+          time,
+        );
         break;
       case 'tool_search_call':
-        this.#toolCall(item.callId ?? this.#syntheticId('tool_search_call'), 'tool_search', JSON.stringify(item.arguments ?? null), time);
+        this.#toolCall(
+          item.callId ?? this.#syntheticId('tool_search_call'),
+          'tool_search',
+          JSON.stringify(item.arguments ?? null),
+          time,
+        );
         break;
       case 'web_search_call': {
         // Run by the model provider inside the response: started and finished at once, no output in the file.
@@ -391,7 +428,12 @@ export class CodexThreadReader {
       case 'tool_search_output': {
         if (item.callId === undefined) break;
         const failed = item.output.success === false || isFailedCommandOutput(item.output.text);
-        this.#builder.toolFinished(item.callId, time, failed, failed ? (item.output.success === false ? 'tool_error' : 'exit_code') : undefined);
+        this.#builder.toolFinished(
+          item.callId,
+          time,
+          failed,
+          failed ? (item.output.success === false ? 'tool_error' : 'exit_code') : undefined,
+        );
         this.#collabOutput(item.callId, item.output.text);
         break;
       }
@@ -426,7 +468,11 @@ export class CodexThreadReader {
     this.#collabCalls.delete(callId);
     const output = parseCodexCollabOutput(text, call.target);
     if (output === undefined) return;
-    if (call.name === 'spawn_agent' && output.spawned !== undefined) this.#link(output.spawned, { spawnCallId: callId, ...(call.prompt !== undefined ? { prompt: call.prompt } : {}) });
+    if (call.name === 'spawn_agent' && output.spawned !== undefined)
+      this.#link(output.spawned, {
+        spawnCallId: callId,
+        ...(call.prompt !== undefined ? { prompt: call.prompt } : {}),
+      });
     for (const [reference, status] of output.statuses) this.#status(reference, status);
   }
 
@@ -456,7 +502,8 @@ export class CodexThreadReader {
         const turn = this.#currentTurn(event.turnId);
         turn.end = { reason: 'completed', inferredFrom: 'codex:task_complete' };
         // 0.16x records the error a turn ended on in its task_complete (no separate error event): the same evidence.
-        if (event.errorMessage !== undefined && !isTruncation(turn.error)) turn.error = codexErrorStop(event.errorMessage);
+        if (event.errorMessage !== undefined && !isTruncation(turn.error))
+          turn.error = codexErrorStop(event.errorMessage);
         this.#lastAgentMessage = event.lastAgentMessage ?? null;
         this.#endOpenTurn();
         break;
@@ -488,7 +535,8 @@ export class CodexThreadReader {
         for (const [reference, status] of event.statuses) this.#status(reference, status);
         break;
       case 'collab_close_end':
-        if (event.receiverThreadId !== undefined && event.status !== undefined) this.#status(event.receiverThreadId, event.status);
+        if (event.receiverThreadId !== undefined && event.status !== undefined)
+          this.#status(event.receiverThreadId, event.status);
         break;
       default:
         // agent_message repeats the assistant message items; other events say nothing of a run.
@@ -575,7 +623,10 @@ export class CodexThreadReader {
     this.#flush();
     this.#endOpenTurn();
     const last = this.#lastTurnStop ?? UNKNOWN_STOP;
-    const own = this.#truncation !== undefined && (last.reason === 'completed' || last.reason === 'unknown') ? this.#truncation : last;
+    const own =
+      this.#truncation !== undefined && (last.reason === 'completed' || last.reason === 'unknown')
+        ? this.#truncation
+        : last;
     this.#builder.noteStop(own);
     const status = this.#thread.link?.status;
     const fromParent = codexParentResultStop(status);
@@ -583,7 +634,13 @@ export class CodexThreadReader {
     if (this.#thread.missingParentThreadId !== undefined) this.#builder.noteUsage('codex:parent-file-absent');
     const reported =
       status?.kind === 'completed'
-        ? { output: status.message !== undefined && status.message !== '' ? [{ type: 'text' as const, text: status.message }] : undefined, compare: 'text' as const }
+        ? {
+            output:
+              status.message !== undefined && status.message !== ''
+                ? [{ type: 'text' as const, text: status.message }]
+                : undefined,
+            compare: 'text' as const,
+          }
         : undefined;
     return this.#builder.finish({ ...(reported !== undefined ? { reported } : {}) });
   }
@@ -595,5 +652,9 @@ export class CodexThreadReader {
 }
 
 function isForkedOutput(record: CodexRecord): boolean {
-  return record.kind === 'response_item' && record.item.type === 'function_call_output' && record.item.output.text.startsWith(FORKED_OUTPUT_PREFIX);
+  return (
+    record.kind === 'response_item' &&
+    record.item.type === 'function_call_output' &&
+    record.item.output.text.startsWith(FORKED_OUTPUT_PREFIX)
+  );
 }

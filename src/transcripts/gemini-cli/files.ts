@@ -26,11 +26,26 @@ import { Buffer } from 'node:buffer';
 import { basename, dirname, extname } from 'node:path';
 import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
-import { isGeminiCliMetadata, legacyDocumentSessionId, parseGeminiCliLine, parseGeminiCliValue, type GeminiCliParsed, type GeminiCliParseResult } from './records.js';
+import {
+  isGeminiCliMetadata,
+  legacyDocumentSessionId,
+  parseGeminiCliLine,
+  parseGeminiCliValue,
+  type GeminiCliParsed,
+  type GeminiCliParseResult,
+} from './records.js';
 import type { WireError } from '../../wire/wire-error.js';
 import { GEMINI_CLI, GeminiConversation, geminiCliRuns, type GeminiRecording } from './runs.js';
 import { isQuietFile, readRecords, type RecordDefect } from '../record-loop.js';
-import type { TranscriptFile, TranscriptFileInfo, TranscriptFileResult, TranscriptFormat, TranscriptHead, TranscriptReadContext, TranscriptSession } from '../format.js';
+import type {
+  TranscriptFile,
+  TranscriptFileInfo,
+  TranscriptFileResult,
+  TranscriptFormat,
+  TranscriptHead,
+  TranscriptReadContext,
+  TranscriptSession,
+} from '../format.js';
 import { errorMessage } from '../../wire/error-text.js';
 
 /** Largest legacy single-JSON document read (256 MiB): it is parsed whole, so a larger one is refused with a problem. */
@@ -40,7 +55,8 @@ export const GEMINI_CLI_MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
 const MAX_PROBLEMS_PER_FILE = 1000;
 
 /** What the summary calls the CLI's files that hold no run. */
-const ACTIVITY_LOG = 'Gemini CLI activity log (console and network records of a session, logs/session-<id>.jsonl): no run';
+const ACTIVITY_LOG =
+  'Gemini CLI activity log (console and network records of a session, logs/session-<id>.jsonl): no run';
 const PROMPT_LOG = 'Gemini CLI prompt log (logs.json: the prompts typed, no model output): no run';
 
 /**
@@ -56,7 +72,8 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
   const folder = basename(dirname(head.path));
   const hasParentFolder = folder !== 'chats' && folder !== '' && folder !== '.';
   // chatRecordingService.ts lines 484-518: a subagent's file is <sessionId>.jsonl in chats/<parentSessionId>/ (<sessionId>.json in 0.37 and 0.38).
-  const isInParentFolder = hasParentFolder && basename(dirname(dirname(head.path))) === 'chats' && !name.startsWith('session-');
+  const isInParentFolder =
+    hasParentFolder && basename(dirname(dirname(head.path))) === 'chats' && !name.startsWith('session-');
   if (first !== undefined) {
     if (isGeminiCliMetadata(first)) {
       const isSubagent = first.kind === 'subagent' || (first.kind === undefined && isInParentFolder);
@@ -73,10 +90,16 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
   const sessionId = legacyDocumentSessionId(head.prefix);
   if (sessionId !== undefined) {
     // A document writes `kind` after its messages, out of reach of the prefix: only its folder tells a 0.37/0.38 subagent's here (the reader reads `kind`).
-    if (isInParentFolder) return { format: GEMINI_CLI, kind: 'session', facts: { sessionId, kind: 'subagent', layout: 'legacy', parentSessionId: folder } };
+    if (isInParentFolder)
+      return {
+        format: GEMINI_CLI,
+        kind: 'session',
+        facts: { sessionId, kind: 'subagent', layout: 'legacy', parentSessionId: folder },
+      };
     return { format: GEMINI_CLI, kind: 'session', facts: { sessionId, kind: 'main', layout: 'legacy' } };
   }
-  if (name === 'logs.json' && /^\uFEFF?\s*\[\s*(?:\]|\{\s*"sessionId"\s*:)/.test(head.prefix)) return { format: GEMINI_CLI, kind: 'other', what: PROMPT_LOG, facts: {} };
+  if (name === 'logs.json' && /^\uFEFF?\s*\[\s*(?:\]|\{\s*"sessionId"\s*:)/.test(head.prefix))
+    return { format: GEMINI_CLI, kind: 'other', what: PROMPT_LOG, facts: {} };
   return undefined;
 }
 
@@ -84,7 +107,12 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
 function isActivityLogRecord(value: unknown): boolean {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const record = value as Record<string, unknown>;
-  return (record['type'] === 'console' || record['type'] === 'network') && 'payload' in record && typeof record['sessionId'] === 'string' && typeof record['timestamp'] === 'number';
+  return (
+    (record['type'] === 'console' || record['type'] === 'network') &&
+    'payload' in record &&
+    typeof record['sessionId'] === 'string' &&
+    typeof record['timestamp'] === 'number'
+  );
 }
 
 /**
@@ -98,13 +126,18 @@ export function groupGeminiCli(files: readonly TranscriptFile[]): TranscriptSess
   for (const file of files) {
     if (file.info.kind !== 'session') continue;
     const facts = file.info.facts;
-    const root = (facts['kind'] === 'subagent' ? facts['parentSessionId'] : undefined) ?? facts['sessionId'] ?? file.path;
+    const root =
+      (facts['kind'] === 'subagent' ? facts['parentSessionId'] : undefined) ?? facts['sessionId'] ?? file.path;
     sessions.set(root, [...(sessions.get(root) ?? []), file]);
   }
   return [...sessions.entries()].map(([root, members]) => ({
     format: GEMINI_CLI,
     key: `${GEMINI_CLI}:${root}`,
-    files: [...members].sort((a, b) => Number(a.info.facts['kind'] === 'subagent') - Number(b.info.facts['kind'] === 'subagent') || a.path.localeCompare(b.path)),
+    files: [...members].sort(
+      (a, b) =>
+        Number(a.info.facts['kind'] === 'subagent') - Number(b.info.facts['kind'] === 'subagent') ||
+        a.path.localeCompare(b.path),
+    ),
   }));
 }
 
@@ -130,13 +163,18 @@ interface FileRead {
  * change, are read only once every legacy document of the session is quiet.
  * @returns one result per file. Never rejects.
  */
-export async function readGeminiCliSession(session: TranscriptSession, context: TranscriptReadContext): Promise<TranscriptFileResult[]> {
+export async function readGeminiCliSession(
+  session: TranscriptSession,
+  context: TranscriptReadContext,
+): Promise<TranscriptFileResult[]> {
   const live = context.live;
   const isQuiet = (file: TranscriptFile): boolean => isQuietFile(file, context);
   const paths = new Set(session.files.map((file) => file.path));
   // A 0.2x subagent's document shares its parent's session id, and which of them is the parent (and so the plain run id) is
   // known only with both read: in live mode a session's legacy documents are read together, once every one is quiet.
-  const isLegacyBusy = session.files.some((file) => file.info.facts['layout'] === 'legacy' && !paths.has(`${file.path}l`) && !isQuiet(file));
+  const isLegacyBusy = session.files.some(
+    (file) => file.info.facts['layout'] === 'legacy' && !paths.has(`${file.path}l`) && !isQuiet(file),
+  );
   const seen = new Map<string, string>();
   const reads: FileRead[] = [];
   for (const file of session.files) {
@@ -150,7 +188,14 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     const identity = `${sessionId}\u0000${basename(file.path)}`;
     const copy = seen.get(identity);
     if (copy !== undefined) {
-      problem(context, read, 0, 'duplicate-session', 'file', `a copy of ${copy} (same session id and file name); skipped`);
+      problem(
+        context,
+        read,
+        0,
+        'duplicate-session',
+        'file',
+        `a copy of ${copy} (same session id and file name); skipped`,
+      );
       read.isSkipped = true;
       continue;
     }
@@ -160,7 +205,14 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     else await readJsonl(file, conversation, context, read);
     if (read.isSkipped) continue;
     if (conversation.metadata === undefined) {
-      problem(context, read, 0, 'not-a-recording', 'file', 'no metadata record (sessionId, projectHash) was read: not a Gemini CLI chat recording; skipped');
+      problem(
+        context,
+        read,
+        0,
+        'not-a-recording',
+        'file',
+        'no metadata record (sessionId, projectHash) was read: not a Gemini CLI chat recording; skipped',
+      );
       read.isSkipped = true;
       continue;
     }
@@ -176,7 +228,9 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
       // A legacy document says `kind: "subagent"` (0.31 to 0.38) only after its messages: known once it is read.
       isSubagent,
       isLegacy: layout === 'legacy',
-      ...(file.info.facts['parentSessionId'] !== undefined ? { parentSessionId: file.info.facts['parentSessionId'] } : {}),
+      ...(file.info.facts['parentSessionId'] !== undefined
+        ? { parentSessionId: file.info.facts['parentSessionId'] }
+        : {}),
       fallbackTime: file.mtimeMs,
       conversation,
     };
@@ -186,7 +240,11 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
   const runsOf = new Map<string, number>();
   const deferred = new Set<string>();
   const byPath = new Map(session.files.map((file) => [file.path, file]));
-  for (const run of geminiCliRuns(recordings, session.key, context.agentName !== undefined ? { agentName: context.agentName } : {})) {
+  for (const run of geminiCliRuns(
+    recordings,
+    session.key,
+    context.agentName !== undefined ? { agentName: context.agentName } : {},
+  )) {
     const runId = run.start.runId;
     if (live !== undefined) {
       if (live.isReported(runId, run.record.endTime)) continue;
@@ -202,7 +260,13 @@ export async function readGeminiCliSession(session: TranscriptSession, context: 
     runsOf.set(run.path, (runsOf.get(run.path) ?? 0) + 1);
     await context.pause();
   }
-  return reads.map((read) => ({ path: read.file.path, records: read.records, runs: runsOf.get(read.file.path) ?? 0, isSkipped: read.isSkipped, ...(read.what !== undefined ? { what: read.what } : {}) }));
+  return reads.map((read) => ({
+    path: read.file.path,
+    records: read.records,
+    runs: runsOf.get(read.file.path) ?? 0,
+    isSkipped: read.isSkipped,
+    ...(read.what !== undefined ? { what: read.what } : {}),
+  }));
 }
 
 /** What the summary says of a main session that never got a prompt. */
@@ -215,7 +279,18 @@ export const UNPROMPTED_SESSION = 'Gemini CLI session without a prompt (0.6x wri
  * beside the one that gets the prompt.
  */
 function isWithoutPrompt(conversation: GeminiConversation): boolean {
-  return conversation.entries().every((entry) => entry.type === 'user' && (entry.prompt ?? []).every((block) => block.type === 'text' && typeof block.text === 'string' && block.text.trimStart().startsWith('<session_context>')));
+  return conversation
+    .entries()
+    .every(
+      (entry) =>
+        entry.type === 'user' &&
+        (entry.prompt ?? []).every(
+          (block) =>
+            block.type === 'text' &&
+            typeof block.text === 'string' &&
+            block.text.trimStart().startsWith('<session_context>'),
+        ),
+    );
 }
 
 /** The format, for the registry. */
@@ -226,22 +301,42 @@ export const geminiCliFormat: TranscriptFormat = {
   read: readGeminiCliSession,
 };
 
-function problem(context: TranscriptReadContext, read: FileRead, line: number, code: string, scope: 'file' | 'record', message: string): void {
+function problem(
+  context: TranscriptReadContext,
+  read: FileRead,
+  line: number,
+  code: string,
+  scope: 'file' | 'record',
+  message: string,
+): void {
   read.problems += 1;
   if (read.problems > MAX_PROBLEMS_PER_FILE) return;
   if (read.problems === MAX_PROBLEMS_PER_FILE) {
-    context.onProblem({ file: read.file.path, line, code: 'too-many-problems', scope: 'record', message: `${MAX_PROBLEMS_PER_FILE} problems in this file; further ones are not listed` });
+    context.onProblem({
+      file: read.file.path,
+      line,
+      code: 'too-many-problems',
+      scope: 'record',
+      message: `${MAX_PROBLEMS_PER_FILE} problems in this file; further ones are not listed`,
+    });
     return;
   }
   context.onProblem({ file: read.file.path, line, code, scope, message });
 }
 
-function applyParsed(parsed: GeminiCliParseResult, line: number, conversation: GeminiConversation, context: TranscriptReadContext, read: FileRead): void {
+function applyParsed(
+  parsed: GeminiCliParseResult,
+  line: number,
+  conversation: GeminiConversation,
+  context: TranscriptReadContext,
+  read: FileRead,
+): void {
   if (!parsed.ok) {
     problem(context, read, line, parsed.error.code, 'record', `${describe(parsed.error)}; skipped`);
     return;
   }
-  for (const issue of parsed.value.issues) problem(context, read, line, issue.code, 'record', `${describe(issue)}; that part is skipped`);
+  for (const issue of parsed.value.issues)
+    problem(context, read, line, issue.code, 'record', `${describe(issue)}; that part is skipped`);
   conversation.apply(parsed.value.record);
   read.records += 1;
 }
@@ -251,28 +346,50 @@ function describe(error: WireError): string {
 }
 
 /** Reads a JSONL recording with the one record loop (transcripts/record-loop): a defective part of a message is reported at its line, the rest applied. */
-async function readJsonl(file: TranscriptFile, conversation: GeminiConversation, context: TranscriptReadContext, read: FileRead): Promise<void> {
-  const result = await readRecords<{ readonly ok: true; readonly value: GeminiCliParsed }, RecordDefect>(file, context, {
-    parse: (text) => {
-      const parsed = parseGeminiCliLine(text);
-      return parsed.ok ? parsed : { code: parsed.error.code, message: describe(parsed.error) };
+async function readJsonl(
+  file: TranscriptFile,
+  conversation: GeminiConversation,
+  context: TranscriptReadContext,
+  read: FileRead,
+): Promise<void> {
+  const result = await readRecords<{ readonly ok: true; readonly value: GeminiCliParsed }, RecordDefect>(
+    file,
+    context,
+    {
+      parse: (text) => {
+        const parsed = parseGeminiCliLine(text);
+        return parsed.ok ? parsed : { code: parsed.error.code, message: describe(parsed.error) };
+      },
+      isDefect: (value): value is RecordDefect => !('ok' in value),
+      onRecord: (parsed, line) => {
+        for (const issue of parsed.value.issues)
+          problem(context, read, line, issue.code, 'record', `${describe(issue)}; that part is skipped`);
+        conversation.apply(parsed.value.record);
+        return 'continue';
+      },
     },
-    isDefect: (value): value is RecordDefect => !('ok' in value),
-    onRecord: (parsed, line) => {
-      for (const issue of parsed.value.issues) problem(context, read, line, issue.code, 'record', `${describe(issue)}; that part is skipped`);
-      conversation.apply(parsed.value.record);
-      return 'continue';
-    },
-  });
+  );
   read.records += result.records;
   read.problems += result.problems;
   if (result.isSkipped) read.isSkipped = true;
 }
 
 /** Reads a legacy document whole (at most {@link GEMINI_CLI_MAX_DOCUMENT_BYTES}) and applies it as its one metadata record with messages. */
-async function readDocument(file: TranscriptFile, conversation: GeminiConversation, context: TranscriptReadContext, read: FileRead): Promise<void> {
+async function readDocument(
+  file: TranscriptFile,
+  conversation: GeminiConversation,
+  context: TranscriptReadContext,
+  read: FileRead,
+): Promise<void> {
   const tooLarge = (): void => {
-    problem(context, read, 0, 'too-large', 'file', `a legacy chat document is parsed whole and this one exceeds ${GEMINI_CLI_MAX_DOCUMENT_BYTES} bytes; skipped`);
+    problem(
+      context,
+      read,
+      0,
+      'too-large',
+      'file',
+      `a legacy chat document is parsed whole and this one exceeds ${GEMINI_CLI_MAX_DOCUMENT_BYTES} bytes; skipped`,
+    );
     read.isSkipped = true;
   };
   if (file.size > GEMINI_CLI_MAX_DOCUMENT_BYTES) return tooLarge();
@@ -307,7 +424,16 @@ async function readDocument(file: TranscriptFile, conversation: GeminiConversati
   }
   const parsed = parseGeminiCliValue(value);
   if (!parsed.ok || parsed.value.record.kind !== 'metadata') {
-    problem(context, read, 0, parsed.ok ? 'not-a-recording' : parsed.error.code, 'file', parsed.ok ? 'the document has no sessionId and projectHash: not a Gemini CLI chat; skipped' : `${describe(parsed.error)}; skipped`);
+    problem(
+      context,
+      read,
+      0,
+      parsed.ok ? 'not-a-recording' : parsed.error.code,
+      'file',
+      parsed.ok
+        ? 'the document has no sessionId and projectHash: not a Gemini CLI chat; skipped'
+        : `${describe(parsed.error)}; skipped`,
+    );
     read.isSkipped = true;
     return;
   }

@@ -30,7 +30,9 @@ import { describeValue, wireError, wireErrorFromIssues, type WireError } from '.
 import { isJsonObject } from '../../wire/json-values.js';
 
 /** A token count as written: any JSON number (clamped by the reader). */
-const count = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), { message: 'expected a number' });
+const count = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), {
+  message: 'expected a number',
+});
 
 /**
  * `TokensSummary` (chatRecordingTypes.ts lines 19-26), from the response's
@@ -156,7 +158,11 @@ export type GeminiCliRecord =
   | { readonly kind: 'metadata'; readonly metadata: GeminiCliMetadata; readonly messages?: readonly GeminiCliMessage[] }
   | { readonly kind: 'message'; readonly message: GeminiCliMessage }
   /** `{"$set": {...}}`: metadata fields; `messages` when it is a checkpoint that replaces the whole conversation. */
-  | { readonly kind: 'set'; readonly fields: Readonly<Record<string, unknown>>; readonly messages?: readonly GeminiCliMessage[] }
+  | {
+      readonly kind: 'set';
+      readonly fields: Readonly<Record<string, unknown>>;
+      readonly messages?: readonly GeminiCliMessage[];
+    }
   /** `{"$rewindTo": id}`: the conversation from that message on is dropped. */
   | { readonly kind: 'rewind'; readonly messageId: string }
   /** A JSON object of no known shape: ignored. */
@@ -170,7 +176,8 @@ export interface GeminiCliParsed {
 }
 
 /** What {@link parseGeminiCliLine} and {@link parseGeminiCliValue} return. */
-export type GeminiCliParseResult = { readonly ok: true; readonly value: GeminiCliParsed } | { readonly ok: false; readonly error: WireError };
+export type GeminiCliParseResult =
+  { readonly ok: true; readonly value: GeminiCliParsed } | { readonly ok: false; readonly error: WireError };
 
 /**
  * Parses one line of a JSONL recording.
@@ -202,7 +209,8 @@ export function parseGeminiCliValue(value: unknown): GeminiCliParseResult {
   if (typeof object['id'] === 'string') {
     const issues: WireError[] = [];
     const message = parseMessage(object, '', issues);
-    if (message === undefined) return { ok: false, error: issues[0] ?? wireError('invalid', '', 'a message record', 'object') };
+    if (message === undefined)
+      return { ok: false, error: issues[0] ?? wireError('invalid', '', 'a message record', 'object') };
     return ok({ kind: 'message', message }, issues);
   }
   const set = object['$set'];
@@ -210,7 +218,8 @@ export function parseGeminiCliValue(value: unknown): GeminiCliParseResult {
     const fields = set;
     const issues: WireError[] = [];
     const checkpoint = fields['messages'];
-    if (Array.isArray(checkpoint)) return ok({ kind: 'set', fields, messages: parseMessages(checkpoint, '$set.messages', issues) }, issues);
+    if (Array.isArray(checkpoint))
+      return ok({ kind: 'set', fields, messages: parseMessages(checkpoint, '$set.messages', issues) }, issues);
     return ok({ kind: 'set', fields });
   }
   if (typeof object['sessionId'] === 'string' && typeof object['projectHash'] === 'string') {
@@ -233,7 +242,13 @@ export function parseGeminiCliValue(value: unknown): GeminiCliParseResult {
 export function isGeminiCliMetadata(value: unknown): value is GeminiCliMetadata {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const object = value as Record<string, unknown>;
-  return typeof object['sessionId'] === 'string' && typeof object['projectHash'] === 'string' && typeof object['id'] !== 'string' && !('$set' in object) && !('$rewindTo' in object);
+  return (
+    typeof object['sessionId'] === 'string' &&
+    typeof object['projectHash'] === 'string' &&
+    typeof object['id'] !== 'string' &&
+    !('$set' in object) &&
+    !('$rewindTo' in object)
+  );
 }
 
 /**
@@ -289,7 +304,11 @@ function parseMessages(values: readonly unknown[], path: string, issues: WireErr
 }
 
 /** One message; invalid tool calls and thoughts are left out (each an issue), an invalid message is `undefined` (its issue pushed). */
-function parseMessage(object: Record<string, unknown>, path: string, issues: WireError[]): GeminiCliMessage | undefined {
+function parseMessage(
+  object: Record<string, unknown>,
+  path: string,
+  issues: WireError[],
+): GeminiCliMessage | undefined {
   const parsed = MessageShape.safeParse(object);
   if (!parsed.success) {
     issues.push(wireErrorFromIssues(parsed.error.issues, object, path));
@@ -315,7 +334,8 @@ function parseMessage(object: Record<string, unknown>, path: string, issues: Wir
     if (one.success) tokens = one.data;
     else issues.push(wireErrorFromIssues(one.error.issues, data.tokens, `${prefix}tokens`));
   }
-  if (data.model !== undefined && typeof data.model !== 'string') issues.push(wireError('invalid', `${prefix}model`, 'string', describeValue(data.model)));
+  if (data.model !== undefined && typeof data.model !== 'string')
+    issues.push(wireError('invalid', `${prefix}model`, 'string', describeValue(data.model)));
   const model = typeof data.model === 'string' ? data.model : undefined;
   return {
     id: data.id,

@@ -22,7 +22,13 @@
  * @module subagent-otel/transcripts/gemini-cli/runs
  */
 import { clampTokenCount, type ContentBlock, type TokenUsage } from '../../wire/content.js';
-import type { GeminiCliMessage, GeminiCliMetadata, GeminiCliRecord, GeminiCliTokens, GeminiCliToolCall } from './records.js';
+import type {
+  GeminiCliMessage,
+  GeminiCliMetadata,
+  GeminiCliRecord,
+  GeminiCliTokens,
+  GeminiCliToolCall,
+} from './records.js';
 import type { RunRecord, RunStart } from '../../observe/run-record.js';
 import { TranscriptRunBuilder, UNKNOWN_STOP, type TranscriptStop } from '../transcript-run.js';
 import { isJsonObject } from '../../wire/json-values.js';
@@ -270,7 +276,11 @@ function entryOf(message: GeminiCliMessage): GeminiEntry {
     case 'user': {
       const isToolResponse = parts.length > 0 && parts.every((part) => part.functionResponse !== undefined);
       const text = textOfParts(parts);
-      return { ...base, prompt: text === '' ? [] : [{ type: 'text', text }], ...(isToolResponse ? { isToolResponse } : {}) };
+      return {
+        ...base,
+        prompt: text === '' ? [] : [{ type: 'text', text }],
+        ...(isToolResponse ? { isToolResponse } : {}),
+      };
     }
     case 'gemini':
       return { ...base, ...callOf(message, parts) };
@@ -287,17 +297,21 @@ function entryOf(message: GeminiCliMessage): GeminiEntry {
 function callOf(message: GeminiCliMessage, parts: readonly Part[]): Partial<GeminiEntry> {
   const content: ContentBlock[] = [];
   for (const thought of message.thoughts ?? []) {
-    const text = [thought.subject, thought.description].filter((piece): piece is string => typeof piece === 'string' && piece !== '').join(': ');
+    const text = [thought.subject, thought.description]
+      .filter((piece): piece is string => typeof piece === 'string' && piece !== '')
+      .join(': ');
     if (text !== '') content.push({ type: 'reasoning', text });
   }
   for (const part of parts) {
-    if (part.thought === true && typeof part.text === 'string' && part.text !== '') content.push({ type: 'reasoning', text: part.text });
+    if (part.thought === true && typeof part.text === 'string' && part.text !== '')
+      content.push({ type: 'reasoning', text: part.text });
   }
   const text = textOfParts(parts);
   if (text !== '') content.push({ type: 'text', text });
   const toolCalls = (message.toolCalls ?? []).map(toolCallOf);
   const recorded = new Set(toolCalls.map((call) => call.id));
-  for (const call of message.toolCalls ?? []) content.push({ type: 'tool-call', id: call.id, name: call.name, arguments: JSON.stringify(call.args ?? {}) });
+  for (const call of message.toolCalls ?? [])
+    content.push({ type: 'tool-call', id: call.id, name: call.name, arguments: JSON.stringify(call.args ?? {}) });
   for (const part of parts) {
     // A function call the message holds without a tool call record (one that never completed).
     const call = part.functionCall;
@@ -318,10 +332,16 @@ function callOf(message: GeminiCliMessage, parts: readonly Part[]): Partial<Gemi
 
 function toolCallOf(call: GeminiCliToolCall): GeminiToolCallEntry {
   const args = call.args !== null && typeof call.args === 'object' ? (call.args as Record<string, unknown>) : {};
-  const agentName = typeof args['agent_name'] === 'string' && args['agent_name'] !== '' ? args['agent_name'] : undefined;
+  const agentName =
+    typeof args['agent_name'] === 'string' && args['agent_name'] !== '' ? args['agent_name'] : undefined;
   const resultText = resultTextOf(call.result);
-  const isDelegating = call.agentId !== undefined || DELEGATING_TOOLS.has(call.name) || (resultText !== undefined && SUBAGENT_RESULT.test(resultText));
-  const task = [args['prompt'], args['objective'], args['query']].find((value): value is string => typeof value === 'string' && value !== '');
+  const isDelegating =
+    call.agentId !== undefined ||
+    DELEGATING_TOOLS.has(call.name) ||
+    (resultText !== undefined && SUBAGENT_RESULT.test(resultText));
+  const task = [args['prompt'], args['objective'], args['query']].find(
+    (value): value is string => typeof value === 'string' && value !== '',
+  );
   return {
     id: call.id,
     name: call.name,
@@ -350,21 +370,22 @@ interface NoticeEvidence {
  * lines 1310-1357, written `⚠️  <text>`): each with the stop it means.
  * Safety-like blocks are `refusal`; other abnormal finishes `error`.
  */
-const FINISH_NOTICES: ReadonlyArray<readonly [text: string, reason: string, stop: 'max-tokens' | 'refusal' | 'error']> = [
-  ['Response truncated due to token limits.', 'MAX_TOKENS', 'max-tokens'],
-  ['Response stopped due to safety reasons.', 'SAFETY', 'refusal'],
-  ['Response stopped due to recitation policy.', 'RECITATION', 'refusal'],
-  ['Response stopped due to unsupported language.', 'LANGUAGE', 'refusal'],
-  ['Response stopped due to forbidden terms.', 'BLOCKLIST', 'refusal'],
-  ['Response stopped due to prohibited content.', 'PROHIBITED_CONTENT', 'refusal'],
-  ['Response stopped due to sensitive personally identifiable information.', 'SPII', 'refusal'],
-  ['Response stopped due to image safety violations.', 'IMAGE_SAFETY', 'refusal'],
-  ['Response stopped due to prohibited image content.', 'IMAGE_PROHIBITED_CONTENT', 'refusal'],
-  ['Response stopped for other reasons.', 'OTHER', 'error'],
-  ['Response stopped due to malformed function call.', 'MALFORMED_FUNCTION_CALL', 'error'],
-  ['Response stopped due to unexpected tool call.', 'UNEXPECTED_TOOL_CALL', 'error'],
-  ['Response stopped because no image was generated.', 'NO_IMAGE', 'error'],
-];
+const FINISH_NOTICES: ReadonlyArray<readonly [text: string, reason: string, stop: 'max-tokens' | 'refusal' | 'error']> =
+  [
+    ['Response truncated due to token limits.', 'MAX_TOKENS', 'max-tokens'],
+    ['Response stopped due to safety reasons.', 'SAFETY', 'refusal'],
+    ['Response stopped due to recitation policy.', 'RECITATION', 'refusal'],
+    ['Response stopped due to unsupported language.', 'LANGUAGE', 'refusal'],
+    ['Response stopped due to forbidden terms.', 'BLOCKLIST', 'refusal'],
+    ['Response stopped due to prohibited content.', 'PROHIBITED_CONTENT', 'refusal'],
+    ['Response stopped due to sensitive personally identifiable information.', 'SPII', 'refusal'],
+    ['Response stopped due to image safety violations.', 'IMAGE_SAFETY', 'refusal'],
+    ['Response stopped due to prohibited image content.', 'IMAGE_PROHIBITED_CONTENT', 'refusal'],
+    ['Response stopped for other reasons.', 'OTHER', 'error'],
+    ['Response stopped due to malformed function call.', 'MALFORMED_FUNCTION_CALL', 'error'],
+    ['Response stopped due to unexpected tool call.', 'UNEXPECTED_TOOL_CALL', 'error'],
+    ['Response stopped because no image was generated.', 'NO_IMAGE', 'error'],
+  ];
 
 /** The dsh finish kind of a model call for a stop its notice gives. */
 function callFinishOf(stop: string): string {
@@ -393,18 +414,26 @@ export function noticeEvidence(type: string, text: string): NoticeEvidence | und
   if (type === 'info') {
     for (const [message, reason, stop] of FINISH_NOTICES) {
       if (!text.includes(message)) continue;
-      const inferredFrom = stop === 'max-tokens' ? `${GEMINI_CLI}:info:truncated` : `${GEMINI_CLI}:info:finish:${reason.toLowerCase()}`;
-      return { stop: { reason: stop, inferredFrom, ...(stop !== 'max-tokens' ? { diagnostic } : {}) }, callFinish: callFinishOf(stop) };
+      const inferredFrom =
+        stop === 'max-tokens' ? `${GEMINI_CLI}:info:truncated` : `${GEMINI_CLI}:info:finish:${reason.toLowerCase()}`;
+      return {
+        stop: { reason: stop, inferredFrom, ...(stop !== 'max-tokens' ? { diagnostic } : {}) },
+        callFinish: callFinishOf(stop),
+      };
     }
     const trimmed = text.trim();
     // Lines 737, 910, 2084 and 1191: the user cancelled (Esc, Ctrl+C, every tool call declined).
-    if (trimmed === 'Request cancelled.' || trimmed === 'User cancelled the request.') return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:cancelled` } };
+    if (trimmed === 'Request cancelled.' || trimmed === 'User cancelled the request.')
+      return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:cancelled` } };
     // Line 1785: the CLI halted a request it took for a loop.
-    if (trimmed.startsWith('A potential loop was detected.')) return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:loop-detected`, diagnostic } };
+    if (trimmed.startsWith('A potential loop was detected.'))
+      return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:loop-detected`, diagnostic } };
     // Lines 1460 and 2052: a hook or a tool stopped the agent.
-    if (trimmed.startsWith('Agent execution stopped:')) return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:execution-stopped`, diagnostic } };
+    if (trimmed.startsWith('Agent execution stopped:'))
+      return { stop: { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:info:execution-stopped`, diagnostic } };
     // Line 1396: the session's turn limit.
-    if (trimmed.startsWith('The session has reached the maximum number of turns')) return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:info:max-session-turns`, diagnostic } };
+    if (trimmed.startsWith('The session has reached the maximum number of turns'))
+      return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:info:max-session-turns`, diagnostic } };
     // Line 1411: the request was not sent, it would overflow the context window.
     if (trimmed.startsWith('Sending this message (') && trimmed.includes('might exceed the context window limit')) {
       return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:info:context-window`, diagnostic } };
@@ -420,8 +449,13 @@ export function noticeEvidence(type: string, text: string): NoticeEvidence | und
     return { stop: { reason: 'refusal', inferredFrom: `${GEMINI_CLI}:error:blocked`, diagnostic } };
   }
   // parseAndFormatApiError (core/src/utils/errorParsing.ts lines 35-85): every API failure the turn showed.
-  if (text.trimStart().startsWith('[API Error:')) return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:error:api`, diagnostic } };
-  if (/^(?:Model stream ended|Invalid stream received from model|The model returned (?:an empty response|reasoning thoughts but no final response))/.test(text.trim())) {
+  if (text.trimStart().startsWith('[API Error:'))
+    return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:error:api`, diagnostic } };
+  if (
+    /^(?:Model stream ended|Invalid stream received from model|The model returned (?:an empty response|reasoning thoughts but no final response))/.test(
+      text.trim(),
+    )
+  ) {
     return { stop: { reason: 'error', inferredFrom: `${GEMINI_CLI}:error:invalid-stream`, diagnostic } };
   }
   return undefined;
@@ -444,7 +478,11 @@ export function parentResultEvidence(call: GeminiToolCallEntry): TranscriptStop 
     case 'error':
       // 0.6x: a subagent the user cancelled leaves its delegating call an error whose response is `{"error": "Aborted"}`.
       if (text.trim() === 'Aborted') return { reason: 'aborted', inferredFrom: `${GEMINI_CLI}:parent-result:aborted` };
-      return { reason: 'error', inferredFrom: `${GEMINI_CLI}:parent-result:error`, ...(diagnostic !== '' ? { diagnostic } : {}) };
+      return {
+        reason: 'error',
+        inferredFrom: `${GEMINI_CLI}:parent-result:error`,
+        ...(diagnostic !== '' ? { diagnostic } : {}),
+      };
     case 'success':
       break;
     default:
@@ -544,21 +582,30 @@ export function geminiCliRunId(sessionId: string): string {
  * earlier one already has (a legacy subagent's, a second chat of the same
  * process) is `gemini-cli:<session id>/<file name>`.
  */
-export function geminiCliRuns(recordings: readonly GeminiRecording[], traceKey: string, options: GeminiRunOptions = {}): GeminiRun[] {
+export function geminiCliRuns(
+  recordings: readonly GeminiRecording[],
+  traceKey: string,
+  options: GeminiRunOptions = {},
+): GeminiRun[] {
   const calls: DelegatingCall[] = [];
   for (const owner of recordings) {
     // A call may have started as early as the record before its message: a message holding only tool calls is written when they complete (recordToolCalls, lines 791-812).
     let before = Number.NaN;
     for (const entry of owner.conversation.entries()) {
       const from = Number.isFinite(before) && !(entry.time < before) ? before : entry.time;
-      for (const call of entry.toolCalls ?? []) if (call.resultText !== undefined || call.agentId !== undefined || DELEGATING_TOOLS.has(call.name)) calls.push({ owner, call, from });
+      for (const call of entry.toolCalls ?? [])
+        if (call.resultText !== undefined || call.agentId !== undefined || DELEGATING_TOOLS.has(call.name))
+          calls.push({ owner, call, from });
       if (Number.isFinite(entry.time)) before = entry.time;
     }
   }
   const links = new Map<GeminiRecording, ParentLink>();
   const claimed = new Set<GeminiToolCallEntry>();
   for (const { owner, call } of calls) {
-    const child = call.agentId !== undefined ? recordings.find((recording) => recording.isSubagent && recording.sessionId === call.agentId) : undefined;
+    const child =
+      call.agentId !== undefined
+        ? recordings.find((recording) => recording.isSubagent && recording.sessionId === call.agentId)
+        : undefined;
     if (child === undefined || child === owner || links.has(child)) continue;
     links.set(child, { parent: owner, call });
     claimed.add(call);
@@ -612,9 +659,20 @@ export function geminiCliRuns(recordings: readonly GeminiRecording[], traceKey: 
   const visit = (recording: GeminiRecording): void => {
     for (const child of [...(childrenOf.get(recording) ?? [])].sort((a, b) => startOf(a) - startOf(b))) visit(child);
     const link = links.get(recording);
-    runs.push(buildRun(recording, idOf(recording), subagents.has(recording), link !== undefined ? { ...link, parentRunId: idOf(link.parent) } : undefined, traceKey, options));
+    runs.push(
+      buildRun(
+        recording,
+        idOf(recording),
+        subagents.has(recording),
+        link !== undefined ? { ...link, parentRunId: idOf(link.parent) } : undefined,
+        traceKey,
+        options,
+      ),
+    );
   };
-  const roots = [...(childrenOf.get(undefined) ?? [])].sort((a, b) => Number(!subagents.has(a)) - Number(!subagents.has(b)) || startOf(a) - startOf(b));
+  const roots = [...(childrenOf.get(undefined) ?? [])].sort(
+    (a, b) => Number(!subagents.has(a)) - Number(!subagents.has(b)) || startOf(a) - startOf(b),
+  );
   for (const root of roots) visit(root);
   return runs;
 }
@@ -625,7 +683,11 @@ export function geminiCliRuns(recordings: readonly GeminiRecording[], traceKey: 
  * start; a legacy document also needs its parent's session id and a user
  * message first. Several: the one whose task `child`'s first prompt holds.
  */
-function enclosingCall(child: GeminiRecording, calls: readonly DelegatingCall[], claimed: ReadonlySet<GeminiToolCallEntry>): DelegatingCall | undefined {
+function enclosingCall(
+  child: GeminiRecording,
+  calls: readonly DelegatingCall[],
+  claimed: ReadonlySet<GeminiToolCallEntry>,
+): DelegatingCall | undefined {
   const start = startOf(child);
   const first = child.conversation.entries()[0];
   if (child.isLegacy && !child.isSubagent && first?.type !== 'user') return undefined;
@@ -645,7 +707,13 @@ function enclosingCall(child: GeminiRecording, calls: readonly DelegatingCall[],
 }
 
 function textOfBlocks(blocks: readonly ContentBlock[]): string {
-  return blocks.map((block) => (block.type === 'text' && typeof (block as { text?: unknown }).text === 'string' ? (block as { text: string }).text : '')).join('');
+  return blocks
+    .map((block) =>
+      block.type === 'text' && typeof (block as { text?: unknown }).text === 'string'
+        ? (block as { text: string }).text
+        : '',
+    )
+    .join('');
 }
 
 /** A recording's start: its metadata's `startTime`, else its first timed message, else the fallback. */
@@ -666,7 +734,9 @@ function buildRun(
 ): GeminiRun {
   const entries = recording.conversation.entries();
   const startTime = startOf(recording);
-  const firstPrompt = entries.find((entry) => entry.type === 'user' && entry.isToolResponse !== true && (entry.prompt?.length ?? 0) > 0)?.prompt;
+  const firstPrompt = entries.find(
+    (entry) => entry.type === 'user' && entry.isToolResponse !== true && (entry.prompt?.length ?? 0) > 0,
+  )?.prompt;
   const model = entries.find((entry) => entry.model !== undefined)?.model;
   const parentSessionId = link !== undefined ? link.parent.sessionId : recording.parentSessionId;
   const start: RunStart = {
@@ -725,7 +795,8 @@ function buildRun(
   }
   // `lastUpdated` is no end of the run where any record is timed: gemini-cli 0.2x rewrote it when a later start wrote the
   // previous chat's summary (sessionSummaryUtils.ts at v0.22.0, lines 83-85), days after the chat in 22 of the 87 real files.
-  if (!entries.some((entry) => Number.isFinite(entry.time))) builder.seen(timeOf(recording.conversation.metadata?.lastUpdated));
+  if (!entries.some((entry) => Number.isFinite(entry.time)))
+    builder.seen(timeOf(recording.conversation.metadata?.lastUpdated));
   builder.noteStop(stop);
   const parentCall = link?.call;
   const parentStop = parentCall !== undefined ? parentResultEvidence(parentCall) : undefined;
@@ -737,7 +808,13 @@ function buildRun(
   const reported: RunRecord['reported'] | undefined =
     // A call that ended in an error (`{"error": "Aborted"}`) handed the parent no report to compare.
     parentCall !== undefined && parentStop !== undefined && parentCall.status === 'success'
-      ? { output: parentCall.resultText !== undefined ? [{ type: 'text', text: answerInResult(parentCall.resultText) }] : undefined, compare: 'answer' }
+      ? {
+          output:
+            parentCall.resultText !== undefined
+              ? [{ type: 'text', text: answerInResult(parentCall.resultText) }]
+              : undefined,
+          compare: 'answer',
+        }
       : undefined;
   const record = builder.finish(reported !== undefined ? { reported } : {});
   return { path: recording.path, start, record, isEnded: parentStop !== undefined };

@@ -18,7 +18,11 @@ export interface Props {
 }
 
 /** A new `<tag>` with `props` and `children` (strings and numbers as text nodes). */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (props.class !== undefined) node.className = props.class;
   if (props.title !== undefined) node.title = props.title;

@@ -27,7 +27,17 @@ interface Filters {
   offset: number;
 }
 
-const filters: Filters = { q: '', agent: '', stop: '', from: '', to: '', mismatch: false, sort: 'time', dir: 'desc', offset: 0 };
+const filters: Filters = {
+  q: '',
+  agent: '',
+  stop: '',
+  from: '',
+  to: '',
+  mismatch: false,
+  sort: 'time',
+  dir: 'desc',
+  offset: 0,
+};
 let summary: Summary | undefined;
 
 const app = document.getElementById('app') as HTMLElement;
@@ -62,7 +72,14 @@ function params(withPaging: boolean): URLSearchParams {
 function filterHash(): string {
   const p = new URLSearchParams();
   for (const [key, value] of Object.entries(filters)) {
-    if (value === '' || value === false || (key === 'offset' && value === 0) || (key === 'sort' && value === 'time') || (key === 'dir' && value === 'desc')) continue;
+    if (
+      value === '' ||
+      value === false ||
+      (key === 'offset' && value === 0) ||
+      (key === 'sort' && value === 'time') ||
+      (key === 'dir' && value === 'desc')
+    )
+      continue;
     p.set(key, String(value));
   }
   return p.toString();
@@ -77,7 +94,15 @@ function readHashFilters(text: string): void {
   filters.to = p.get('to') ?? '';
   filters.mismatch = p.get('mismatch') === 'true';
   const sort = p.get('sort');
-  filters.sort = sort === 'agent' || sort === 'session' || sort === 'stop' || sort === 'tokens' || sort === 'cost' || sort === 'duration' ? sort : 'time';
+  filters.sort =
+    sort === 'agent' ||
+    sort === 'session' ||
+    sort === 'stop' ||
+    sort === 'tokens' ||
+    sort === 'cost' ||
+    sort === 'duration'
+      ? sort
+      : 'time';
   filters.dir = p.get('dir') === 'asc' ? 'asc' : 'desc';
   filters.offset = Math.max(0, Number(p.get('offset') ?? 0) || 0);
 }
@@ -103,9 +128,23 @@ function fmtCost(row: RunRow): string {
 
 function renderHeader(active: 'runs' | 'charts' | 'run'): void {
   const tab = (name: 'runs' | 'charts', label: string): HTMLElement =>
-    el('button', { class: `tab${active === name ? ' active' : ''}`, data: { tab: name }, onClick: () => go(`${name}${filterHash() ? `?${filterHash()}` : ''}`) }, label);
+    el(
+      'button',
+      {
+        class: `tab${active === name ? ' active' : ''}`,
+        data: { tab: name },
+        onClick: () => go(`${name}${filterHash() ? `?${filterHash()}` : ''}`),
+      },
+      label,
+    );
   const counts = summary === undefined ? '' : `${summary.runs.toLocaleString('en-US')} runs`;
-  fill(header, el('h1', {}, 'subagent-otel'), tab('runs', 'Runs'), tab('charts', 'Charts'), el('span', { class: 'counts' }, counts));
+  fill(
+    header,
+    el('h1', {}, 'subagent-otel'),
+    tab('runs', 'Runs'),
+    tab('charts', 'Charts'),
+    el('span', { class: 'counts' }, counts),
+  );
 }
 
 function option(value: string, label: string, selected: boolean): HTMLOptionElement {
@@ -130,8 +169,17 @@ function filterBar(onChange: () => void): HTMLElement {
       onChange();
     }, 250);
   });
-  const select = (name: 'agent' | 'stop', all: string, values: ReadonlyArray<{ name: string; runs: number }>): HTMLSelectElement => {
-    const s = el('select', {}, option('', all, filters[name] === ''), ...values.map((v) => option(v.name, `${v.name} (${v.runs})`, filters[name] === v.name)));
+  const select = (
+    name: 'agent' | 'stop',
+    all: string,
+    values: ReadonlyArray<{ name: string; runs: number }>,
+  ): HTMLSelectElement => {
+    const s = el(
+      'select',
+      {},
+      option('', all, filters[name] === ''),
+      ...values.map((v) => option(v.name, `${v.name} (${v.runs})`, filters[name] === v.name)),
+    );
     s.name = name;
     s.addEventListener('change', () => {
       filters[name] = s.value;
@@ -226,14 +274,23 @@ async function loadTable(box: HTMLElement, refresh: () => void): Promise<void> {
     body.append(
       el(
         'tr',
-        { class: 'run', data: { runId: row.id, stop: row.stop }, onClick: () => go(`run=${encodeURIComponent(row.id)}`) },
+        {
+          class: 'run',
+          data: { runId: row.id, stop: row.stop },
+          onClick: () => go(`run=${encodeURIComponent(row.id)}`),
+        },
         el('td', { class: 'nowrap' }, fmtTime(row.time)),
         el('td', {}, row.nested ? '↳ ' : '', row.agent),
         el('td', { class: 'mono', title: row.session }, row.session.slice(0, 12)),
         el('td', {}, el('span', { class: `stop stop-${row.stop.replace(/[^a-z-]/g, '')}` }, row.stop)),
         el('td', { class: 'num' }, `${fmtInt(row.inputTokens)}/${fmtInt(row.outputTokens)}`),
         el('td', { class: 'num' }, fmtCost(row)),
-        el('td', { class: 'preview' }, row.mismatch ? el('span', { class: 'warn', title: 'the parent received another output' }, '⚠ ') : '', row.preview || '(no output)'),
+        el(
+          'td',
+          { class: 'preview' },
+          row.mismatch ? el('span', { class: 'warn', title: 'the parent received another output' }, '⚠ ') : '',
+          row.preview || '(no output)',
+        ),
       ),
     );
   }
@@ -241,9 +298,21 @@ async function loadTable(box: HTMLElement, refresh: () => void): Promise<void> {
   const pager = el(
     'div',
     { class: 'pager' },
-    el('span', { class: 'total', data: { total: String(page.total) } }, page.total === 0 ? 'no runs match' : `${page.offset + 1}–${end} of ${page.total.toLocaleString('en-US')} runs`),
-    page.offset > 0 ? el('button', { onClick: () => ((filters.offset = Math.max(0, page.offset - PAGE_SIZE)), refresh()) }, '← previous') : null,
-    end < page.total ? el('button', { onClick: () => ((filters.offset = page.offset + PAGE_SIZE), refresh()) }, 'next →') : null,
+    el(
+      'span',
+      { class: 'total', data: { total: String(page.total) } },
+      page.total === 0 ? 'no runs match' : `${page.offset + 1}–${end} of ${page.total.toLocaleString('en-US')} runs`,
+    ),
+    page.offset > 0
+      ? el(
+          'button',
+          { onClick: () => ((filters.offset = Math.max(0, page.offset - PAGE_SIZE)), refresh()) },
+          '← previous',
+        )
+      : null,
+    end < page.total
+      ? el('button', { onClick: () => ((filters.offset = page.offset + PAGE_SIZE), refresh()) }, 'next →')
+      : null,
   );
   fill(box, pager, el('table', { class: 'runs' }, el('thead', {}, head), body));
 }
@@ -259,7 +328,17 @@ function attributesTable(span: SpanView): HTMLElement {
     'div',
     { class: 'attributes', data: { spanId: span.spanId } },
     el('h3', {}, span.name),
-    el('table', {}, el('tbody', {}, ...keys.map((k) => el('tr', {}, el('th', {}, k), el('td', {}, el('pre', {}, value(span.attributes[k] ?? null))))))),
+    el(
+      'table',
+      {},
+      el(
+        'tbody',
+        {},
+        ...keys.map((k) =>
+          el('tr', {}, el('th', {}, k), el('td', {}, el('pre', {}, value(span.attributes[k] ?? null)))),
+        ),
+      ),
+    ),
   );
 }
 
@@ -270,7 +349,11 @@ async function renderRun(id: string): Promise<void> {
   try {
     detail = await getJson<RunDetail>(`/api/run?id=${encodeURIComponent(id)}`);
   } catch {
-    fill(content, el('p', { class: 'error' }, 'No such run.'), el('button', { onClick: () => history.back() }, '← back'));
+    fill(
+      content,
+      el('p', { class: 'error' }, 'No such run.'),
+      el('button', { onClick: () => history.back() }, '← back'),
+    );
     return;
   }
   const { run } = detail;
@@ -280,7 +363,11 @@ async function renderRun(id: string): Promise<void> {
   const agrees = detail.reported.agrees;
   const received =
     agrees === undefined
-      ? el('p', { class: 'received unknown' }, 'The parent’s received output is not recorded for this run (no subagent.reported_output.* attributes).')
+      ? el(
+          'p',
+          { class: 'received unknown' },
+          'The parent’s received output is not recorded for this run (no subagent.reported_output.* attributes).',
+        )
       : agrees
         ? el('p', { class: 'received agrees' }, '✓ The parent received the same output as the rule selects.')
         : el('p', { class: 'received differs' }, '⚠ The parent received a different output than the rule selects.');
@@ -317,7 +404,9 @@ async function renderRun(id: string): Promise<void> {
         el('pre', { class: 'output' }, detail.output || '(no output)'),
         el('h3', {}, 'What the parent received'),
         received,
-        receivedAttrs.length > 0 ? el('ul', {}, ...receivedAttrs.map(([k, v]) => el('li', {}, `${k} = ${String(v)}`))) : null,
+        receivedAttrs.length > 0
+          ? el('ul', {}, ...receivedAttrs.map(([k, v]) => el('li', {}, `${k} = ${String(v)}`)))
+          : null,
         el('h3', {}, 'Prompt'),
         el('pre', { class: 'prompt' }, detail.prompt || '(not recorded)'),
       ),

@@ -52,24 +52,38 @@ function duration(ms: number): string {
 /**
  * The waterfall element. `selected` is highlighted; `onSelect` gets a clicked span.
  */
-export function waterfall(spans: readonly SpanView[], selected: string, onSelect: (span: SpanView) => void): HTMLElement {
+export function waterfall(
+  spans: readonly SpanView[],
+  selected: string,
+  onSelect: (span: SpanView) => void,
+): HTMLElement {
   const rows = treeOrder(spans);
   const t0 = Math.min(...spans.map((s) => s.start));
   const t1 = Math.max(...spans.map((s) => s.end));
   const total = Math.max(1, t1 - t0);
   const list = el('div', { class: 'waterfall' });
   for (const { span, depth } of rows) {
-    const bar = el('span', { class: `bar op-${span.operation.replace(/[^a-z_]/g, '')}${span.status === 2 ? ' error' : ''}` });
+    const bar = el('span', {
+      class: `bar op-${span.operation.replace(/[^a-z_]/g, '')}${span.status === 2 ? ' error' : ''}`,
+    });
     bar.style.left = `${(100 * (span.start - t0)) / total}%`;
     bar.style.width = `${Math.max(0.3, (100 * (span.end - span.start)) / total)}%`;
-    const title = span.shownUnder !== undefined ? `${span.name} (recorded under its parent run; shown under the tool call that ran at the same time)` : span.name;
+    const title =
+      span.shownUnder !== undefined
+        ? `${span.name} (recorded under its parent run; shown under the tool call that ran at the same time)`
+        : span.name;
     const label = el('span', { class: 'label', title }, span.name);
     label.style.paddingLeft = `${depth * 16 + 4}px`;
     const row = el(
       'div',
       {
         class: `wf-row${span.spanId === selected ? ' selected' : ''}`,
-        data: { spanId: span.spanId, parentSpanId: span.shownUnder ?? span.parentSpanId ?? '', operation: span.operation, depth: String(depth) },
+        data: {
+          spanId: span.spanId,
+          parentSpanId: span.shownUnder ?? span.parentSpanId ?? '',
+          operation: span.operation,
+          depth: String(depth),
+        },
         onClick: () => {
           for (const other of list.querySelectorAll('.wf-row.selected')) other.classList.remove('selected');
           row.classList.add('selected');

@@ -33,21 +33,46 @@ const command = (paths: string[], out: string, extra: Partial<ReplayCommand> = {
   ...extra,
 });
 
-const header = (id: string, parentSession?: string) => ({ type: 'session', version: 3, id, createdAt: '2026-11-29T10:00:00.000Z', ...(parentSession ? { parentSession } : {}), delegationDepth: 0 });
+const header = (id: string, parentSession?: string) => ({
+  type: 'session',
+  version: 3,
+  id,
+  createdAt: '2026-11-29T10:00:00.000Z',
+  ...(parentSession ? { parentSession } : {}),
+  delegationDepth: 0,
+});
 
 async function sessions(root: string): Promise<void> {
   mkdirSync(root, { recursive: true });
   await writeDurableLogFile(
     join(root, 'parent.jsonl.zstd'),
     header('parent'),
-    events([turnStart(0), stepStart(0), step('embedded', { content: [text('delegated and done')], usage: usage(300, 30) }), turnEnd('completed', 0)], 0, T0),
+    events(
+      [
+        turnStart(0),
+        stepStart(0),
+        step('embedded', { content: [text('delegated and done')], usage: usage(300, 30) }),
+        turnEnd('completed', 0),
+      ],
+      0,
+      T0,
+    ),
     { zstd: true, pack: false },
   );
   await writeDurableLogFile(
     join(root, 'child.jsonl'),
     header('child', 'parent'),
     events(
-      [turnStart(0), stepStart(0), step('chunk', { stream: [textDelta('cut '), textDelta('off '), textDelta('here')], content: [], usage: usage(100, 64) }), turnEnd('max-tokens', 0)],
+      [
+        turnStart(0),
+        stepStart(0),
+        step('chunk', {
+          stream: [textDelta('cut '), textDelta('off '), textDelta('here')],
+          content: [],
+          usage: usage(100, 64),
+        }),
+        turnEnd('max-tokens', 0),
+      ],
       0,
       T0 + 5,
     ),
@@ -119,7 +144,11 @@ describe('runReplay', () => {
     const out = join(dir, 'damaged-out');
     const stdout = sink();
     const stderr = sink();
-    const code = await runReplay(command([root, join(dir, 'absent.jsonl')], out, { json: true }), { stdout, stderr, env: {} });
+    const code = await runReplay(command([root, join(dir, 'absent.jsonl')], out, { json: true }), {
+      stdout,
+      stderr,
+      env: {},
+    });
     expect(code).toBe(1);
     const json = JSON.parse(stdout.text()) as ReplayJson;
     expect(json.runs).toBe(2);

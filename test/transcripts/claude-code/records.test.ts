@@ -87,19 +87,41 @@ describe('parseClaudeCodeLine', () => {
         type: 'assistant',
         isApiErrorMessage: true,
         error: 'max_output_tokens',
-        message: { id: 'x', model: '<synthetic>', role: 'assistant', content: [{ type: 'text', text: "API Error: Claude's response exceeded the 32000 output token maximum." }] },
+        message: {
+          id: 'x',
+          model: '<synthetic>',
+          role: 'assistant',
+          content: [{ type: 'text', text: "API Error: Claude's response exceeded the 32000 output token maximum." }],
+        },
       }),
     );
-    expect(record).toMatchObject({ kind: 'assistant', isApiError: true, error: 'max_output_tokens', isSynthetic: true, usage: undefined });
+    expect(record).toMatchObject({
+      kind: 'assistant',
+      isApiError: true,
+      error: 'max_output_tokens',
+      isSynthetic: true,
+      usage: undefined,
+    });
   });
 
   it('keeps a line whose usage counts are not numbers, reading them as absent', () => {
-    const record = parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'assistant', message: { id: 'm', content: [], usage: { input_tokens: 'many', output_tokens: 3 } } }));
-    expect(record).toMatchObject({ kind: 'assistant', usage: { input_tokens: undefined, output_tokens: 3, isFinal: false } });
+    const record = parseClaudeCodeLine(
+      JSON.stringify({
+        ...envelope,
+        type: 'assistant',
+        message: { id: 'm', content: [], usage: { input_tokens: 'many', output_tokens: 3 } },
+      }),
+    );
+    expect(record).toMatchObject({
+      kind: 'assistant',
+      usage: { input_tokens: undefined, output_tokens: 3, isFinal: false },
+    });
   });
 
   it('reads a user line with string content and a tool_result line with its structured result', () => {
-    expect(parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'user', message: { role: 'user', content: 'Warmup' } }))).toMatchObject({
+    expect(
+      parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'user', message: { role: 'user', content: 'Warmup' } })),
+    ).toMatchObject({
       kind: 'user',
       content: 'Warmup',
       isMeta: false,
@@ -107,8 +129,21 @@ describe('parseClaudeCodeLine', () => {
     });
     const result = { status: 'completed', agentId: 'a881341', content: [{ type: 'text', text: 'done' }] };
     expect(
-      parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'user', isMeta: true, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }] }, toolUseResult: result })),
-    ).toMatchObject({ kind: 'user', isMeta: true, toolUseResult: result, content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }] });
+      parseClaudeCodeLine(
+        JSON.stringify({
+          ...envelope,
+          type: 'user',
+          isMeta: true,
+          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }] },
+          toolUseResult: result,
+        }),
+      ),
+    ).toMatchObject({
+      kind: 'user',
+      isMeta: true,
+      toolUseResult: result,
+      content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }],
+    });
   });
 
   it('reads an agent_progress line with the copy of the subagent line it carries', () => {
@@ -120,7 +155,11 @@ describe('parseClaudeCodeLine', () => {
         data: {
           type: 'agent_progress',
           agentId: 'a881341',
-          message: { type: 'assistant', timestamp: '2026-02-11T21:24:22.960Z', message: { id: 'msg_c', model: 'm', content: [{ type: 'tool_use', id: 't', name: 'WebFetch', input: {} }] } },
+          message: {
+            type: 'assistant',
+            timestamp: '2026-02-11T21:24:22.960Z',
+            message: { id: 'msg_c', model: 'm', content: [{ type: 'tool_use', id: 't', name: 'WebFetch', input: {} }] },
+          },
         },
       }),
     );
@@ -134,8 +173,14 @@ describe('parseClaudeCodeLine', () => {
   });
 
   it('accepts unknown record types and system lines', () => {
-    expect(parseClaudeCodeLine('{"type":"file-history-snapshot","messageId":"m","snapshot":{}}')).toMatchObject({ kind: 'other', type: 'file-history-snapshot', time: undefined });
-    expect(parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'system', subtype: 'stop_hook_summary' }))).toMatchObject({ kind: 'system', subtype: 'stop_hook_summary' });
+    expect(parseClaudeCodeLine('{"type":"file-history-snapshot","messageId":"m","snapshot":{}}')).toMatchObject({
+      kind: 'other',
+      type: 'file-history-snapshot',
+      time: undefined,
+    });
+    expect(
+      parseClaudeCodeLine(JSON.stringify({ ...envelope, type: 'system', subtype: 'stop_hook_summary' })),
+    ).toMatchObject({ kind: 'system', subtype: 'stop_hook_summary' });
   });
 
   it('rejects text that is not JSON, values that are not objects, and assistant lines without message content', () => {
@@ -155,13 +200,19 @@ describe('parseClaudeCodeLine', () => {
 describe('isClaudeCodeLine', () => {
   it("claims Claude Code's chain lines and its records outside the chain", () => {
     expect(isClaudeCodeLine({ ...envelope, type: 'user', message: { content: 'hi' } })).toBe(true);
-    expect(isClaudeCodeLine({ type: 'file-history-snapshot', messageId: 'm', snapshot: {}, isSnapshotUpdate: false })).toBe(true);
+    expect(
+      isClaudeCodeLine({ type: 'file-history-snapshot', messageId: 'm', snapshot: {}, isSnapshotUpdate: false }),
+    ).toBe(true);
     expect(isClaudeCodeLine({ type: 'summary', summary: 's', leafUuid: 'u' })).toBe(true);
-    expect(isClaudeCodeLine({ type: 'queue-operation', operation: 'enqueue', sessionId: 's', timestamp: 't' })).toBe(true);
+    expect(isClaudeCodeLine({ type: 'queue-operation', operation: 'enqueue', sessionId: 's', timestamp: 't' })).toBe(
+      true,
+    );
   });
 
   it("claims no other agent's line", () => {
-    expect(isClaudeCodeLine({ timestamp: '2026-02-23T10:00:00.000Z', type: 'session_meta', payload: { id: 'x' } })).toBe(false);
+    expect(
+      isClaudeCodeLine({ timestamp: '2026-02-23T10:00:00.000Z', type: 'session_meta', payload: { id: 'x' } }),
+    ).toBe(false);
     expect(isClaudeCodeLine({ id: 'm1', timestamp: 't', type: 'user', content: 'hi', sessionId: 's' })).toBe(false);
     expect(isClaudeCodeLine({ type: 'session', id: 's', version: 3 })).toBe(false);
     expect(isClaudeCodeLine([{ type: 'user' }])).toBe(false);
@@ -171,12 +222,26 @@ describe('isClaudeCodeLine', () => {
 describe('Task results, usage and sidecars', () => {
   it('reads a Task result: status, agent, content, last request usage', () => {
     expect(
-      parseClaudeTaskResult({ status: 'completed', agentId: 'a1', content: [{ type: 'text', text: 'x' }], totalDurationMs: 5, usage: { input_tokens: 1, output_tokens: 2 } }),
+      parseClaudeTaskResult({
+        status: 'completed',
+        agentId: 'a1',
+        content: [{ type: 'text', text: 'x' }],
+        totalDurationMs: 5,
+        usage: { input_tokens: 1, output_tokens: 2 },
+      }),
     ).toEqual({
       status: 'completed',
       agentId: 'a1',
       content: [{ type: 'text', text: 'x' }],
-      usage: { input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: undefined, cache_read_input_tokens: undefined, ephemeral_1h_input_tokens: undefined, thinking_tokens: undefined, isFinal: false },
+      usage: {
+        input_tokens: 1,
+        output_tokens: 2,
+        cache_creation_input_tokens: undefined,
+        cache_read_input_tokens: undefined,
+        ephemeral_1h_input_tokens: undefined,
+        thinking_tokens: undefined,
+        isFinal: false,
+      },
       totalDurationMs: 5,
       runId: undefined,
     });
@@ -184,12 +249,16 @@ describe('Task results, usage and sidecars', () => {
   });
 
   it('reads the thinking share of newer usage objects', () => {
-    expect(parseClaudeUsage({ output_tokens: 40, output_tokens_details: { thinking_tokens: 30 }, iterations: [] })).toMatchObject({ output_tokens: 40, thinking_tokens: 30, isFinal: true });
+    expect(
+      parseClaudeUsage({ output_tokens: 40, output_tokens_details: { thinking_tokens: 30 }, iterations: [] }),
+    ).toMatchObject({ output_tokens: 40, thinking_tokens: 30, isFinal: true });
     expect(parseClaudeUsage(null)).toBeUndefined();
   });
 
   it('reads a meta.json sidecar and rejects one that is not an object', () => {
-    expect(parseClaudeAgentMeta('{"agentType":"Explore","description":"d","toolUseId":"toolu_1","spawnDepth":1}')).toEqual({ agentType: 'Explore', description: 'd', toolUseId: 'toolu_1' });
+    expect(
+      parseClaudeAgentMeta('{"agentType":"Explore","description":"d","toolUseId":"toolu_1","spawnDepth":1}'),
+    ).toEqual({ agentType: 'Explore', description: 'd', toolUseId: 'toolu_1' });
     const bad = parseClaudeAgentMeta('"Explore"');
     expect(isClaudeWireError(bad) ? bad.code : bad).toBe('not-object');
   });

@@ -75,7 +75,17 @@ describe('parseCodexLine: session_meta', () => {
         forked_from_id: 'parent',
         session_id: 'root',
         parent_thread_id: 'parent',
-        source: { subagent: { thread_spawn: { parent_thread_id: 'parent', depth: 2, agent_path: '/root/a/b', agent_nickname: 'Ada', agent_role: 'explorer' } } },
+        source: {
+          subagent: {
+            thread_spawn: {
+              parent_thread_id: 'parent',
+              depth: 2,
+              agent_path: '/root/a/b',
+              agent_nickname: 'Ada',
+              agent_role: 'explorer',
+            },
+          },
+        },
         agent_nickname: 'Ada',
         agent_role: 'explorer',
         agent_path: '/root/a/b',
@@ -96,13 +106,24 @@ describe('parseCodexLine: session_meta', () => {
         agentRole: 'explorer',
         agentPath: '/root/a/b',
         historyStartOrdinal: 7,
-        source: { kind: 'thread-spawn', parentThreadId: 'parent', depth: 2, agentPath: '/root/a/b', agentNickname: 'Ada', agentRole: 'explorer' },
+        source: {
+          kind: 'thread-spawn',
+          parentThreadId: 'parent',
+          depth: 2,
+          agentPath: '/root/a/b',
+          agentNickname: 'Ada',
+          agentRole: 'explorer',
+        },
       },
     });
   });
 
   it('rejects a session_meta without an id, naming the field', () => {
-    expect(failure(line('session_meta', { cwd: '/x' }))).toMatchObject({ code: 'invalid', path: 'payload.id', expected: 'string' });
+    expect(failure(line('session_meta', { cwd: '/x' }))).toMatchObject({
+      code: 'invalid',
+      path: 'payload.id',
+      expected: 'string',
+    });
   });
 });
 
@@ -114,7 +135,10 @@ describe('parseCodexSource', () => {
     [{ subagent: 'compact' }, { kind: 'internal-subagent', name: 'compact' }],
     [{ subagent: 'memory_consolidation' }, { kind: 'internal-subagent', name: 'memory_consolidation' }],
     [{ subagent: { other: 'guardian' } }, { kind: 'internal-subagent', name: 'other:guardian' }],
-    [{ subagent: { thread_spawn: { parent_thread_id: 'p', depth: 1, agent_type: 'worker' } } }, { kind: 'thread-spawn', parentThreadId: 'p', depth: 1, agentRole: 'worker' }],
+    [
+      { subagent: { thread_spawn: { parent_thread_id: 'p', depth: 1, agent_type: 'worker' } } },
+      { kind: 'thread-spawn', parentThreadId: 'p', depth: 1, agentRole: 'worker' },
+    ],
     [42, { kind: 'unknown' }],
     [undefined, { kind: 'unknown' }],
   ])('reads %j', (source, expected) => {
@@ -124,91 +148,225 @@ describe('parseCodexSource', () => {
 
 describe('parseCodexLine: response items', () => {
   it('keeps an assistant message with its parts and phase', () => {
-    const text = line('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }], phase: 'final_answer' });
-    expect(record(text)).toEqual({ time: T, kind: 'response_item', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }], phase: 'final_answer' } });
+    const text = line('response_item', {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'done' }],
+      phase: 'final_answer',
+    });
+    expect(record(text)).toEqual({
+      time: T,
+      kind: 'response_item',
+      item: {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'done' }],
+        phase: 'final_answer',
+      },
+    });
   });
 
   it('joins a reasoning item’s summary and content texts, dropping empty ones', () => {
     const text = line('response_item', {
       type: 'reasoning',
-      summary: [{ type: 'summary_text', text: 'plan' }, { type: 'summary_text', text: '' }],
+      summary: [
+        { type: 'summary_text', text: 'plan' },
+        { type: 'summary_text', text: '' },
+      ],
       content: [{ type: 'reasoning_text', text: 'raw' }],
       encrypted_content: 'gAAA',
     });
-    expect(record(text)).toEqual({ time: T, kind: 'response_item', item: { type: 'reasoning', texts: ['plan', 'raw'] } });
+    expect(record(text)).toEqual({
+      time: T,
+      kind: 'response_item',
+      item: { type: 'reasoning', texts: ['plan', 'raw'] },
+    });
   });
 
   it('reads function and custom tool calls', () => {
-    expect(record(line('response_item', { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}', call_id: 'c1' }))).toMatchObject({
+    expect(
+      record(
+        line('response_item', {
+          type: 'function_call',
+          name: 'exec_command',
+          arguments: '{"cmd":"ls"}',
+          call_id: 'c1',
+        }),
+      ),
+    ).toMatchObject({
       item: { type: 'function_call', callId: 'c1', name: 'exec_command', arguments: '{"cmd":"ls"}' },
     });
-    expect(record(line('response_item', { type: 'custom_tool_call', status: 'completed', call_id: 'c2', name: 'apply_patch', input: '*** Begin Patch' }))).toMatchObject({
+    expect(
+      record(
+        line('response_item', {
+          type: 'custom_tool_call',
+          status: 'completed',
+          call_id: 'c2',
+          name: 'apply_patch',
+          input: '*** Begin Patch',
+        }),
+      ),
+    ).toMatchObject({
       item: { type: 'custom_tool_call', callId: 'c2', name: 'apply_patch', input: '*** Begin Patch' },
     });
   });
 
   it('reads a tool output given as a string, as content items, or as an older {content, success} object', () => {
-    expect(record(line('response_item', { type: 'function_call_output', call_id: 'c1', output: 'plain' }))).toMatchObject({ item: { callId: 'c1', output: { text: 'plain' } } });
-    expect(toolOutput([{ type: 'input_text', text: 'a' }, { type: 'input_image', image_url: 'data:' }, { type: 'input_text', text: 'b' }])).toEqual({ text: 'a\nb' });
+    expect(
+      record(line('response_item', { type: 'function_call_output', call_id: 'c1', output: 'plain' })),
+    ).toMatchObject({ item: { callId: 'c1', output: { text: 'plain' } } });
+    expect(
+      toolOutput([
+        { type: 'input_text', text: 'a' },
+        { type: 'input_image', image_url: 'data:' },
+        { type: 'input_text', text: 'b' },
+      ]),
+    ).toEqual({ text: 'a\nb' });
     expect(toolOutput({ content: 'failed to run', success: false })).toEqual({ text: 'failed to run', success: false });
     expect(toolOutput(null)).toEqual({ text: '' });
   });
 
   it('accepts an item type it does not know as other', () => {
-    expect(record(line('response_item', { type: 'ghost_snapshot', ghost_commit: {} }))).toEqual({ time: T, kind: 'response_item', item: { type: 'other', itemType: 'ghost_snapshot' } });
+    expect(record(line('response_item', { type: 'ghost_snapshot', ghost_commit: {} }))).toEqual({
+      time: T,
+      kind: 'response_item',
+      item: { type: 'other', itemType: 'ghost_snapshot' },
+    });
   });
 
   it('rejects a function call without a call id', () => {
-    expect(failure(line('response_item', { type: 'function_call', name: 'x', arguments: '{}' }))).toMatchObject({ code: 'invalid', path: 'payload.call_id' });
+    expect(failure(line('response_item', { type: 'function_call', name: 'x', arguments: '{}' }))).toMatchObject({
+      code: 'invalid',
+      path: 'payload.call_id',
+    });
   });
 });
 
 describe('parseCodexLine: events', () => {
   it('reads turn starts and ends under both wire names', () => {
-    expect(record(line('event_msg', { type: 'task_started', turn_id: 't1', model_context_window: 258400 }))).toMatchObject({ event: { type: 'task_started', turnId: 't1' } });
-    expect(record(line('event_msg', { type: 'turn_started', turn_id: 't2' }))).toMatchObject({ event: { type: 'task_started', turnId: 't2' } });
-    expect(record(line('event_msg', { type: 'task_complete', turn_id: 't1', last_agent_message: null }))).toMatchObject({ event: { type: 'task_complete', turnId: 't1', lastAgentMessage: null } });
-    expect(record(line('event_msg', { type: 'turn_complete', turn_id: 't2', last_agent_message: 'ok' }))).toMatchObject({ event: { type: 'task_complete', lastAgentMessage: 'ok' } });
-    expect(record(line('event_msg', { type: 'turn_aborted', turn_id: 't3', reason: 'interrupted' }))).toMatchObject({ event: { type: 'turn_aborted', turnId: 't3', reason: 'interrupted' } });
+    expect(
+      record(line('event_msg', { type: 'task_started', turn_id: 't1', model_context_window: 258400 })),
+    ).toMatchObject({ event: { type: 'task_started', turnId: 't1' } });
+    expect(record(line('event_msg', { type: 'turn_started', turn_id: 't2' }))).toMatchObject({
+      event: { type: 'task_started', turnId: 't2' },
+    });
+    expect(record(line('event_msg', { type: 'task_complete', turn_id: 't1', last_agent_message: null }))).toMatchObject(
+      { event: { type: 'task_complete', turnId: 't1', lastAgentMessage: null } },
+    );
+    expect(record(line('event_msg', { type: 'turn_complete', turn_id: 't2', last_agent_message: 'ok' }))).toMatchObject(
+      { event: { type: 'task_complete', lastAgentMessage: 'ok' } },
+    );
+    expect(record(line('event_msg', { type: 'turn_aborted', turn_id: 't3', reason: 'interrupted' }))).toMatchObject({
+      event: { type: 'turn_aborted', turnId: 't3', reason: 'interrupted' },
+    });
   });
 
   it('reads a token_count with info null as no usage, and one with totals in Codex’s own buckets', () => {
-    expect(record(line('event_msg', { type: 'token_count', info: null, rate_limits: null }))).toEqual({ time: T, kind: 'event_msg', event: { type: 'token_count' } });
-    const usage = { input_tokens: 42772, cached_input_tokens: 3456, output_tokens: 204, reasoning_output_tokens: 124, total_tokens: 42976 };
-    expect(record(line('event_msg', { type: 'token_count', info: { total_token_usage: usage, last_token_usage: usage, model_context_window: 258400 } }))).toEqual({
+    expect(record(line('event_msg', { type: 'token_count', info: null, rate_limits: null }))).toEqual({
+      time: T,
+      kind: 'event_msg',
+      event: { type: 'token_count' },
+    });
+    const usage = {
+      input_tokens: 42772,
+      cached_input_tokens: 3456,
+      output_tokens: 204,
+      reasoning_output_tokens: 124,
+      total_tokens: 42976,
+    };
+    expect(
+      record(
+        line('event_msg', {
+          type: 'token_count',
+          info: { total_token_usage: usage, last_token_usage: usage, model_context_window: 258400 },
+        }),
+      ),
+    ).toEqual({
       time: T,
       kind: 'event_msg',
       event: {
         type: 'token_count',
-        total: { inputTokens: 42772, cachedInputTokens: 3456, outputTokens: 204, reasoningOutputTokens: 124, totalTokens: 42976 },
-        last: { inputTokens: 42772, cachedInputTokens: 3456, outputTokens: 204, reasoningOutputTokens: 124, totalTokens: 42976 },
+        total: {
+          inputTokens: 42772,
+          cachedInputTokens: 3456,
+          outputTokens: 204,
+          reasoningOutputTokens: 124,
+          totalTokens: 42976,
+        },
+        last: {
+          inputTokens: 42772,
+          cachedInputTokens: 3456,
+          outputTokens: 204,
+          reasoningOutputTokens: 124,
+          totalTokens: 42976,
+        },
       },
     });
   });
 
   it('reads an error with the variant of its codex_error_info', () => {
-    expect(record(line('event_msg', { type: 'error', message: 'boom', codex_error_info: 'other' }))).toMatchObject({ event: { type: 'error', message: 'boom', errorInfo: 'other' } });
-    expect(record(line('event_msg', { type: 'error', message: 'x', codex_error_info: { response_stream_disconnected: { http_status_code: null } } }))).toMatchObject({
+    expect(record(line('event_msg', { type: 'error', message: 'boom', codex_error_info: 'other' }))).toMatchObject({
+      event: { type: 'error', message: 'boom', errorInfo: 'other' },
+    });
+    expect(
+      record(
+        line('event_msg', {
+          type: 'error',
+          message: 'x',
+          codex_error_info: { response_stream_disconnected: { http_status_code: null } },
+        }),
+      ),
+    ).toMatchObject({
       event: { errorInfo: 'response_stream_disconnected' },
     });
   });
 
   it('reads the collab end events of extended history', () => {
-    expect(record(line('event_msg', { type: 'collab_agent_spawn_end', call_id: 'c', sender_thread_id: 'p', new_thread_id: 'k', prompt: '', model: 'm', reasoning_effort: 'low', status: 'running' }))).toMatchObject({
+    expect(
+      record(
+        line('event_msg', {
+          type: 'collab_agent_spawn_end',
+          call_id: 'c',
+          sender_thread_id: 'p',
+          new_thread_id: 'k',
+          prompt: '',
+          model: 'm',
+          reasoning_effort: 'low',
+          status: 'running',
+        }),
+      ),
+    ).toMatchObject({
       event: { type: 'collab_agent_spawn_end', callId: 'c', newThreadId: 'k' },
     });
-    const waiting = record(line('event_msg', { type: 'collab_waiting_end', sender_thread_id: 'p', call_id: 'w', statuses: { k: { completed: 'text' } } }));
-    expect(waiting.kind === 'event_msg' && waiting.event.type === 'collab_waiting_end' ? [...waiting.event.statuses] : undefined).toEqual([['k', { kind: 'completed', message: 'text' }]]);
+    const waiting = record(
+      line('event_msg', {
+        type: 'collab_waiting_end',
+        sender_thread_id: 'p',
+        call_id: 'w',
+        statuses: { k: { completed: 'text' } },
+      }),
+    );
+    expect(
+      waiting.kind === 'event_msg' && waiting.event.type === 'collab_waiting_end'
+        ? [...waiting.event.statuses]
+        : undefined,
+    ).toEqual([['k', { kind: 'completed', message: 'text' }]]);
   });
 
   it('accepts an event type it does not know as other', () => {
-    expect(record(line('event_msg', { type: 'item_completed', item: { type: 'AgentMessage' } }))).toEqual({ time: T, kind: 'event_msg', event: { type: 'other', eventType: 'item_completed' } });
+    expect(record(line('event_msg', { type: 'item_completed', item: { type: 'AgentMessage' } }))).toEqual({
+      time: T,
+      kind: 'event_msg',
+      event: { type: 'other', eventType: 'item_completed' },
+    });
   });
 });
 
 describe('parseCodexLine: other lines', () => {
   it('reads turn_context’s model, compacted, and an unknown line type as other', () => {
-    expect(record(line('turn_context', { turn_id: 't1', cwd: '/w', model: 'gpt-5.3-codex', summary: 'auto' }))).toEqual({ time: T, kind: 'turn_context', turnId: 't1', model: 'gpt-5.3-codex' });
+    expect(record(line('turn_context', { turn_id: 't1', cwd: '/w', model: 'gpt-5.3-codex', summary: 'auto' }))).toEqual(
+      { time: T, kind: 'turn_context', turnId: 't1', model: 'gpt-5.3-codex' },
+    );
     expect(record(line('compacted', { message: 'summary' }))).toEqual({ time: T, kind: 'compacted' });
     expect(record(line('session_state', { x: 1 }))).toEqual({ time: T, kind: 'other', type: 'session_state' });
   });
@@ -226,18 +384,29 @@ describe('parseCodexLine: other lines', () => {
 
 describe('collab outputs and notifications', () => {
   it('reads spawn_agent outputs of v1 (agent_id) and v2 (task_name)', () => {
-    expect(parseCodexCollabOutput('{"agent_id":"019d","nickname":"Euclid"}')).toEqual({ spawned: '019d', statuses: new Map() });
-    expect(parseCodexCollabOutput('{"task_name":"/root/scout","nickname":null}')).toEqual({ spawned: '/root/scout', statuses: new Map() });
+    expect(parseCodexCollabOutput('{"agent_id":"019d","nickname":"Euclid"}')).toEqual({
+      spawned: '019d',
+      statuses: new Map(),
+    });
+    expect(parseCodexCollabOutput('{"task_name":"/root/scout","nickname":null}')).toEqual({
+      spawned: '/root/scout',
+      statuses: new Map(),
+    });
   });
 
   it('reads wait_agent statuses by target and close_agent’s previous status under the call’s target', () => {
-    expect(parseCodexCollabOutput('{"status":{"a":{"completed":"done"},"b":{"errored":"boom"}},"timed_out":false}')?.statuses).toEqual(
+    expect(
+      parseCodexCollabOutput('{"status":{"a":{"completed":"done"},"b":{"errored":"boom"}},"timed_out":false}')
+        ?.statuses,
+    ).toEqual(
       new Map([
         ['a', { kind: 'completed', message: 'done' }],
         ['b', { kind: 'errored', message: 'boom' }],
       ]),
     );
-    expect(parseCodexCollabOutput('{"previous_status":{"completed":null}}', 'a')?.statuses).toEqual(new Map([['a', { kind: 'completed', message: undefined }]]));
+    expect(parseCodexCollabOutput('{"previous_status":{"completed":null}}', 'a')?.statuses).toEqual(
+      new Map([['a', { kind: 'completed', message: undefined }]]),
+    );
   });
 
   it('gives undefined for a tool error in words', () => {
@@ -256,11 +425,19 @@ describe('collab outputs and notifications', () => {
   });
 
   it('reads a subagent notification by agent_path or the older agent_id, tags in any case', () => {
-    expect(parseCodexSubagentNotification('<subagent_notification>\n{"agent_path":"/root/scout","status":{"completed":"ok"}}\n</subagent_notification>')).toEqual({
+    expect(
+      parseCodexSubagentNotification(
+        '<subagent_notification>\n{"agent_path":"/root/scout","status":{"completed":"ok"}}\n</subagent_notification>',
+      ),
+    ).toEqual({
       reference: '/root/scout',
       status: { kind: 'completed', message: 'ok' },
     });
-    expect(parseCodexSubagentNotification('<SUBAGENT_NOTIFICATION>{"agent_id":"a","status":"completed"}</subagent_notification>')).toEqual({
+    expect(
+      parseCodexSubagentNotification(
+        '<SUBAGENT_NOTIFICATION>{"agent_id":"a","status":"completed"}</subagent_notification>',
+      ),
+    ).toEqual({
       reference: 'a',
       status: { kind: 'completed', message: undefined },
     });
@@ -268,10 +445,27 @@ describe('collab outputs and notifications', () => {
   });
 
   it('recognises an inter-agent message only by its whole JSON shape', () => {
-    const relayed = JSON.stringify({ author: '/root/scout', recipient: '/root', other_recipients: [], content: 'hi', trigger_turn: false });
-    expect(parseCodexInterAgentMessage([{ type: 'output_text', text: relayed }])).toEqual({ author: '/root/scout', recipient: '/root', content: 'hi' });
-    expect(parseCodexInterAgentMessage([{ type: 'output_text', text: '{"author":"a","content":"x"}' }])).toBeUndefined();
-    expect(parseCodexInterAgentMessage([{ type: 'output_text', text: relayed }, { type: 'output_text', text: 'more' }])).toBeUndefined();
+    const relayed = JSON.stringify({
+      author: '/root/scout',
+      recipient: '/root',
+      other_recipients: [],
+      content: 'hi',
+      trigger_turn: false,
+    });
+    expect(parseCodexInterAgentMessage([{ type: 'output_text', text: relayed }])).toEqual({
+      author: '/root/scout',
+      recipient: '/root',
+      content: 'hi',
+    });
+    expect(
+      parseCodexInterAgentMessage([{ type: 'output_text', text: '{"author":"a","content":"x"}' }]),
+    ).toBeUndefined();
+    expect(
+      parseCodexInterAgentMessage([
+        { type: 'output_text', text: relayed },
+        { type: 'output_text', text: 'more' },
+      ]),
+    ).toBeUndefined();
   });
 
   it('reads a string argument from a tool call’s JSON arguments', () => {

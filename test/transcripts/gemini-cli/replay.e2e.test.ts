@@ -21,28 +21,54 @@ const REAL_ROOT = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const out = mkdtempSync(join(tmpdir(), 'gemini-cli-e2e-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-const QUIET_ENV: NodeJS.ProcessEnv = { TRACEPARENT: '', TRACESTATE: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: '', OTEL_METRICS_EXPORTER: '' };
+const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
 
 interface Summary {
   runs: number;
   mismatches: number;
   problems: number;
-  files: Array<{ path: string; format?: string; records: number; runs: number; problems: number; isSkipped: boolean; what?: string }>;
+  files: Array<{
+    path: string;
+    format?: string;
+    records: number;
+    runs: number;
+    problems: number;
+    isSkipped: boolean;
+    what?: string;
+  }>;
   stopReasons: Array<{ stopReason: string; runs: number }>;
 }
 
-async function replay(name: string, paths: readonly string[]): Promise<{ code: number | null; summary: Summary; spans: OtlpSpan[]; stderr: string }> {
+async function replay(
+  name: string,
+  paths: readonly string[],
+): Promise<{ code: number | null; summary: Summary; spans: OtlpSpan[]; stderr: string }> {
   const dir = join(out, name);
   const result = await runCli(['replay', '--json', '--no-progress', '--out', dir, ...paths], '', QUIET_ENV);
-  return { code: result.code, summary: JSON.parse(result.stdout.toString('utf8')) as Summary, spans: readSpans(dir), stderr: result.stderr.toString('utf8') };
+  return {
+    code: result.code,
+    summary: JSON.parse(result.stdout.toString('utf8')) as Summary,
+    spans: readSpans(dir),
+    stderr: result.stderr.toString('utf8'),
+  };
 }
 
-const runSpan = (spans: readonly OtlpSpan[], runId: string): OtlpSpan | undefined => spans.find((span) => span.name.startsWith('invoke_agent') && attributes(span)['subagent.run_id'] === runId);
-const parentOf = (spans: readonly OtlpSpan[], span: OtlpSpan | undefined): OtlpSpan | undefined => spans.find((candidate) => candidate.spanId === span?.parentSpanId);
-const childrenNamed = (spans: readonly OtlpSpan[], span: OtlpSpan | undefined, prefix: string): OtlpSpan[] => spans.filter((candidate) => candidate.parentSpanId === span?.spanId && candidate.name.startsWith(prefix));
+const runSpan = (spans: readonly OtlpSpan[], runId: string): OtlpSpan | undefined =>
+  spans.find((span) => span.name.startsWith('invoke_agent') && attributes(span)['subagent.run_id'] === runId);
+const parentOf = (spans: readonly OtlpSpan[], span: OtlpSpan | undefined): OtlpSpan | undefined =>
+  spans.find((candidate) => candidate.spanId === span?.parentSpanId);
+const childrenNamed = (spans: readonly OtlpSpan[], span: OtlpSpan | undefined, prefix: string): OtlpSpan[] =>
+  spans.filter((candidate) => candidate.parentSpanId === span?.spanId && candidate.name.startsWith(prefix));
 /** A span's attributes; none for a span not found (the assertion on them then fails). */
 const attrs = (span: OtlpSpan | undefined): Record<string, unknown> => (span === undefined ? {} : attributes(span));
-const stops = (summary: Summary): Record<string, number> => Object.fromEntries(summary.stopReasons.map((entry) => [entry.stopReason, entry.runs]));
+const stops = (summary: Summary): Record<string, number> =>
+  Object.fromEntries(summary.stopReasons.map((entry) => [entry.stopReason, entry.runs]));
 
 describe.runIf(HAS_REAL)('replay of real Gemini CLI 0.2x legacy chats', () => {
   it('gives one run per document, the 0.22 subagents nested under their delegate_to_agent calls, usage as recorded', async () => {
@@ -81,7 +107,10 @@ describe.runIf(HAS_REAL)('replay of real Gemini CLI 0.2x legacy chats', () => {
       'subagent.usage.notes': ['gemini-cli:subagent-model-messages-unrecorded'],
     });
     const tool = parentOf(spans, sub);
-    expect([tool?.name, attrs(tool)['gen_ai.tool.call.id']]).toEqual(['execute_tool delegate_to_agent', 'delegate_to_agent-1767324446307-d52c9391c2fcc']);
+    expect([tool?.name, attrs(tool)['gen_ai.tool.call.id']]).toEqual([
+      'execute_tool delegate_to_agent',
+      'delegate_to_agent-1767324446307-d52c9391c2fcc',
+    ]);
     expect(parentOf(spans, tool)?.spanId).toBe(main?.spanId);
     expect(sub?.traceId).toBe(main?.traceId);
   });
@@ -121,16 +150,27 @@ describe.runIf(HAS_REAL)('replay of real Gemini CLI 0.2x legacy chats', () => {
     expect(stopOf('gemini-cli:9fae96a8-acbd-4dff-bdfe-843155dbe0e2')).toEqual(['unknown', 'none']);
     expect(stopOf('gemini-cli:e0f6ebe9-0916-4779-b0c7-ce181ae3d16b')).toEqual(['aborted', 'gemini-cli:info:cancelled']);
     // The second chat of the same CLI session id gets a run id of its own.
-    expect(stopOf('gemini-cli:e0f6ebe9-0916-4779-b0c7-ce181ae3d16b/session-2025-12-03T04-48-e0f6ebe9')).toEqual(['unknown', 'none']);
+    expect(stopOf('gemini-cli:e0f6ebe9-0916-4779-b0c7-ce181ae3d16b/session-2025-12-03T04-48-e0f6ebe9')).toEqual([
+      'unknown',
+      'none',
+    ]);
     expect(stopOf('gemini-cli:809f21a5-9153-422a-89cd-d4bc4da2bec7')).toEqual(['unknown', 'none']);
     const simple = attrs(runSpan(spans, 'gemini-cli:809f21a5-9153-422a-89cd-d4bc4da2bec7'));
-    expect([simple['gen_ai.usage.input_tokens'], simple['gen_ai.usage.cache_read.input_tokens'], simple['gen_ai.usage.output_tokens'], simple['gen_ai.usage.reasoning.output_tokens']]).toEqual([20640, 4955, 345, 287]);
+    expect([
+      simple['gen_ai.usage.input_tokens'],
+      simple['gen_ai.usage.cache_read.input_tokens'],
+      simple['gen_ai.usage.output_tokens'],
+      simple['gen_ai.usage.reasoning.output_tokens'],
+    ]).toEqual([20640, 4955, 345, 287]);
   });
 });
 
 describe('replay of synthetic Gemini CLI JSONL sessions', () => {
   it('nests a subagent under the invoke_agent call that names it, and reads a truncated answer as max-tokens', async () => {
-    const { code, summary, spans } = await replay('jsonl', [join(SAMPLES, 'synthetic', 'jsonl-subagent'), join(SAMPLES, 'synthetic', 'subagent-max-tokens')]);
+    const { code, summary, spans } = await replay('jsonl', [
+      join(SAMPLES, 'synthetic', 'jsonl-subagent'),
+      join(SAMPLES, 'synthetic', 'subagent-max-tokens'),
+    ]);
     expect(code).toBe(0);
     expect(summary.runs).toBe(4);
     expect(stops(summary)).toEqual({ 'max-tokens': 2, completed: 1, unknown: 1 });
@@ -147,7 +187,11 @@ describe('replay of synthetic Gemini CLI JSONL sessions', () => {
       'subagent.usage.notes': ['gemini-cli:rewound-calls-excluded'],
     });
     const chats = childrenNamed(spans, main, 'chat');
-    expect(chats.map((chat) => attributes(chat)['gen_ai.response.finish_reasons'] ?? null)).toEqual([null, null, ['length']]);
+    expect(chats.map((chat) => attributes(chat)['gen_ai.response.finish_reasons'] ?? null)).toEqual([
+      null,
+      null,
+      ['length'],
+    ]);
 
     const sub = runSpan(spans, 'gemini-cli:c0ffee00-1111-4222-8333-944455556666');
     expect(attrs(sub)).toMatchObject({
@@ -188,21 +232,44 @@ describe('replay of synthetic Gemini CLI JSONL sessions', () => {
       'gen_ai.usage.reasoning.output_tokens': 15,
     });
     const tool = parentOf(spans, sub);
-    expect([tool?.name, attrs(tool)['gen_ai.tool.call.id']]).toEqual(['execute_tool codebase_investigator', 'codebase_investigator-1775390403000-1']);
+    expect([tool?.name, attrs(tool)['gen_ai.tool.call.id']]).toEqual([
+      'execute_tool codebase_investigator',
+      'codebase_investigator-1775390403000-1',
+    ]);
     expect(parentOf(spans, tool)?.spanId).toBe(main?.spanId);
-    expect(attrs(main)).toMatchObject({ 'gen_ai.usage.input_tokens': 2300, 'gen_ai.usage.output_tokens': 42, 'subagent.stop_reason': 'unknown' });
+    expect(attrs(main)).toMatchObject({
+      'gen_ai.usage.input_tokens': 2300,
+      'gen_ai.usage.output_tokens': 42,
+      'subagent.stop_reason': 'unknown',
+    });
   });
 
   it('lists defects with file and line, skips what cannot be read, and lists the activity log as no run', async () => {
-    const { code, summary, stderr } = await replay('defects', [join(SAMPLES, 'synthetic', 'defects'), join(SAMPLES, 'synthetic', 'logs')]);
+    const { code, summary, stderr } = await replay('defects', [
+      join(SAMPLES, 'synthetic', 'defects'),
+      join(SAMPLES, 'synthetic', 'logs'),
+    ]);
     expect(code).toBe(1);
     expect(summary.runs).toBe(1);
-    const byName = Object.fromEntries(summary.files.map((file) => [file.path.split('/').pop(), [file.records, file.runs, file.problems, file.isSkipped, file.what ?? null]]));
+    const byName = Object.fromEntries(
+      summary.files.map((file) => [
+        file.path.split('/').pop(),
+        [file.records, file.runs, file.problems, file.isSkipped, file.what ?? null],
+      ]),
+    );
     expect(byName).toEqual({
       'session-2026-08-22T08-00-9e8d7c6b.jsonl': [4, 1, 5, false, null],
       'session-2026-08-22T08-30-1a2b3c4d.json': [0, 0, 1, true, null],
-      'session-9e8d7c6b-0000-4000-8000-000000000001.jsonl': [0, 0, 0, false, 'Gemini CLI activity log (console and network records of a session, logs/session-<id>.jsonl): no run'],
+      'session-9e8d7c6b-0000-4000-8000-000000000001.jsonl': [
+        0,
+        0,
+        0,
+        false,
+        'Gemini CLI activity log (console and network records of a session, logs/session-<id>.jsonl): no run',
+      ],
     });
-    expect(stderr).toContain('session-2026-08-22T08-00-9e8d7c6b.jsonl:6: the line is not UTF-8 text; skipped [invalid-utf8]');
+    expect(stderr).toContain(
+      'session-2026-08-22T08-00-9e8d7c6b.jsonl:6: the line is not UTF-8 text; skipped [invalid-utf8]',
+    );
   });
 });
