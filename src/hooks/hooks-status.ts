@@ -9,6 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { loadHooksConfig } from './hooks-config.js';
 import { hookFiles, isHookedAgent, settingsFile } from './locations.js';
 import { isOurHook } from './settings-hooks.js';
+import { isAlive } from './watcher-lock.js';
 
 /** The words of a command as a POSIX shell splits plain and single-quoted words (the form `setup` writes). Pure. */
 export function shellWords(command: string): string[] {
@@ -72,15 +73,6 @@ export interface HooksStatus {
 
 /** Names whose values are not shown. */
 const SECRET = /HEADERS|KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The status for this environment; `undefined` when `setup` never ran. Never rejects. */
 export async function hooksStatus(env: NodeJS.ProcessEnv): Promise<HooksStatus | undefined> {

@@ -12,7 +12,7 @@ export type WatcherLock =
   { readonly ok: true; readonly release: () => Promise<void> } | { readonly ok: false; readonly holder: number };
 
 /** Whether process `pid` exists (this user's or not). */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
