@@ -41,8 +41,8 @@ import { ProtocolSniffer, type Protocol } from '../observe/protocol-sniffer.js';
 import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import { SdkTracker } from '../observe/sdk-tracker.js';
 import { conventionTokenCounts } from '../telemetry/token-usage.js';
-import { expandPaths, sniffFile, type InputFormat, type SniffResult } from './input-files.js';
-import { readLines } from '../wire/input-lines.js';
+import { expandPaths, sniffFile, type InputFile, type InputFormat, type SniffResult } from './input-files.js';
+import { readLines, type InputLine } from '../wire/input-lines.js';
 import type { TranscriptFile } from '../transcripts/format.js';
 import { classifyTranscript, readTranscripts } from '../transcripts/transcripts.js';
 import { fileChunks } from '../wire/file-chunks.js';
@@ -187,39 +187,125 @@ export async function replayPaths(
   options: ReplayOptions = {},
 ): Promise<ReplaySummary> {
   const stats = new SummaryListener(listener, options.onRun);
-  const problems: ReplayProblem[] = [];
-  const skipped = { files: 0, records: 0 };
-  const problemsByFile = new Map<string, number>();
-  const report = (problem: ReplayProblem): void => {
-    problems.push(problem);
-    problemsByFile.set(problem.file, (problemsByFile.get(problem.file) ?? 0) + 1);
-    if (problem.scope === 'record') skipped.records += 1;
-    options.onProblem?.(problem);
-  };
-  const files: FileSummary[] = [];
-
   const expanded = await expandPaths(paths, options.exclude !== undefined ? { exclude: options.exclude } : {});
-  const bytesTotal = expanded.files.reduce((sum, file) => sum + file.size, 0);
-  let bytesBefore = 0;
-  let bytesDone = 0;
-  const progress = (filesDone: number, file?: string): void =>
-    options.onProgress?.({
-      filesDone,
-      filesTotal: expanded.files.length,
-      bytesDone,
-      bytesTotal,
-      ...(file !== undefined ? { file } : {}),
-    });
-  const onBytes = (file: string, filesDone: number) => (bytes: number) => {
-    bytesDone += bytes;
-    progress(filesDone, file);
-  };
+  const ledger = new ReplayLedger(
+    options,
+    expanded.files.length,
+    expanded.files.reduce((sum, file) => sum + file.size, 0),
+  );
 
   // Line 1 of every file first: which sessions link to which, before any run is reported.
   const sniffs: SniffResult[] = [];
   for (const { path } of expanded.files) sniffs.push(await sniffFile(path, { classifyTranscript }));
+  const { sessions, linked } = linkedSessions(sniffs);
+  const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
+  const logs = new LogTracker(stats, {
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    stream: (sessionId, parentSessionId) =>
+      !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
+  });
+  const context: ReplayContext = { stats, options, ledger, logs, pause, transcripts: [] };
+
+  for (const [index, file] of expanded.files.entries()) await replayFile(context, file, index, sniffs[index]);
+
+  await logs.emitPausing(pause);
+  if (context.transcripts.length > 0) await replayTranscriptFiles(context);
+  await stats.settle(options.backpressure);
+  for (const problem of expanded.problems) {
+    ledger.report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
+    ledger.skipped.files += 1;
+    ledger.files.push({ path: problem.path, records: 0, runs: 0, problems: 1, isSkipped: true });
+  }
+  return stats.summary(ledger.files, ledger.problems.length, ledger.skipped);
+}
+
+/**
+ * What one {@link replayPaths} call collects as it goes: the problems (also
+ * passed to `options.onProblem` as found), the skipped files and records,
+ * the file summaries in replay order, and the bytes read (passed to
+ * `options.onProgress`).
+ */
+class ReplayLedger {
+  readonly problems: ReplayProblem[] = [];
+  readonly skipped = { files: 0, records: 0 };
+  readonly files: FileSummary[] = [];
+  readonly #problemsByFile = new Map<string, number>();
+  readonly #options: ReplayOptions;
+  readonly filesTotal: number;
+  readonly #bytesTotal: number;
+  /** Bytes of the files finished so far (transcripts excepted: they are read after the loop). */
+  #bytesBefore = 0;
+  #bytesDone = 0;
+
+  constructor(options: ReplayOptions, filesTotal: number, bytesTotal: number) {
+    this.#options = options;
+    this.filesTotal = filesTotal;
+    this.#bytesTotal = bytesTotal;
+  }
+
+  /** Records `problem` (a `record` one counts as a skipped record) and passes it to `options.onProblem`. */
+  readonly report = (problem: ReplayProblem): void => {
+    this.problems.push(problem);
+    this.#problemsByFile.set(problem.file, (this.#problemsByFile.get(problem.file) ?? 0) + 1);
+    if (problem.scope === 'record') this.skipped.records += 1;
+    this.#options.onProblem?.(problem);
+  };
+
+  /** Problems reported for `file` so far. */
+  problemsOf(file: string): number {
+    return this.#problemsByFile.get(file) ?? 0;
+  }
+
+  /** Reports progress: `filesDone` files done, `file` being read (when one is). */
+  progress(filesDone: number, file?: string): void {
+    this.#options.onProgress?.({
+      filesDone,
+      filesTotal: this.filesTotal,
+      bytesDone: this.#bytesDone,
+      bytesTotal: this.#bytesTotal,
+      ...(file !== undefined ? { file } : {}),
+    });
+  }
+
+  /** Counts `bytes` more read from `file` and reports progress. */
+  addBytes(file: string, filesDone: number, bytes: number): void {
+    this.#bytesDone += bytes;
+    this.progress(filesDone, file);
+  }
+
+  /** A byte counter for `file` (see {@link addBytes}). */
+  onBytes(file: string, filesDone: number): (bytes: number) => void {
+    return (bytes) => this.addBytes(file, filesDone, bytes);
+  }
+
+  /** Marks a file of `size` bytes done (its bytes all counted, whatever was read) and reports progress. */
+  fileDone(size: number, filesDone: number): void {
+    this.#bytesBefore += size;
+    this.#bytesDone = this.#bytesBefore;
+    this.progress(filesDone);
+  }
+}
+
+/** State {@link replayPaths} shares with the steps it delegates to. */
+interface ReplayContext {
+  readonly stats: SummaryListener;
+  readonly options: ReplayOptions;
+  readonly ledger: ReplayLedger;
+  readonly logs: LogTracker;
+  readonly pause: () => Promise<void> | undefined;
   /** Coding agents' transcript files, read after the project's own formats, session by session. */
-  const transcripts: TranscriptFile[] = [];
+  readonly transcripts: TranscriptFile[];
+}
+
+/**
+ * The sessions named by line 1 of the session logs among `sniffs`, and those
+ * linked as parent and child across files (both ends of every link whose
+ * parent is among the sessions).
+ */
+function linkedSessions(sniffs: readonly SniffResult[]): {
+  readonly sessions: ReadonlySet<string>;
+  readonly linked: ReadonlySet<string>;
+} {
   const sessions = new Set<string>();
   const linked = new Set<string>();
   for (const sniffed of sniffs) if (sniffed.ok && sniffed.session !== undefined) sessions.add(sniffed.session.id);
@@ -229,110 +315,114 @@ export async function replayPaths(
     linked.add(parent);
     linked.add(sniffed.session.id);
   }
-  const pause = (): Promise<void> | undefined => stats.pause(options.backpressure);
-  const logs = new LogTracker(stats, {
-    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-    stream: (sessionId, parentSessionId) =>
-      !linked.has(sessionId) && (parentSessionId === undefined || !sessions.has(parentSessionId)),
-  });
+  return { sessions, linked };
+}
 
-  for (const [index, { path, size }] of expanded.files.entries()) {
-    progress(index, path);
-    let problemCount = 0;
-    const fileProblem = (problem: ReplayProblem): void => {
-      problemCount += 1;
-      report(problem);
-    };
-    const sniffed = sniffs[index] ?? (await sniffFile(path));
-    if (!sniffed.ok) {
-      fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
-      skipped.files += 1;
-      files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
-    } else if (sniffed.transcript !== undefined) {
-      const info = sniffed.transcript;
-      if (info.kind === 'other')
-        files.push({
-          path,
-          format: info.format,
-          records: 0,
-          runs: 0,
-          problems: 0,
-          isSkipped: false,
-          ...(info.what !== undefined ? { what: info.what } : {}),
-        });
-      else transcripts.push({ path, size, mtimeMs: expanded.files[index]?.mtimeMs ?? 0, info });
-      // Read below, with the rest of its session; its bytes count as done then.
-      progress(index + 1);
-      continue;
-    } else if (sniffed.format === 'log') {
-      const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: onBytes(path, index), pause });
-      if (result.isSkipped) skipped.files += 1;
-      files.push({
+/**
+ * Replays the `index`th input file as `sniffed` (sniffed again when
+ * undefined) says: a file of unknown format is skipped whole, a session log
+ * goes to the `LogTracker`, a capture or raw NDJSON file through
+ * {@link replayStream}; a coding agent's transcript is queued on
+ * `context.transcripts` (or summed up at once when it holds no run) and read
+ * later. Pushes the file's summary (transcripts: later) and reports progress.
+ * Never rejects.
+ */
+async function replayFile(
+  context: ReplayContext,
+  file: InputFile,
+  index: number,
+  sniffedFirst: SniffResult | undefined,
+): Promise<void> {
+  const { ledger, stats, options, logs, pause } = context;
+  const { path, size } = file;
+  ledger.progress(index, path);
+  let problemCount = 0;
+  const fileProblem = (problem: ReplayProblem): void => {
+    problemCount += 1;
+    ledger.report(problem);
+  };
+  const sniffed = sniffedFirst ?? (await sniffFile(path));
+  if (!sniffed.ok) {
+    fileProblem({ file: path, line: 0, code: sniffed.code, scope: 'file', message: sniffed.message });
+    ledger.skipped.files += 1;
+    ledger.files.push({ path, records: 0, runs: 0, problems: problemCount, isSkipped: true });
+  } else if (sniffed.transcript !== undefined) {
+    const info = sniffed.transcript;
+    if (info.kind === 'other')
+      ledger.files.push({
         path,
-        format: 'log',
-        records: result.records,
-        runs: result.runs,
-        problems: problemCount,
-        isSkipped: result.isSkipped,
+        format: info.format,
+        records: 0,
+        runs: 0,
+        problems: 0,
+        isSkipped: false,
+        ...(info.what !== undefined ? { what: info.what } : {}),
       });
-    } else {
-      const result = await replayStream(
-        path,
-        sniffed.format === 'capture' ? 'capture' : 'ndjson',
-        stats,
-        options,
-        fileProblem,
-        onBytes(path, index),
-        pause,
-      );
-      if (result.isSkipped) skipped.files += 1;
-      files.push({ ...result, problems: problemCount });
-    }
-    bytesBefore += size;
-    bytesDone = bytesBefore;
-    progress(index + 1);
-  }
-
-  await logs.emitPausing(pause);
-  if (transcripts.length > 0) {
-    const formatOf = new Map(transcripts.map((file) => [file.path, file.info]));
-    const results = await readTranscripts(transcripts, {
-      listener: stats,
-      onProblem: report,
-      onBytes: (file, bytes) => {
-        bytesDone += bytes;
-        progress(expanded.files.length, file);
-      },
-      pause,
-      ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+    else context.transcripts.push({ path, size, mtimeMs: file.mtimeMs, info });
+    // Read later, with the rest of its session; its bytes count as done then.
+    ledger.progress(index + 1);
+    return;
+  } else if (sniffed.format === 'log') {
+    const result = await logs.readFile(path, { onProblem: fileProblem, onBytes: ledger.onBytes(path, index), pause });
+    if (result.isSkipped) ledger.skipped.files += 1;
+    ledger.files.push({
+      path,
+      format: 'log',
+      records: result.records,
+      runs: result.runs,
+      problems: problemCount,
+      isSkipped: result.isSkipped,
     });
-    for (const result of results) {
-      const info = formatOf.get(result.path);
-      const problemCount = problemsByFile.get(result.path) ?? 0;
-      if (result.isSkipped) skipped.files += 1;
-      files.push({
-        path: result.path,
-        ...(info !== undefined ? { format: info.format } : {}),
-        records: result.records,
-        runs: result.runs,
-        problems: problemCount,
-        isSkipped: result.isSkipped,
-        ...(info?.kind === 'sidecar' && info.what !== undefined
-          ? { what: info.what }
-          : result.what !== undefined
-            ? { what: result.what }
-            : {}),
-        ...(result.unknownRecords !== undefined ? { unknownRecords: result.unknownRecords } : {}),
-      });
-    }
+  } else {
+    const result = await replayStream(
+      path,
+      sniffed.format === 'capture' ? 'capture' : 'ndjson',
+      stats,
+      options,
+      fileProblem,
+      ledger.onBytes(path, index),
+      pause,
+    );
+    if (result.isSkipped) ledger.skipped.files += 1;
+    ledger.files.push({ ...result, problems: problemCount });
   }
-  await stats.settle(options.backpressure);
-  for (const problem of expanded.problems) {
-    report({ file: problem.path, line: 0, code: problem.code, scope: 'file', message: problem.message });
-    skipped.files += 1;
-    files.push({ path: problem.path, records: 0, runs: 0, problems: 1, isSkipped: true });
+  ledger.fileDone(size, index + 1);
+}
+
+/**
+ * Reads the coding agents' transcripts queued on `context.transcripts`
+ * (after every other file) and pushes one summary per file, in the order the
+ * transcript reader returns them. Never rejects.
+ */
+async function replayTranscriptFiles(context: ReplayContext): Promise<void> {
+  const { ledger, options, transcripts } = context;
+  const formatOf = new Map(transcripts.map((file) => [file.path, file.info]));
+  const results = await readTranscripts(transcripts, {
+    listener: context.stats,
+    onProblem: ledger.report,
+    onBytes: (file, bytes) => ledger.addBytes(file, ledger.filesTotal, bytes),
+    pause: context.pause,
+    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+  });
+  for (const result of results) {
+    const info = formatOf.get(result.path);
+    const problemCount = ledger.problemsOf(result.path);
+    if (result.isSkipped) ledger.skipped.files += 1;
+    ledger.files.push({
+      path: result.path,
+      ...(info !== undefined ? { format: info.format } : {}),
+      records: result.records,
+      runs: result.runs,
+      problems: problemCount,
+      isSkipped: result.isSkipped,
+      ...(info?.kind === 'sidecar' && info.what !== undefined
+        ? { what: info.what }
+        : result.what !== undefined
+          ? { what: result.what }
+          : {}),
+      ...(result.unknownRecords !== undefined ? { unknownRecords: result.unknownRecords } : {}),
+    });
   }
-  return stats.summary(files, problems.length, skipped);
 }
 
 /**
@@ -378,138 +468,199 @@ async function replayStream(
   onBytes: (bytes: number) => void,
   pause: () => Promise<void> | undefined,
 ): Promise<Omit<FileSummary, 'problems'>> {
-  let line = 0;
-  let records = 0;
-  const runsBefore = stats.runs;
-  const problem = (code: string, message: string, at = line, scope: ReplayProblem['scope'] = 'record'): void =>
-    report({ file: path, line: at, code, scope, message });
-  // Trackers' own validation failures (bad params) are skipped frames of this file at the current line.
-  const listener: RunListener = {
-    onRunStart: (start) => stats.onRunStart(start),
-    onRunEnd: (record) => stats.onRunEnd(record),
-    onMalformed: (origin, error) => {
-      problem(error.code, error.message);
-      stats.onMalformed(origin, { code: error.code, message: `${path}:${line}: ${error.message}` });
-    },
-  };
-  const malformed = (code: string, message: string, at = line): void => {
-    problem(code, message, at);
-    stats.onMalformed(CAPTURE_ORIGIN, { code, message: `${path}:${at}: ${message}` });
-  };
-
-  const runIdPrefix = `replay-${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 12)}`;
-  /** One conversation of the file: a capture shared by several proxies holds one per writer (its header's `id`). */
-  interface Stream {
-    readonly protocol: Protocol | 'auto';
-    readonly prefix: string;
-    observing?: ReturnType<typeof observerFor>;
-    tap?: FrameTap;
-    lastTime: number;
+  const replay = new StreamReplay(path, format, stats, options, report);
+  if (format === 'ndjson') await replay.startRaw();
+  for await (const item of readLines(fileChunks(path, onBytes))) {
+    const pausing = pause();
+    if (pausing !== undefined) await pausing;
+    replay.onLine(item);
   }
-  const streams = new Map<string, Stream>();
-  const ended: Stream[] = [];
-  const newStream = (key: string, protocol: Protocol | 'auto', startedAt: number): Stream => {
-    const previous = streams.get(key);
-    if (previous !== undefined) ended.push(previous); // a second header for the same stream: its own conversation
-    const stream: Stream = {
-      protocol,
-      prefix: key === '' && previous === undefined ? runIdPrefix : `${runIdPrefix}-${key === '' ? 'h' : key}-${line}`,
-      lastTime: startedAt,
+  return replay.finish();
+}
+
+/** One conversation of a stream file: a capture shared by several proxies holds one per writer (its header's `id`). */
+interface ReplayedStream {
+  readonly protocol: Protocol | 'auto';
+  readonly prefix: string;
+  observing?: ReturnType<typeof observerFor>;
+  tap?: FrameTap;
+  lastTime: number;
+}
+
+/**
+ * The state of one {@link replayStream} call: the line being read, the
+ * records counted, and the file's conversations (each with the tracker it
+ * feeds, made at its first frame). Problems go to `report` at the current
+ * line; frames and records the trackers or the replay reject go to the
+ * listener's `onMalformed` too.
+ */
+class StreamReplay {
+  readonly #path: string;
+  readonly #format: 'capture' | 'ndjson';
+  readonly #stats: SummaryListener;
+  readonly #options: ReplayOptions;
+  readonly #report: (problem: ReplayProblem) => void;
+  readonly #runsBefore: number;
+  readonly #runIdPrefix: string;
+  /** Trackers' own validation failures (bad params) are skipped frames of this file at the current line. */
+  readonly #listener: RunListener;
+  readonly #streams = new Map<string, ReplayedStream>();
+  /** Conversations a later header of the same stream replaced. */
+  readonly #ended: ReplayedStream[] = [];
+  readonly #requestDirections = new Map<string, Direction>();
+  #line = 0;
+  #records = 0;
+  /** Raw NDJSON: the file's mtime, line k's time being `baseTime + k - 1`. */
+  #baseTime = Date.now();
+  #isSkipped = false;
+
+  constructor(
+    path: string,
+    format: 'capture' | 'ndjson',
+    stats: SummaryListener,
+    options: ReplayOptions,
+    report: (problem: ReplayProblem) => void,
+  ) {
+    this.#path = path;
+    this.#format = format;
+    this.#stats = stats;
+    this.#options = options;
+    this.#report = report;
+    this.#runsBefore = stats.runs;
+    this.#listener = {
+      onRunStart: (start) => stats.onRunStart(start),
+      onRunEnd: (record) => stats.onRunEnd(record),
+      onMalformed: (origin, error) => {
+        this.#problem(error.code, error.message);
+        stats.onMalformed(origin, { code: error.code, message: `${path}:${this.#line}: ${error.message}` });
+      },
     };
-    streams.set(key, stream);
+    this.#runIdPrefix = `replay-${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 12)}`;
+  }
+
+  /** Raw NDJSON: takes the file's mtime as the base time (when it can be read) and opens the one conversation. */
+  async startRaw(): Promise<void> {
+    try {
+      this.#baseTime = (await stat(this.#path)).mtimeMs;
+    } catch {
+      // The file vanished between sniffing and reading: reading it reports that below.
+    }
+    this.#newStream('', this.#options.protocol ?? 'auto', this.#baseTime);
+  }
+
+  /** Replays one line of the file, or reports its defect (an unreadable file before any record: skipped whole). */
+  onLine(item: InputLine): void {
+    this.#line = item.line;
+    if (item.kind === 'problem') {
+      if (item.code === 'unreadable' && this.#records === 0) {
+        this.#problem(item.code, item.message, 0, 'file');
+        this.#isSkipped = true;
+      } else {
+        this.#malformed(item.code, item.message, item.line);
+      }
+      return;
+    }
+    if (this.#format === 'capture') this.#captureLine(item.line, item.bytes);
+    else this.#rawLine(item.line, item.bytes);
+  }
+
+  /** Closes every conversation at its last time (runs still open end as such) and sums up the file. */
+  finish(): Omit<FileSummary, 'problems'> {
+    const all = [...this.#ended, ...this.#streams.values()];
+    for (const stream of all) stream.observing?.observer.close(stream.lastTime, CAPTURE_ENDED_DIAGNOSTIC);
+    const decided = all.map((stream) => stream.observing?.protocol()).find((protocol) => protocol !== undefined);
+    return {
+      path: this.#path,
+      format: this.#format,
+      ...(decided !== undefined ? { protocol: decided } : {}),
+      records: this.#records,
+      runs: this.#stats.runs - this.#runsBefore,
+      isSkipped: this.#isSkipped,
+    };
+  }
+
+  /** A capture's line: a header (line 1, or another writer's) opens a conversation, a record feeds its stream's. */
+  #captureLine(line: number, bytes: Uint8Array): void {
+    const value = parseJsonLine(bytes);
+    if (line === 1 || isCaptureHeader(value)) {
+      // Line 1, or the header of another writer appending to the same file.
+      this.#captureHeader(bytes, line);
+      return;
+    }
+    this.#records += 1;
+    const record = parseCaptureRecord(value);
+    if (!record.ok) {
+      this.#malformed(record.error.code, `not a capture record (${record.error.message}); skipped`);
+      return;
+    }
+    const key = record.stream ?? '';
+    const stream = this.#streams.get(key) ?? this.#newStream(key, 'auto', record.time);
+    stream.lastTime = record.time;
+    this.#tapOf(stream).observeLine(
+      record.direction === 'c' ? 'client->agent' : 'agent->client',
+      record.bytes,
+      record.time,
+    );
+  }
+
+  /** Raw NDJSON: synthetic time, direction told from the frame (FrameTap parses the line again and reports what fails). */
+  #rawLine(line: number, bytes: Uint8Array): void {
+    this.#records += 1;
+    const stream = this.#streams.get('') ?? this.#newStream('', this.#options.protocol ?? 'auto', this.#baseTime);
+    const time = this.#baseTime + (line - 1);
+    stream.lastTime = time;
+    this.#tapOf(stream).observeLine(rawDirection(bytes, this.#requestDirections), bytes, time);
+  }
+
+  #problem(code: string, message: string, at = this.#line, scope: ReplayProblem['scope'] = 'record'): void {
+    this.#report({ file: this.#path, line: at, code, scope, message });
+  }
+
+  #malformed(code: string, message: string, at = this.#line): void {
+    this.#problem(code, message, at);
+    this.#stats.onMalformed(CAPTURE_ORIGIN, { code, message: `${this.#path}:${at}: ${message}` });
+  }
+
+  /** Opens conversation `key`; a second header for the same stream starts its own conversation. */
+  #newStream(key: string, protocol: Protocol | 'auto', startedAt: number): ReplayedStream {
+    const previous = this.#streams.get(key);
+    if (previous !== undefined) this.#ended.push(previous);
+    const prefix =
+      key === '' && previous === undefined
+        ? this.#runIdPrefix
+        : `${this.#runIdPrefix}-${key === '' ? 'h' : key}-${this.#line}`;
+    const stream: ReplayedStream = { protocol, prefix, lastTime: startedAt };
+    this.#streams.set(key, stream);
     return stream;
-  };
-  const tapOf = (stream: Stream): FrameTap => {
+  }
+
+  /** The conversation's `FrameTap`, made with its tracker at its first frame. */
+  #tapOf(stream: ReplayedStream): FrameTap {
     if (stream.tap !== undefined) return stream.tap;
-    const observing = observerFor(stream.protocol, listener, stream.prefix, options.agentName);
+    const observing = observerFor(stream.protocol, this.#listener, stream.prefix, this.#options.agentName);
     stream.observing = observing;
     stream.tap = new FrameTap(observing.observer, {
-      onRejected: (_direction, kind, message) => malformed(kind, message),
+      onRejected: (_direction, kind, message) => this.#malformed(kind, message),
     });
     return stream.tap;
-  };
-  const captureHeader = (bytes: Uint8Array, at: number): void => {
+  }
+
+  /** A capture header at line `at`: opens its conversation (an invalid one: an unnamed `auto` one, if none is open). */
+  #captureHeader(bytes: Uint8Array, at: number): void {
     const header = parseCaptureHeader(parseJsonLine(bytes));
     if (!header.ok) {
-      problem(
+      this.#problem(
         'bad-capture-header',
         `the capture header is invalid (${header.error.message}); the protocol is detected from the frames`,
         at,
       );
-      if (!streams.has('')) newStream('', 'auto', Date.now());
+      if (!this.#streams.has('')) this.#newStream('', 'auto', Date.now());
       return;
     }
     const declared =
       header.header.protocol === 'sdk' || header.header.protocol === 'acp' ? header.header.protocol : 'auto';
-    newStream(header.header.id ?? '', declared, header.header.startedAt);
-  };
-
-  let baseTime = Date.now();
-  if (format === 'ndjson') {
-    try {
-      baseTime = (await stat(path)).mtimeMs;
-    } catch {
-      // The file vanished between sniffing and reading: reading it reports that below.
-    }
-    newStream('', options.protocol ?? 'auto', baseTime);
+    this.#newStream(header.header.id ?? '', declared, header.header.startedAt);
   }
-  const requestDirections = new Map<string, Direction>();
-  let isSkipped = false;
-
-  for await (const item of readLines(fileChunks(path, onBytes))) {
-    const pausing = pause();
-    if (pausing !== undefined) await pausing;
-    line = item.line;
-    if (item.kind === 'problem') {
-      if (item.code === 'unreadable' && records === 0) {
-        problem(item.code, item.message, 0, 'file');
-        isSkipped = true;
-      } else {
-        malformed(item.code, item.message, item.line);
-      }
-      continue;
-    }
-    if (format === 'capture') {
-      const value = parseJsonLine(item.bytes);
-      if (item.line === 1 || isCaptureHeader(value)) {
-        // Line 1, or the header of another writer appending to the same file.
-        captureHeader(item.bytes, item.line);
-        continue;
-      }
-      records += 1;
-      const record = parseCaptureRecord(value);
-      if (!record.ok) {
-        malformed(record.error.code, `not a capture record (${record.error.message}); skipped`);
-        continue;
-      }
-      const key = record.stream ?? '';
-      const stream = streams.get(key) ?? newStream(key, 'auto', record.time);
-      stream.lastTime = record.time;
-      tapOf(stream).observeLine(
-        record.direction === 'c' ? 'client->agent' : 'agent->client',
-        record.bytes,
-        record.time,
-      );
-      continue;
-    }
-    records += 1;
-    // Raw NDJSON: synthetic time, direction told from the frame (FrameTap parses the line again and reports what fails).
-    const stream = streams.get('') ?? newStream('', options.protocol ?? 'auto', baseTime);
-    const time = baseTime + (item.line - 1);
-    stream.lastTime = time;
-    tapOf(stream).observeLine(rawDirection(item.bytes, requestDirections), item.bytes, time);
-  }
-  const all = [...ended, ...streams.values()];
-  for (const stream of all) stream.observing?.observer.close(stream.lastTime, CAPTURE_ENDED_DIAGNOSTIC);
-  const decided = all.map((stream) => stream.observing?.protocol()).find((protocol) => protocol !== undefined);
-  return {
-    path,
-    format,
-    ...(decided !== undefined ? { protocol: decided } : {}),
-    records,
-    runs: stats.runs - runsBefore,
-    isSkipped,
-  };
 }
 
 function rawDirection(bytes: Uint8Array, requestDirections: Map<string, Direction>): Direction {
