@@ -85,17 +85,59 @@ export function evaluate(
   replayFiles: readonly ReplayFileSummary[],
   spans: SpanIndex,
 ): CorpusReport {
-  const checked = new Map<InvariantName, number>(INVARIANTS.map((n) => [n, 0]));
-  const bump = (n: InvariantName): void => void checked.set(n, (checked.get(n) ?? 0) + 1);
-  const violations: Violation[] = [];
-  const notChecked: NotChecked[] = [];
-  const normalised: { run: string; applied: readonly string[] }[] = [];
-  const differing: { run: string; detail: string }[] = [];
-
-  // Copies of one run (a Codex thread in sessions/ and archived_sessions/, a Gemini CLI chat and its migrated
-  // .jsonl, a file copied to a second folder): replay reads one; the others are not checked.
+  const findings = new Findings();
   const byPath = new Map(replayFiles.map((f) => [resolve(f.path), f]));
-  const copies = new Map<string, string>(); // file -> the file kept
+  const copies = findCopies(expected, byPath, findings);
+  checkKnownFilesRead(sniffed, byPath, copies, findings);
+
+  // 2-5, per file that should give a run.
+  const claimed = new Set<string>();
+  for (const e of expected) {
+    if (copies.has(e.file)) continue;
+    checkExpectedRun(e, spans, claimed, findings);
+  }
+  return findings.report();
+}
+
+/** What the invariants found so far: counts of what was checked, violations, what was not checked, notes. */
+class Findings {
+  readonly #checked = new Map<InvariantName, number>(INVARIANTS.map((n) => [n, 0]));
+  readonly violations: Violation[] = [];
+  readonly notChecked: NotChecked[] = [];
+  readonly normalised: { run: string; applied: readonly string[] }[] = [];
+  readonly differing: { run: string; detail: string }[] = [];
+
+  /** Counts one more thing checked by invariant `n`. */
+  bump(n: InvariantName): void {
+    this.#checked.set(n, (this.#checked.get(n) ?? 0) + 1);
+  }
+
+  /** The report: one row per invariant, in {@link INVARIANTS} order, and the findings. */
+  report(): CorpusReport {
+    const rows = INVARIANTS.map((name) => ({
+      name,
+      description: INVARIANT_TEXT[name],
+      checked: this.#checked.get(name) ?? 0,
+      violations: this.violations.filter((v) => v.invariant === name).length,
+      notChecked: this.notChecked.filter((v) => v.invariant === name).length,
+    }));
+    const { violations, notChecked, normalised, differing } = this;
+    return { rows, violations, notChecked, normalised, differing };
+  }
+}
+
+/**
+ * Copies of one run (a Codex thread in sessions/ and archived_sessions/, a
+ * Gemini CLI chat and its migrated .jsonl, a file copied to a second
+ * folder): replay reads one; the others are not checked (each recorded as
+ * such in `findings`). @returns each copy's file -> the file kept.
+ */
+function findCopies(
+  expected: readonly ExpectedRun[],
+  byPath: ReadonlyMap<string, ReplayFileSummary>,
+  findings: Findings,
+): Map<string, string> {
+  const copies = new Map<string, string>();
   const primary = new Map<string, ExpectedRun[]>();
   for (const e of expected) primary.set(e.runIds[0] ?? '', [...(primary.get(e.runIds[0] ?? '') ?? []), e]);
   for (const group of primary.values()) {
@@ -105,7 +147,7 @@ export function evaluate(
     for (const e of group) {
       if (e === kept) continue;
       copies.set(e.file, kept.file);
-      notChecked.push({
+      findings.notChecked.push({
         invariant: 'one-run-per-file-nested',
         file: e.file,
         run: e.runIds[0] ?? '',
@@ -113,120 +155,136 @@ export function evaluate(
       });
     }
   }
+  return copies;
+}
 
-  // 1. Known files are read.
+/** Invariant 1: every sniffed file of a known format (copies aside) is listed by replay and not skipped. */
+function checkKnownFilesRead(
+  sniffed: readonly SniffedFile[],
+  byPath: ReadonlyMap<string, ReplayFileSummary>,
+  copies: ReadonlyMap<string, string>,
+  findings: Findings,
+): void {
   for (const s of sniffed) {
     if (s.format === undefined || copies.has(s.file)) continue;
-    bump('known-files-read');
+    findings.bump('known-files-read');
     const got = byPath.get(resolve(s.file));
     if (got === undefined)
-      violations.push({
+      findings.violations.push({
         invariant: 'known-files-read',
         file: s.file,
         message: `replay did not list it, though ${s.evidence} (${s.format})`,
       });
     else if (got.isSkipped)
-      violations.push({
+      findings.violations.push({
         invariant: 'known-files-read',
         file: s.file,
         message: `skipped by replay, though ${s.evidence} (${s.format})`,
       });
   }
+}
 
-  // 2-5, per file that should give a run.
-  const claimed = new Set<string>();
-  for (const e of expected) {
-    if (copies.has(e.file)) continue;
-    bump('one-run-per-file-nested');
-    const id = e.runIds.find((r) => (spans.runsById.get(r)?.length ?? 0) > 0 && !claimed.has(r)) ?? e.runIds[0] ?? '';
-    claimed.add(id);
-    const found = spans.runsById.get(id) ?? [];
-    if (found.length !== 1) {
-      violations.push({
-        invariant: 'one-run-per-file-nested',
-        file: e.file,
-        run: id,
-        message:
-          found.length === 0
-            ? `no run ${id} (${e.isSubagent ? 'a subagent' : 'a session'})`
-            : `${found.length} runs with id ${id}`,
-      });
-      for (const n of ['output-equals-received', 'tokens-equal-responses', 'no-completed-after-error'] as const) {
-        if (n === 'output-equals-received' && !e.isSubagent) continue;
-        notChecked.push({ invariant: n, file: e.file, run: id, why: 'the file has no single run to compare' });
-      }
-      continue;
+/**
+ * Invariants 2-5 for one file that should give a run: exactly one run (the
+ * first of `e.runIds` with spans not yet `claimed`, which it claims), nested
+ * where it should be; then its output, tokens and stop reason. Without a
+ * single run the others are recorded as not checked.
+ */
+function checkExpectedRun(e: ExpectedRun, spans: SpanIndex, claimed: Set<string>, findings: Findings): void {
+  findings.bump('one-run-per-file-nested');
+  const id = e.runIds.find((r) => (spans.runsById.get(r)?.length ?? 0) > 0 && !claimed.has(r)) ?? e.runIds[0] ?? '';
+  claimed.add(id);
+  const found = spans.runsById.get(id) ?? [];
+  if (found.length !== 1) {
+    findings.violations.push({
+      invariant: 'one-run-per-file-nested',
+      file: e.file,
+      run: id,
+      message:
+        found.length === 0
+          ? `no run ${id} (${e.isSubagent ? 'a subagent' : 'a session'})`
+          : `${found.length} runs with id ${id}`,
+    });
+    for (const n of ['output-equals-received', 'tokens-equal-responses', 'no-completed-after-error'] as const) {
+      if (n === 'output-equals-received' && !e.isSubagent) continue;
+      findings.notChecked.push({ invariant: n, file: e.file, run: id, why: 'the file has no single run to compare' });
     }
-    const run = found[0] as SpanRun;
-    if (e.nesting !== undefined) checkNesting(e, run, spans, violations, notChecked);
-
-    if (e.received !== undefined) {
-      if (isUnchecked(e.received))
-        notChecked.push({ invariant: 'output-equals-received', file: e.file, run: id, why: e.received.unchecked });
-      else {
-        bump('output-equals-received');
-        const c = compareReport(outputText(run.output, e.outputMode), e.received.text);
-        if (c.applied.length > 0) normalised.push({ run: id, applied: c.applied });
-        if (!c.equal && run.reportedMatch === false) {
-          // The texts differ and the run says so (subagent.reported_output.match false, with both lengths): telemetry tells the truth.
-          differing.push({ run: id, detail: c.detail ?? 'differs' });
-        } else if (!c.equal) {
-          const reader =
-            run.reportedMatch === undefined
-              ? 'the reader did not compare'
-              : `the reader says match=${String(run.reportedMatch)}`;
-          violations.push({
-            invariant: 'output-equals-received',
-            file: e.file,
-            run: id,
-            message: `${c.detail ?? 'differs'} (received: ${e.received.source}; ${reader})`,
-          });
-        }
-      }
-    }
-
-    if (isUnchecked(e.tokens))
-      notChecked.push({ invariant: 'tokens-equal-responses', file: e.file, run: id, why: e.tokens.unchecked });
-    else {
-      bump('tokens-equal-responses');
-      const t = run.tokens;
-      if (
-        t.input !== e.tokens.input ||
-        t.output !== e.tokens.output ||
-        t.cacheRead !== e.tokens.cacheRead ||
-        t.cacheWrite !== e.tokens.cacheWrite
-      ) {
-        violations.push({
-          invariant: 'tokens-equal-responses',
-          file: e.file,
-          run: id,
-          message: `the run says ${tokensText(t)}; its responses sum to ${tokensText(e.tokens)}`,
-        });
-      }
-    }
-
-    if (e.endsIn !== undefined) {
-      bump('no-completed-after-error');
-      if (run.stopReason === 'completed' || (e.endsIn.implies !== undefined && run.stopReason !== e.endsIn.implies)) {
-        const should = e.endsIn.implies !== undefined ? `; that says ${e.endsIn.implies}` : '';
-        violations.push({
-          invariant: 'no-completed-after-error',
-          file: e.file,
-          run: id,
-          message: `${run.stopReason} (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn.what}${should}`,
-        });
-      }
-    }
+    return;
   }
+  const run = found[0] as SpanRun;
+  if (e.nesting !== undefined) checkNesting(e, run, spans, findings.violations, findings.notChecked);
+  checkOutput(e, id, run, findings);
+  checkTokens(e, id, run, findings);
+  checkEndsIn(e, id, run, findings);
+}
 
-  const rows = INVARIANTS.map((name) => ({
-    name,
-    description: INVARIANT_TEXT[name],
-    checked: checked.get(name) ?? 0,
-    violations: violations.filter((v) => v.invariant === name).length,
-    notChecked: notChecked.filter((v) => v.invariant === name).length,
-  }));
-  return { rows, violations, notChecked, normalised, differing };
+/**
+ * Invariant 3, when the file says what the parent received: run `id`'s
+ * output equals it (normalisations applied are noted), or its span says it
+ * differs (noted as differing, no violation).
+ */
+function checkOutput(e: ExpectedRun, id: string, run: SpanRun, findings: Findings): void {
+  if (e.received === undefined) return;
+  if (isUnchecked(e.received)) {
+    findings.notChecked.push({ invariant: 'output-equals-received', file: e.file, run: id, why: e.received.unchecked });
+    return;
+  }
+  findings.bump('output-equals-received');
+  const c = compareReport(outputText(run.output, e.outputMode), e.received.text);
+  if (c.applied.length > 0) findings.normalised.push({ run: id, applied: c.applied });
+  if (!c.equal && run.reportedMatch === false) {
+    // The texts differ and the run says so (subagent.reported_output.match false, with both lengths): telemetry tells the truth.
+    findings.differing.push({ run: id, detail: c.detail ?? 'differs' });
+  } else if (!c.equal) {
+    const reader =
+      run.reportedMatch === undefined
+        ? 'the reader did not compare'
+        : `the reader says match=${String(run.reportedMatch)}`;
+    findings.violations.push({
+      invariant: 'output-equals-received',
+      file: e.file,
+      run: id,
+      message: `${c.detail ?? 'differs'} (received: ${e.received.source}; ${reader})`,
+    });
+  }
+}
+
+/** Invariant 4: run `id`'s tokens equal the sum over its distinct responses (when the file lets it be checked). */
+function checkTokens(e: ExpectedRun, id: string, run: SpanRun, findings: Findings): void {
+  if (isUnchecked(e.tokens)) {
+    findings.notChecked.push({ invariant: 'tokens-equal-responses', file: e.file, run: id, why: e.tokens.unchecked });
+    return;
+  }
+  findings.bump('tokens-equal-responses');
+  const t = run.tokens;
+  if (
+    t.input !== e.tokens.input ||
+    t.output !== e.tokens.output ||
+    t.cacheRead !== e.tokens.cacheRead ||
+    t.cacheWrite !== e.tokens.cacheWrite
+  ) {
+    findings.violations.push({
+      invariant: 'tokens-equal-responses',
+      file: e.file,
+      run: id,
+      message: `the run says ${tokensText(t)}; its responses sum to ${tokensText(e.tokens)}`,
+    });
+  }
+}
+
+/** Invariant 5, when the file ends in an error or interrupt: run `id` did not complete (and has the stop reason it implies). */
+function checkEndsIn(e: ExpectedRun, id: string, run: SpanRun, findings: Findings): void {
+  if (e.endsIn === undefined) return;
+  findings.bump('no-completed-after-error');
+  if (run.stopReason === 'completed' || (e.endsIn.implies !== undefined && run.stopReason !== e.endsIn.implies)) {
+    const should = e.endsIn.implies !== undefined ? `; that says ${e.endsIn.implies}` : '';
+    findings.violations.push({
+      invariant: 'no-completed-after-error',
+      file: e.file,
+      run: id,
+      message: `${run.stopReason} (${run.inferredFrom ?? 'no inference'}), though the file ends in ${e.endsIn.what}${should}`,
+    });
+  }
 }
 
 function checkNesting(
