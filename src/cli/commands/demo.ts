@@ -23,7 +23,13 @@ import type { JsonRpcFrame } from '../../wire/jsonrpc.js';
 import { runAcpSubagent } from '../../backend/acp-backend.js';
 import { runSdkSubagent } from '../../backend/sdk-backend.js';
 import type { RunListener, RunRecord } from '../../observe/run-record.js';
-import { createTelemetryFromPlan, OUT_FILE_NAMES, planTelemetry } from '../../telemetry/setup.js';
+import {
+  createTelemetryFromPlan,
+  OUT_FILE_NAMES,
+  planTelemetry,
+  type Telemetry,
+  type TelemetryShutdownReport,
+} from '../../telemetry/setup.js';
 import type { DemoCommand } from './demo-command.js';
 import { SETTINGS } from '../../telemetry/config.js';
 import { runStdioProxy } from '../../proxy/stdio-proxy.js';
@@ -338,9 +344,58 @@ export async function runDemo(
   if (removed.length > 0)
     progress(`starting from empty files: removed what an earlier run left: ${removed.join(', ')}`);
   const recorder = cmd.sessions !== undefined ? sessionRecorder() : undefined;
+  const rows = await playScenarios(cmd, telemetry.runs, progress, recorder?.onLine);
+
+  const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_DEMO_FLUSH_MS));
+  const sessionFiles =
+    recorder !== undefined && cmd.sessions !== undefined
+      ? await writeSessions(cmd.sessions, recorder.sessions.values(), progress)
+      : [];
+  const wrote = {
+    spans:
+      plan.traces.fileDir !== undefined
+        ? (await countFile(join(plan.traces.fileDir, OUT_FILE_NAMES.traces), 'traces')).items
+        : undefined,
+    metricLines:
+      plan.metrics.fileDir !== undefined
+        ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines
+        : undefined,
+    sessionLogs: sessionFiles.length,
+  };
+  const dropped = report.dropped.traces + report.dropped.metrics;
+  if (dropped > 0) {
+    io.stderr.write(
+      `subagent-otel demo: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`,
+    );
+  }
+  const exitCode = dropped > 0 ? 3 : 0;
+  if (cmd.json) {
+    io.stdout.write(
+      `${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report, wrote, sessionFiles }, null, 2)}\n`,
+    );
+    return exitCode;
+  }
+  printDemoText(cmd, io, { rows, telemetry, report, wrote, sessionFiles, dropped });
+  return exitCode;
+}
+
+/**
+ * Plays every scenario in turn, reporting runs to `target` and `progress`:
+ * the SDK runtime's through the SDK backend (and one cancelled by the
+ * parent), then through the stdio proxy on one runtime process (its lines
+ * passed to `onLine`), then the ACP agent's through the ACP backend.
+ * @returns the observed runs, each labelled with how and for which scenario
+ *   it was produced, in the order they finished.
+ */
+async function playScenarios(
+  cmd: DemoCommand,
+  target: RunListener,
+  progress: (what: string) => void,
+  onLine: ((line: string) => void) | undefined,
+): Promise<DemoRow[]> {
   const rows: DemoRow[] = [];
   let label: Pick<DemoRow, 'via' | 'scenario'> = { via: 'sdk-backend', scenario: '' };
-  const listener = collecting(telemetry.runs, rows, () => label);
+  const listener = collecting(target, rows, () => label);
   const agentName = cmd.agentName !== undefined ? { agentName: cmd.agentName } : {};
 
   progress(`SDK backend: ${DEMO_SDK_SCENARIOS.length + 1} scenarios on the scripted runtime (embedded log generation)`);
@@ -375,7 +430,7 @@ export async function runDemo(
     (scenario) => {
       label = { via: 'sdk-proxy', scenario };
     },
-    recorder?.onLine,
+    onLine,
   );
 
   progress(`ACP backend: ${DEMO_ACP_SCENARIOS.length} scenarios on the scripted ACP agent`);
@@ -389,38 +444,34 @@ export async function runDemo(
       listener,
     });
   }
+  return rows;
+}
 
-  const report = await telemetry.shutdown(flushBoundMs(io.env, DEFAULT_DEMO_FLUSH_MS));
-  const sessionFiles =
-    recorder !== undefined && cmd.sessions !== undefined
-      ? await writeSessions(cmd.sessions, recorder.sessions.values(), progress)
-      : [];
-  const wrote = {
-    spans:
-      plan.traces.fileDir !== undefined
-        ? (await countFile(join(plan.traces.fileDir, OUT_FILE_NAMES.traces), 'traces')).items
-        : undefined,
-    metricLines:
-      plan.metrics.fileDir !== undefined
-        ? (await countFile(join(plan.metrics.fileDir, OUT_FILE_NAMES.metrics), 'metrics')).lines
-        : undefined,
-    sessionLogs: sessionFiles.length,
-  };
-  const dropped = report.dropped.traces + report.dropped.metrics;
-  if (dropped > 0) {
-    io.stderr.write(
-      `subagent-otel demo: telemetry: ${report.dropped.traces} span(s) and ${report.dropped.metrics} metric batch(es) in all could not be delivered\n`,
-    );
-  }
-  const exitCode = dropped > 0 ? 3 : 0;
+/** What the demo did, for {@link printDemoText}. */
+interface DemoOutcome {
+  readonly rows: readonly DemoRow[];
+  readonly telemetry: Telemetry;
+  readonly report: TelemetryShutdownReport;
+  /** Spans and metric exports counted in the files written (undefined: not written to a file), session logs written. */
+  readonly wrote: { readonly spans?: number; readonly metricLines?: number; readonly sessionLogs: number };
+  readonly sessionFiles: readonly string[];
+  /** Spans and metric batches that could not be delivered. */
+  readonly dropped: number;
+}
+
+/**
+ * Prints the demo's text output on `io.stdout`: the run table, the
+ * truncation and mismatch counts, where the telemetry went and what was
+ * written, the session logs, and how to send it to a collector or view it.
+ */
+function printDemoText(
+  cmd: DemoCommand,
+  io: { stdout: NodeJS.WritableStream; env: NodeJS.ProcessEnv },
+  outcome: DemoOutcome,
+): void {
+  const { rows, telemetry, report, wrote, sessionFiles, dropped } = outcome;
   const truncated = rows.filter((r) => r.record.stopReason === 'max-tokens').length;
   const mismatches = rows.filter((r) => isOutputMismatch(r.record)).length;
-  if (cmd.json) {
-    io.stdout.write(
-      `${JSON.stringify({ runs: rows.map((r) => ({ via: r.via, scenario: r.scenario, ...r.record })), destinations: telemetry.describeDestinations(), shutdown: report, wrote, sessionFiles }, null, 2)}\n`,
-    );
-    return exitCode;
-  }
   io.stdout.write(`\n${formatDemoTable(rows)}\n\n`);
   io.stdout.write(
     `${rows.length} runs observed: ${truncated} cut off at max-tokens (truncation rate ${((100 * truncated) / Math.max(rows.length, 1)).toFixed(0)}%), ${mismatches} where the runtime reported a different output than the rule selects.\n`,
@@ -457,7 +508,6 @@ export async function runDemo(
         : []),
     ].join('\n'),
   );
-  return exitCode;
 }
 
 /**
