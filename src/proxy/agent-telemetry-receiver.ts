@@ -21,7 +21,7 @@
  * @module subagent-otel/proxy/agent-telemetry-receiver
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzip } from 'node:zlib';
 import { parseOtlpJsonRequest, type OtlpJsonRequest, type OtlpSignal } from '../wire/otlp-json.js';
@@ -93,108 +93,18 @@ function gunzipBounded(data: Buffer): Promise<Buffer | undefined> {
 export async function startAgentTelemetryReceiver(
   onRequest: (request: OtlpJsonRequest) => void,
 ): Promise<AgentTelemetryReceiver> {
-  const stats: AgentTelemetryReceiver['stats'] = {
-    taken: { traces: 0, logs: 0, metrics: 0 },
-    refused: 0,
-    unauthorized: 0,
-  };
   const token = randomBytes(32).toString('hex');
-  const expected = Buffer.from(token, 'utf8');
-  const authorized = (req: IncomingMessage): boolean => {
-    const given = Buffer.from(String(req.headers[TOKEN_HEADER] ?? ''), 'utf8');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+  const context: ReceiverContext = {
+    stats: { taken: { traces: 0, logs: 0, metrics: 0 }, refused: 0, unauthorized: 0 },
+    expected: Buffer.from(token, 'utf8'),
+    activity: new Activity(),
+    onRequest,
   };
-  const refuse = (res: import('node:http').ServerResponse, status: number, cause: string): void => {
-    stats.refused += 1;
-    stats.firstRefusal ??= cause;
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: status, message: cause }));
-  };
-  let open = 0;
-  let handling = 0;
-  let waiting: Array<() => void> = [];
-  const settle = (): void => {
-    if (open > 0 || handling > 0) return;
-    const resolve = waiting;
-    waiting = [];
-    for (const done of resolve) done();
-  };
-  const server: Server = createServer((req, res) => {
-    handling += 1;
-    // Counted from the request's headers to the end of its handling, whatever the answer.
-    res.once('close', () => {
-      handling -= 1;
-      settle();
-    });
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (!authorized(req)) {
-      stats.unauthorized += 1;
-      refuse(
-        res,
-        401,
-        `${req.method ?? '?'} ${path}: no valid ${TOKEN_HEADER} header (only the agent this proxy started may send)`,
-      );
-      req.resume();
-      return;
-    }
-    const signal = PATHS[path];
-    if (req.method !== 'POST' || signal === undefined) {
-      refuse(
-        res,
-        404,
-        `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`,
-      );
-      req.resume();
-      return;
-    }
-    const type = String(req.headers['content-type'] ?? '');
-    if (!type.includes('json')) {
-      refuse(
-        res,
-        415,
-        `${path}: content-type ${type || '(none)'} refused; the agent must send OTLP/HTTP JSON (http/json)`,
-      );
-      req.resume();
-      return;
-    }
-    readBody(req)
-      .then(async (raw) => {
-        const body =
-          raw !== undefined && /gzip/i.test(String(req.headers['content-encoding'] ?? ''))
-            ? await gunzipBounded(raw)
-            : raw;
-        if (body === undefined) {
-          refuse(res, 413, `${path}: body over ${MAX_BODY_BYTES} bytes`);
-          return;
-        }
-        let json: unknown;
-        try {
-          json = JSON.parse(body.toString('utf8'));
-        } catch {
-          refuse(res, 400, `${path}: body is not JSON`);
-          return;
-        }
-        const parsed = parseOtlpJsonRequest(signal, json);
-        if (!parsed.ok) {
-          refuse(res, 400, `${path}: ${parsed.error}`);
-          return;
-        }
-        stats.taken[signal] += 1;
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        try {
-          onRequest(parsed.value);
-        } catch (error) {
-          stats.refused += 1;
-          stats.firstRefusal ??= `${path}: handling failed: ${errorMessage(error)}`;
-        }
-      })
-      .catch((error: unknown) => refuse(res, 400, `${path}: ${errorMessage(error)}`));
-  });
+  const { stats, activity } = context;
+  const server: Server = createServer((req, res) => handleRequest(context, req, res));
   server.on('connection', (socket) => {
-    open += 1;
-    socket.once('close', () => {
-      open -= 1;
-      settle();
-    });
+    activity.connectionOpened();
+    socket.once('close', () => activity.connectionClosed());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -207,15 +117,169 @@ export async function startAgentTelemetryReceiver(
     origin: `http://127.0.0.1:${port}`,
     otlpHeaders: `${TOKEN_HEADER}=${token}`,
     stats,
-    idle: () =>
-      new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        settle();
-      }),
+    idle: () => activity.idle(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** What a receiver's request handler shares with the receiver. */
+interface ReceiverContext {
+  /** The receiver's counts, updated in place. */
+  readonly stats: AgentTelemetryReceiver['stats'];
+  /** The token a request must carry in {@link TOKEN_HEADER}, as UTF-8 bytes. */
+  readonly expected: Buffer;
+  readonly activity: Activity;
+  readonly onRequest: (request: OtlpJsonRequest) => void;
+}
+
+/**
+ * Counts a receiver's open connections and requests being handled, and
+ * resolves the {@link idle} waits whenever both are none.
+ */
+class Activity {
+  #open = 0;
+  #handling = 0;
+  #waiting: Array<() => void> = [];
+
+  connectionOpened(): void {
+    this.#open += 1;
+  }
+
+  connectionClosed(): void {
+    this.#open -= 1;
+    this.#settle();
+  }
+
+  requestStarted(): void {
+    this.#handling += 1;
+  }
+
+  requestEnded(): void {
+    this.#handling -= 1;
+    this.#settle();
+  }
+
+  /** Resolves once no connection is open and no request is handled (at once when so). Never rejects. */
+  idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#waiting.push(resolve);
+      this.#settle();
+    });
+  }
+
+  #settle(): void {
+    if (this.#open > 0 || this.#handling > 0) return;
+    const resolve = this.#waiting;
+    this.#waiting = [];
+    for (const done of resolve) done();
+  }
+}
+
+/** Whether `req` carries the receiver's token (compared in constant time). */
+function isAuthorized(req: IncomingMessage, expected: Buffer): boolean {
+  const given = Buffer.from(String(req.headers[TOKEN_HEADER] ?? ''), 'utf8');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Answers `status` with `cause` as JSON, and counts the refusal (keeping the first cause). */
+function refuse(stats: AgentTelemetryReceiver['stats'], res: ServerResponse, status: number, cause: string): void {
+  stats.refused += 1;
+  stats.firstRefusal ??= cause;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ code: status, message: cause }));
+}
+
+/**
+ * Handles one request, counted as handled until its response closes:
+ * refuses it (401 without the token, 404 off the export paths, 415 unless
+ * JSON) before reading its body, else takes its body ({@link takeBody}).
+ */
+function handleRequest(context: ReceiverContext, req: IncomingMessage, res: ServerResponse): void {
+  const { stats, activity } = context;
+  activity.requestStarted();
+  // Counted from the request's headers to the end of its handling, whatever the answer.
+  res.once('close', () => activity.requestEnded());
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (!isAuthorized(req, context.expected)) {
+    stats.unauthorized += 1;
+    refuse(
+      stats,
+      res,
+      401,
+      `${req.method ?? '?'} ${path}: no valid ${TOKEN_HEADER} header (only the agent this proxy started may send)`,
+    );
+    req.resume();
+    return;
+  }
+  const signal = PATHS[path];
+  if (req.method !== 'POST' || signal === undefined) {
+    refuse(
+      stats,
+      res,
+      404,
+      `${req.method ?? '?'} ${path}: not an OTLP/HTTP export path (POST /v1/traces, /v1/logs, /v1/metrics)`,
+    );
+    req.resume();
+    return;
+  }
+  const type = String(req.headers['content-type'] ?? '');
+  if (!type.includes('json')) {
+    refuse(
+      stats,
+      res,
+      415,
+      `${path}: content-type ${type || '(none)'} refused; the agent must send OTLP/HTTP JSON (http/json)`,
+    );
+    req.resume();
+    return;
+  }
+  takeBody(context, req, res, path, signal).catch((error: unknown) =>
+    refuse(stats, res, 400, `${path}: ${errorMessage(error)}`),
+  );
+}
+
+/**
+ * Reads a request's body (gunzipped when so encoded) and, when it is an
+ * export request of `signal` within {@link MAX_BODY_BYTES}, answers 200 and
+ * hands it to `onRequest` (a throw counted as a refusal); else answers 413
+ * or 400. Rejects when the body cannot be read or gunzipped.
+ */
+async function takeBody(
+  context: ReceiverContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  signal: OtlpSignal,
+): Promise<void> {
+  const { stats } = context;
+  const raw = await readBody(req);
+  const body =
+    raw !== undefined && /gzip/i.test(String(req.headers['content-encoding'] ?? '')) ? await gunzipBounded(raw) : raw;
+  if (body === undefined) {
+    refuse(stats, res, 413, `${path}: body over ${MAX_BODY_BYTES} bytes`);
+    return;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    refuse(stats, res, 400, `${path}: body is not JSON`);
+    return;
+  }
+  const parsed = parseOtlpJsonRequest(signal, json);
+  if (!parsed.ok) {
+    refuse(stats, res, 400, `${path}: ${parsed.error}`);
+    return;
+  }
+  stats.taken[signal] += 1;
+  res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  try {
+    context.onRequest(parsed.value);
+  } catch (error) {
+    stats.refused += 1;
+    stats.firstRefusal ??= `${path}: handling failed: ${errorMessage(error)}`;
+  }
 }
