@@ -116,43 +116,8 @@ function delay(ms: number): Promise<void> {
 export async function runSdkSubagent(options: SdkSubagentOptions): Promise<SubagentOutcome> {
   sessionCounter += 1;
   const sessionId = options.sessionId ?? `subagent-${process.pid}-${sessionCounter}`;
-  const cancelled = { value: false };
-  let record: RunRecord | undefined;
-  let onRecord: () => void = () => undefined;
-  const recorded = new Promise<void>((resolve) => (onRecord = resolve));
-  const userListener = options.listener;
-
-  // Intercept the prompted run: once cancellation settled locally, the run is `aborted` whatever the observer saw.
-  const listener: RunListener = {
-    onRunStart: (start: RunStart) => userListener?.onRunStart(start),
-    onRunEnd: (r: RunRecord) => {
-      let final = r;
-      if (r.sessionId === sessionId && r.source === 'sdk' && record === undefined) {
-        if (cancelled.value) final = { ...r, stopReason: 'aborted' };
-        record = final;
-        onRecord();
-      }
-      userListener?.onRunEnd(final);
-    },
-    onMalformed: (origin, error) => userListener?.onMalformed?.(origin, error),
-  };
-  const tracker = new SdkTracker(listener, {
-    ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-    ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
-  });
-
-  let rpc: RpcClient | undefined;
-  const observer: FrameObserver = {
-    observeFrame(direction: Direction, frame: JsonRpcFrame, time: number) {
-      tracker.observeFrame(direction, frame, time);
-      if (direction === 'agent->client') rpc?.onResponse(frame);
-      options.onFrame?.(direction, frame);
-    },
-    close: (time, diagnostic) => tracker.close(time, diagnostic),
-  };
-  const tap = new FrameTap(observer, {
-    onRejected: (direction, kind, message) => listener.onMalformed?.(`sdk ${direction}`, { code: kind, message }),
-  });
+  const observed = new PromptedRunObserver(sessionId, options);
+  const { tap, tracker } = observed;
 
   const child = spawnChild({
     command: options.command,
@@ -161,7 +126,8 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     stderr: options.onStderr ?? 'ignore',
   });
-  rpc = new RpcClient(child, tap);
+  const rpc = new RpcClient(child, tap);
+  observed.rpc = rpc;
   child.stdout.on('data', (chunk: Buffer) => tap.push('agent->client', chunk));
   const stdoutEnded = new Promise<void>((resolve) => {
     child.stdout.once('end', resolve);
@@ -174,11 +140,108 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
     if (options.signal.aborted) resolve();
     else options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  const stop = Promise.race([exited, aborted]);
 
-  // Startup failures: upstream's start rejects with the reason; here the result carries it as the diagnostic.
-  let startFailure: string | undefined;
-  const init = await rpc.request(
+  const startFailure = await initializeRuntime(observed, child, options, Promise.race([exited, aborted]));
+  if (startFailure === undefined) await promptRuntime(observed, sessionId, options.prompt, exited, aborted);
+
+  const exit = await child.dispose({
+    graceful: async () => {
+      if (child.exitInfo !== undefined) return;
+      await rpc.request(SDK_REQUESTS.shutdown, undefined, Promise.race([exited, delay(1000)]));
+    },
+  });
+  await Promise.race([stdoutEnded, delay(500)]);
+  tap.end('agent->client');
+  tracker.close(Date.now());
+
+  let run = observed.record;
+  if (run === undefined) {
+    // No run was ever opened (the runtime never started or never got the prompt): still report one.
+    const why =
+      startFailure ??
+      (exit.error !== undefined ? `runtime failed: ${exit.error}` : 'the runtime never started the run');
+    const empty = emptyRecord(sessionId, options, observed.cancelled ? 'aborted' : 'error', why);
+    observed.listener.onRunStart(empty);
+    observed.listener.onRunEnd(empty);
+    run = observed.record ?? empty;
+  }
+  return outcomeOf(run, { provider: run.provider ?? options.provider, id: sessionId });
+}
+
+/**
+ * The observation of one {@link runSdkSubagent} call: the `SdkTracker` fed
+ * by a `FrameTap` (which also routes the runtime's responses to `rpc` and
+ * every frame to `options.onFrame`), and a listener that forwards every run
+ * to `options.listener` while keeping the prompted run (`sessionId`, source
+ * `sdk`) as {@link record}, made `aborted` once {@link cancelled} is set.
+ */
+class PromptedRunObserver {
+  /** Set when the parent cancelled: the prompted run is `aborted` whatever the tracker saw. */
+  cancelled = false;
+  /** The prompted run, once it ended. */
+  record: RunRecord | undefined;
+  /** Resolves when {@link record} is set. */
+  readonly recorded: Promise<void>;
+  readonly listener: RunListener;
+  readonly tracker: SdkTracker;
+  readonly tap: FrameTap;
+  /** The client the runtime's responses go to, once the runtime is spawned. */
+  rpc: RpcClient | undefined;
+
+  constructor(sessionId: string, options: SdkSubagentOptions) {
+    let onRecord: () => void = () => undefined;
+    this.recorded = new Promise<void>((resolve) => (onRecord = resolve));
+    const userListener = options.listener;
+    // Intercept the prompted run: once cancellation settled locally, the run is `aborted` whatever the observer saw.
+    this.listener = {
+      onRunStart: (start: RunStart) => userListener?.onRunStart(start),
+      onRunEnd: (r: RunRecord) => {
+        let final = r;
+        if (r.sessionId === sessionId && r.source === 'sdk' && this.record === undefined) {
+          if (this.cancelled) final = { ...r, stopReason: 'aborted' };
+          this.record = final;
+          onRecord();
+        }
+        userListener?.onRunEnd(final);
+      },
+      onMalformed: (origin, error) => userListener?.onMalformed?.(origin, error),
+    };
+    const tracker = new SdkTracker(this.listener, {
+      ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
+      ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
+    });
+    this.tracker = tracker;
+    const observer: FrameObserver = {
+      observeFrame: (direction: Direction, frame: JsonRpcFrame, time: number) => {
+        tracker.observeFrame(direction, frame, time);
+        if (direction === 'agent->client') this.rpc?.onResponse(frame);
+        options.onFrame?.(direction, frame);
+      },
+      close: (time, diagnostic) => tracker.close(time, diagnostic),
+    };
+    this.tap = new FrameTap(observer, {
+      onRejected: (direction, kind, message) =>
+        this.listener.onMalformed?.(`sdk ${direction}`, { code: kind, message }),
+    });
+  }
+}
+
+/**
+ * Sends `initialize` and waits for its answer until `stop` (the runtime's
+ * exit or the parent's abort) or `options.initializeTimeoutMs`.
+ *
+ * @returns why the run cannot start (upstream's `start` rejects with it;
+ *   here it becomes the result's diagnostic): cancelled before the prompt
+ *   (then `observed.cancelled` is set), no answer, or an error answer;
+ *   `undefined` when the runtime is ready for the prompt.
+ */
+async function initializeRuntime(
+  observed: PromptedRunObserver,
+  child: ChildHandle,
+  options: SdkSubagentOptions,
+  stop: Promise<unknown>,
+): Promise<string | undefined> {
+  const init = await observed.rpc?.request(
     SDK_REQUESTS.initialize,
     {
       cwd: options.cwd ?? process.cwd(),
@@ -189,54 +252,42 @@ export async function runSdkSubagent(options: SdkSubagentOptions): Promise<Subag
     Promise.race([stop, delay(options.initializeTimeoutMs ?? 10_000)]),
   );
   if (options.signal?.aborted === true) {
-    cancelled.value = true;
-    startFailure = 'cancelled by the parent before the prompt was sent';
-  } else if (init === undefined)
-    startFailure =
-      child.exitInfo !== undefined
-        ? 'the runtime exited before answering initialize'
-        : 'the runtime did not answer initialize';
-  else if (init.error !== undefined) startFailure = `initialize failed: ${init.error.message}`;
-
-  if (startFailure === undefined) {
-    const blocks: readonly ContentBlock[] =
-      typeof options.prompt === 'string' ? [{ type: 'text', text: options.prompt }] : options.prompt;
-    // The answer only acknowledges queueing; the run ends when the tracker closes it (idle), the runtime exits, or the parent aborts.
-    void rpc.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
-    const first = await Promise.race([
-      recorded.then(() => 'recorded' as const),
-      aborted.then(() => 'aborted' as const),
-      exited.then(() => 'exited' as const),
-    ]);
-    if (first === 'aborted' && record === undefined) {
-      // No wire-level cancel exists: settle locally with the output so far, then dispose the runtime.
-      cancelled.value = true;
-      tracker.close(Date.now());
-    }
+    observed.cancelled = true;
+    return 'cancelled by the parent before the prompt was sent';
   }
+  if (init === undefined)
+    return child.exitInfo !== undefined
+      ? 'the runtime exited before answering initialize'
+      : 'the runtime did not answer initialize';
+  if (init.error !== undefined) return `initialize failed: ${init.error.message}`;
+  return undefined;
+}
 
-  const exit = await child.dispose({
-    graceful: async () => {
-      if (child.exitInfo !== undefined) return;
-      await rpc?.request(SDK_REQUESTS.shutdown, undefined, Promise.race([exited, delay(1000)]));
-    },
-  });
-  await Promise.race([stdoutEnded, delay(500)]);
-  tap.end('agent->client');
-  tracker.close(Date.now());
-
-  let run = record;
-  if (run === undefined) {
-    // No run was ever opened (the runtime never started or never got the prompt): still report one.
-    const why =
-      startFailure ??
-      (exit.error !== undefined ? `runtime failed: ${exit.error}` : 'the runtime never started the run');
-    const empty = emptyRecord(sessionId, options, cancelled.value ? 'aborted' : 'error', why);
-    listener.onRunStart(empty);
-    listener.onRunEnd(empty);
-    run = record ?? empty;
+/**
+ * Sends the prompt and waits until the prompted run is recorded, the parent
+ * aborts or the runtime exits. On an abort before the run ended, settles it
+ * locally as `aborted` with the output so far (the protocol has no cancel).
+ */
+async function promptRuntime(
+  observed: PromptedRunObserver,
+  sessionId: string,
+  prompt: SdkSubagentOptions['prompt'],
+  exited: Promise<unknown>,
+  aborted: Promise<void>,
+): Promise<void> {
+  const blocks: readonly ContentBlock[] = typeof prompt === 'string' ? [{ type: 'text', text: prompt }] : prompt;
+  // The answer only acknowledges queueing; the run ends when the tracker closes it (idle), the runtime exits, or the parent aborts.
+  void observed.rpc?.request(SDK_REQUESTS.prompt, { sessionId, contentBlocks: blocks }, exited);
+  const first = await Promise.race([
+    observed.recorded.then(() => 'recorded' as const),
+    aborted.then(() => 'aborted' as const),
+    exited.then(() => 'exited' as const),
+  ]);
+  if (first === 'aborted' && observed.record === undefined) {
+    // No wire-level cancel exists: settle locally with the output so far, then dispose the runtime.
+    observed.cancelled = true;
+    observed.tracker.close(Date.now());
   }
-  return outcomeOf(run, { provider: run.provider ?? options.provider, id: sessionId });
 }
 
 function emptyRecord(
