@@ -19,11 +19,20 @@
  * @module subagent-otel/bench/ccusage
  */
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeClaudeHistory } from './lib/claude-history.mjs';
-import { CLI, ROOT, benchOptions, emitResult, figure, progress } from './lib/common.mjs';
+import {
+  CLI,
+  ROOT,
+  benchOptions,
+  emitResult,
+  figure,
+  filesUnder,
+  progress,
+  readAndParseSeconds,
+} from './lib/common.mjs';
 
 const { rounds, scale } = benchOptions({ rounds: 3 });
 const MIN_BYTES = Math.round(300 * 1024 * 1024 * scale);
@@ -84,31 +93,7 @@ function timed(argv) {
   return { seconds, peakMiB: kib / 1024, stdout: stdout.toString('utf8') };
 }
 
-/** Every file under `dir`. */
-function filesUnder(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
 const files = filesUnder(history).filter((file) => file.endsWith('.jsonl'));
-
-/** The floor: read, split, JSON.parse each line once, in this thread. @returns seconds. */
-async function floorSeconds() {
-  const start = performance.now();
-  let lines = 0;
-  for (const file of files) {
-    let rest = '';
-    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 })) {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop() ?? '';
-      for (const line of parts) if (line !== '') lines += JSON.parse(line) === null ? 0 : 1;
-    }
-    if (rest !== '') lines += JSON.parse(rest) === null ? 0 : 1;
-  }
-  if (lines === 0) throw new Error('floor: no lines');
-  return (performance.now() - start) / 1000;
-}
 
 const names = Object.keys(commands);
 const samples = Object.fromEntries(names.map((name) => [name, { seconds: [], peak: [] }]));
@@ -135,7 +120,7 @@ for (let round = 0; round < rounds; round += 1) {
     samples[name].peak.push(result.peakMiB);
     line.push(`${name} ${result.seconds.toFixed(2)} s ${result.peakMiB.toFixed(0)} MiB`);
   }
-  floors.push(await floorSeconds());
+  floors.push(await readAndParseSeconds(files));
   progress('ccusage', `round ${round + 1}/${rounds}: ${line.join(', ')}, floor ${floors.at(-1).toFixed(2)} s`);
 }
 

@@ -22,10 +22,20 @@
  * @module subagent-otel/bench/transcripts
  */
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, ROOT, benchOptions, emitResult, figure, importDist, progress } from './lib/common.mjs';
+import {
+  CLI,
+  ROOT,
+  benchOptions,
+  emitResult,
+  figure,
+  filesUnder,
+  importDist,
+  progress,
+  readAndParseSeconds,
+} from './lib/common.mjs';
 import { writeClaudeHistory } from './lib/claude-history.mjs';
 
 const { rounds, scale } = benchOptions({ rounds: 3 });
@@ -49,13 +59,6 @@ progress(
   `${megabytes.toFixed(0)} MB in ${written.files.toLocaleString('en-US')} files (${written.copies} copies of the sessions)`,
 );
 
-/** Every file under `dir`. */
-function filesUnder(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
 const files = filesUnder(history);
 
 let expectedRuns;
@@ -84,20 +87,7 @@ async function timeReplay() {
 
 /** The floor: read, split, JSON.parse each line once. @returns MB/s. */
 async function timeFloor() {
-  const start = performance.now();
-  let lines = 0;
-  for (const file of files) {
-    let rest = '';
-    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 })) {
-      const parts = (rest + chunk).split('\n');
-      rest = parts.pop() ?? '';
-      for (const line of parts) if (line !== '') lines += JSON.parse(line) === null ? 0 : 1;
-    }
-    if (rest !== '') lines += JSON.parse(rest) === null ? 0 : 1;
-  }
-  const seconds = (performance.now() - start) / 1000;
-  if (lines === 0) throw new Error('floor: no lines');
-  return megabytes / seconds;
+  return megabytes / (await readAndParseSeconds(files));
 }
 
 /** The command as a process. @returns `{ mbps, peakRss }`. */

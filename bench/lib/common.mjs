@@ -11,7 +11,8 @@
  * @module subagent-otel/bench/lib/common
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -241,4 +242,33 @@ export function splitAndParse(chunks) {
       carry = carry === undefined ? chunk.subarray(start) : Buffer.concat([carry, chunk.subarray(start)]);
   }
   return n;
+}
+
+/** Every file under `dir`, recursively. */
+export function filesUnder(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+/**
+ * The floor of reading transcripts in one Node thread: every file read
+ * (64 KiB chunks), split at newlines and each line `JSON.parse`d once.
+ * @returns the seconds it took; throws when no line was read.
+ */
+export async function readAndParseSeconds(files) {
+  const start = performance.now();
+  let lines = 0;
+  for (const file of files) {
+    let rest = '';
+    for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 })) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const line of parts) if (line !== '') lines += JSON.parse(line) === null ? 0 : 1;
+    }
+    if (rest !== '') lines += JSON.parse(rest) === null ? 0 : 1;
+  }
+  if (lines === 0) throw new Error('floor: no lines');
+  return (performance.now() - start) / 1000;
 }

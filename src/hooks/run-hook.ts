@@ -19,8 +19,8 @@ import { ensurePrivateFolder } from './private-folder.js';
 import { sendToWatcher } from './hook-sender.js';
 import { errorText } from '../wire/error-text.js';
 
-/** The most of the payload read (a payload is a few KiB; the rest is dropped unread). */
-const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** The most of the payload read (a payload is a few KiB, more with a long last assistant message; the rest is dropped unread). */
+const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
 /** The longest the hook waits for a running watcher to take its message. */
 const SEND_TIMEOUT_MS = 250;
 

@@ -74,7 +74,8 @@ describe('listenForHooks', () => {
         c.on('close', () => done());
         c.on('error', () => undefined);
       });
-      for (let i = 0; i < 100 && messages.length + problems.length < 3; i += 1)
+      // Waits for the three lines to be handled (a condition, not a time: CI is a busy machine).
+      for (let waited = 0; messages.length + problems.length < 3 && waited < 60_000; waited += 20)
         await new Promise((r) => setTimeout(r, 20));
       expect(messages).toEqual([{ v: 1, agent: 'codex', at: 5, event: 'Stop', transcriptPath: '/x.jsonl' }]);
       expect(problems).toEqual([
