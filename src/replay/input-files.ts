@@ -78,7 +78,8 @@ export interface ExpandOptions {
  * Expands the command line's paths into files, in order: a regular file is
  * taken as given (whatever its name; pipes and devices are refused, since a
  * file is read twice); a directory is walked recursively in name
- * order, following symbolic links but entering each real directory once,
+ * order (every entry of a directory measured before its subdirectories
+ * are listed), following symbolic links but entering each real directory once,
  * and yields the files whose names end in one of {@link REPLAY_FILE_SUFFIXES}
  * or whose first four bytes are zstd magic. A file named twice is listed once.
  *
@@ -107,13 +108,15 @@ export async function expandPaths(
     files.push({ path, size: info.size, mtimeMs: info.mtimeMs, ino: info.ino });
   };
 
-  const walk = async (dir: string): Promise<number> => {
+  type Listed = { path: string; info: { size: number; mtimeMs: number; ino: number } };
+  /** The inputs under `dir`, in name order. */
+  const walk = async (dir: string): Promise<Listed[]> => {
     const real = await realOrResolved(dir);
     if (excluded.has(real)) {
       excludedHits.push(dir);
-      return 0;
+      return [];
     }
-    if (seenDirs.has(real)) return 0;
+    if (seenDirs.has(real)) return [];
     seenDirs.add(real);
     entered.push(dir);
     let names: string[];
@@ -121,9 +124,12 @@ export async function expandPaths(
       names = (await readdir(dir)).sort();
     } catch (error) {
       problems.push({ path: dir, code: 'unreadable', message: `cannot list the directory: ${errorText(error)}` });
-      return 0;
+      return [];
     }
-    let found = 0;
+    // Every entry of a directory is looked at before any subdirectory is listed: a parent's
+    // transcript is measured before its children's folder is, so whatever the parent's measured
+    // bytes name was already on disk when the folder was listed (watch reads up to that size).
+    const entries: (Listed | string)[] = [];
     for (const name of names) {
       const path = join(dir, name);
       let info;
@@ -134,14 +140,18 @@ export async function expandPaths(
         continue;
       }
       if (info.isDirectory()) {
-        found += await walk(path);
+        entries.push(path);
       } else if (
         info.isFile() &&
         (hasReplaySuffix(name) || isTranscriptJsonName(name, dir) || (await startsWithZstdMagic(path)))
       ) {
-        addFile(path, info);
-        found += 1;
+        entries.push({ path, info });
       }
+    }
+    const found: Listed[] = [];
+    for (const entry of entries) {
+      if (typeof entry === 'string') found.push(...(await walk(entry)));
+      else found.push(entry);
     }
     return found;
   };
@@ -174,7 +184,8 @@ export async function expandPaths(
     }
     excludedHits = [];
     const found = await walk(path);
-    if (found === 0 && !problems.some((p) => p.path === path)) {
+    for (const file of found) addFile(file.path, file.info);
+    if (found.length === 0 && !problems.some((p) => p.path === path)) {
       problems.push({ path, code: 'no-files', message: noFilesMessage(path, excludedHits) });
     }
   }

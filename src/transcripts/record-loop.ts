@@ -107,7 +107,13 @@ export async function readRecords<R, D extends RecordDefect = RecordDefect>(
   };
   try {
     reading: for await (const batch of readLineBatches(
-      fileChunks(file.path, (bytes) => context.onBytes(file.path, bytes)),
+      // Live, a file is read as far as it was listed: what was appended since is read with the
+      // files listed beside it on the next pass (a parent's later lines never outrun a child's file).
+      fileChunks(
+        file.path,
+        (bytes) => context.onBytes(file.path, bytes),
+        context.live !== undefined ? file.size : undefined,
+      ),
     )) {
       for (const item of batch) {
         if (item.kind === 'problem') {

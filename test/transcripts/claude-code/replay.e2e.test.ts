@@ -6,7 +6,16 @@
  * Every expected number was computed by an independent script from the
  * files (see the README next to them), never by the code under test.
  */
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -710,6 +719,8 @@ describe('classification', () => {
   });
 });
 
+const fileSize = (path: string): number => statSync(path).size;
+
 describe('live reading (watch)', () => {
   const S = '11111111-1111-4111-8111-111111111111';
   const base = join(SYNTHETIC, 'subagents-2.1', '-home-user-proj');
@@ -717,7 +728,7 @@ describe('live reading (watch)', () => {
   const IDLE = 60_000;
 
   /** The synthetic session's files as watch would list them, the workflow agent's and the session file's quiet or not. */
-  function session(quiet: { main: boolean; workflow: boolean }) {
+  function session(quiet: { main: boolean; workflow: boolean }, listedSize: (path: string) => number = fileSize) {
     const paths = [
       join(base, `${S}.jsonl`),
       join(base, S, 'subagents', 'agent-a1000001.jsonl'),
@@ -734,7 +745,7 @@ describe('live reading (watch)', () => {
       });
       if (info === undefined) throw new Error(`not classified: ${path}`);
       const isQuiet = path.endsWith(`${S}.jsonl`) ? quiet.main : path.includes('wf_demo01') ? quiet.workflow : false;
-      return { path, size: 1, mtimeMs: isQuiet ? NOW - 2 * IDLE : NOW - 1000, info };
+      return { path, size: listedSize(path), mtimeMs: isQuiet ? NOW - 2 * IDLE : NOW - 1000, info };
     });
     const [only] = groupClaudeCode(files);
     if (only === undefined) throw new Error('no session');
@@ -744,10 +755,11 @@ describe('live reading (watch)', () => {
   async function read(
     quiet: { main: boolean; workflow: boolean },
     reported: readonly string[] = [],
+    listedSize?: (path: string) => number,
   ): Promise<string[]> {
     const ended: string[] = [];
     const live: TranscriptLive = { now: NOW, idleMs: IDLE, isReported: (id) => reported.includes(id) };
-    await claudeCodeFormat.read(session(quiet), {
+    await claudeCodeFormat.read(session(quiet, listedSize), {
       listener: {
         onRunStart: () => undefined,
         onRunEnd: (r) => ended.push(r.runId.slice(`claude-code:${S}`.length) || '(session)'),
@@ -781,6 +793,17 @@ describe('live reading (watch)', () => {
       '/agent-a3000003',
       '(session)',
     ]);
+  });
+
+  it('reads a growing file only as far as it was listed: an end the parent recorded later waits for the next pass', async () => {
+    const main = join(base, `${S}.jsonl`);
+    const lines = readFileSync(main, 'utf8').split('\n');
+    // Lines 6 and 7 are the parent's record of the first subagent's result; list the file as it was before them.
+    expect(lines[5]).toContain('a1000001');
+    const before = Buffer.byteLength(lines.slice(0, 5).join('\n') + '\n');
+    const ended = await read({ main: false, workflow: false }, [], (path) => (path === main ? before : fileSize(path)));
+    expect(ended).not.toContain('/agent-a1000001');
+    expect(await read({ main: false, workflow: false })).toContain('/agent-a1000001');
   });
 
   it('never reports a run twice', async () => {
