@@ -40,9 +40,18 @@ function shell(command, input) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn('sh', ['-c', command], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+    let stdinError;
     child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`)),
+    // A hook that exits before reading its payload closes the pipe (EPIPE): said with its exit code below.
+    child.stdin.on('error', (error) => (stdinError = error));
+    child.on('close', (code, signal) =>
+      code === 0 && stdinError === undefined
+        ? resolve(performance.now() - started)
+        : reject(
+            new Error(
+              `${command} exited ${code ?? signal}${stdinError !== undefined ? ` before reading its input (${stdinError.message})` : ''}`,
+            ),
+          ),
     );
     child.stdin.end(input);
   });

@@ -156,6 +156,8 @@ const fmt = (x, unit) => {
   const abs = Math.abs(x);
   return abs >= 100 ? x.toFixed(0) : abs >= 10 ? x.toFixed(1) : abs >= 1 ? x.toFixed(2) : x.toFixed(3);
 };
+/** A ratio with two decimals; '-' when a round gave none (a floor of 0 makes it infinite, JSON makes it null). */
+const fmtRatio = (x) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(2) : '-');
 const verdict = (f) => (f.pass === true ? 'met' : f.pass === false ? '**missed**' : '');
 const rows = [];
 for (const b of results) {
@@ -166,7 +168,7 @@ for (const b of results) {
   for (const f of b.figures) {
     const spread = `${fmt(f.value.min, f.unit)}..${fmt(f.value.max, f.unit)}`;
     rows.push(
-      `| ${f.title} | ${fmt(f.value.median, f.unit)} ${f.unit} (${spread}) | ${f.floor.name}: ${fmt(f.floor.median, f.unit)} | ${f.ratio.median.toFixed(2)} (${f.ratio.min.toFixed(2)}..${f.ratio.max.toFixed(2)}) | ${f.target?.text ?? ''} | ${verdict(f)} |`,
+      `| ${f.title} | ${fmt(f.value.median, f.unit)} ${f.unit} (${spread}) | ${f.floor.name}: ${fmt(f.floor.median, f.unit)} | ${fmtRatio(f.ratio.median)} (${fmtRatio(f.ratio.min)}..${fmtRatio(f.ratio.max)}) | ${f.target?.text ?? ''} | ${verdict(f)} |`,
     );
   }
 }
