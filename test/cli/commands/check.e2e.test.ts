@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSpans, runCli } from '../helpers/cli.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { ROOT } from '../helpers/paths.js';
+import { readSpans, runCli } from '../../helpers/cli.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { ROOT } from '../../helpers/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'check-'));
 /** An environment with no telemetry configuration of the developer's own. */

@@ -1,54 +1,18 @@
-/** The watcher's private folder, its lock, and its socket: private, one holder, only valid lines acted on. */
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+/** The watcher's socket (`listenForHooks`, fed by `sendToWatcher`): 0600, only valid lines acted on, oversized connections refused. */
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { createConnection } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listenForHooks } from '../../src/hooks/hook-listener.js';
 import type { HookMessage } from '../../src/hooks/hook-message.js';
 import { sendToWatcher } from '../../src/hooks/hook-sender.js';
-import { ensurePrivateFolder } from '../../src/hooks/private-folder.js';
-import { takeWatcherLock } from '../../src/hooks/watcher-lock.js';
 
 let root: string;
 beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'watcher-parts-'));
+  root = mkdtempSync(join(tmpdir(), 'hook-listener-'));
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
-
-describe('ensurePrivateFolder', () => {
-  it('makes the folder 0700, closes one that was open, and refuses a link', async () => {
-    const dir = join(root, 'a', 'daemon');
-    expect(await ensurePrivateFolder(dir)).toBeUndefined();
-    expect(statSync(dir).mode & 0o777).toBe(0o700);
-    chmodSync(dir, 0o755);
-    expect(await ensurePrivateFolder(dir)).toBeUndefined();
-    expect(statSync(dir).mode & 0o777).toBe(0o700);
-    const link = join(root, 'link');
-    symlinkSync(dir, link);
-    expect(await ensurePrivateFolder(link)).toMatch(/is a symbolic link/);
-    expect(lstatSync(link).isSymbolicLink()).toBe(true);
-  });
-});
-
-describe('takeWatcherLock', () => {
-  it('gives the lock to one holder, names it to the next, and takes over from a dead one', async () => {
-    const path = join(root, 'watch.lock');
-    const first = await takeWatcherLock(path);
-    expect(first.ok).toBe(true);
-    // A live holder: another process.
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
-    await new Promise((r) => other.once('spawn', r));
-    if (first.ok) await first.release();
-    writeFileSync(path, `${other.pid}\n`);
-    expect(await takeWatcherLock(path)).toEqual({ ok: false, holder: other.pid });
-    other.kill('SIGKILL');
-    await new Promise((r) => other.once('exit', r));
-    const taken = await takeWatcherLock(path);
-    expect(taken.ok).toBe(true);
-  });
-});
 
 describe('listenForHooks', () => {
   it('hands on valid messages, refuses other lines and oversized connections, and is 0600', async () => {

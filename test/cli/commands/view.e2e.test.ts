@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { finished, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { finished, runCli, spawnCli, waitForLine } from '../../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'view-command-'));
 const traces = join(dir, 'traces.jsonl');

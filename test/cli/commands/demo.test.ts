@@ -1,7 +1,7 @@
 /** The command the demo names last to show its runs (`viewCommand`): bare for the default directory, else with it, quoted for a shell. */
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { viewCommand } from '../../src/cli/commands/demo.js';
+import { viewCommand } from '../../../src/cli/commands/demo.js';
 
 describe('viewCommand', () => {
   it('is bare when the runs went where view reads by default', () => {
