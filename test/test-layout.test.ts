@@ -171,11 +171,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     reason: "the hook's side of the socket, sent through against the real listener",
     coveredBy: ['test/hooks/hook-listener.test.ts'],
   },
-  'hooks/hooks-config.ts': {
-    kind: 'covered',
-    reason: "the file setup writes for the watcher, read back by hooks' status",
-    coveredBy: ['test/hooks/hooks-status.test.ts', 'test/hooks/setup-hooks.e2e.test.ts'],
-  },
   'observe/agent-telemetry-join.ts': {
     kind: 'covered',
     reason: "the join of the agent's own telemetry to runs, the engine of agent-turn-reports",
@@ -241,11 +236,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     reason: 'attribute and metric names only; the names emitted are spelled out by hand there',
     coveredBy: ['test/telemetry/semconv-stability.test.ts', 'test/collector-config/metric-names.test.ts'],
   },
-  'view/otlp-lines.ts': {
-    kind: 'covered',
-    reason: "the OTLP JSON lines reader under view's run index",
-    coveredBy: ['test/view/run-index.test.ts'],
-  },
   'view/server.ts': {
     kind: 'covered',
     reason: "view's HTTP server: read-only, same-host, locked-down answers over a real socket",
@@ -280,11 +270,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     kind: 'covered',
     reason: "replay's and watch's line reader over plain and zstd files",
     coveredBy: ['test/replay/input-files.test.ts', 'test/hardening/hostile-zstd.test.ts'],
-  },
-  'wire/zstd.ts': {
-    kind: 'covered',
-    reason: 'the bounded zstd inflater, through every reader of compressed files',
-    coveredBy: ['test/hardening/hostile-zstd.test.ts', 'test/hardening/looping-zstd.e2e.test.ts'],
   },
   // Modules other work is changing now (issue 39 left them for after): tested through their callers meanwhile.
   'transcripts/claude-code/files.ts': {
