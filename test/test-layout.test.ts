@@ -196,11 +196,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     reason: 'the problems of a telemetry plan, with the endpoints they are about',
     coveredBy: ['test/telemetry/otlp-endpoint.test.ts', 'test/cli/commands/check.e2e.test.ts'],
   },
-  'telemetry/plan.ts': {
-    kind: 'covered',
-    reason: 'planTelemetry: where each signal goes, from options and environment',
-    coveredBy: ['test/telemetry/setup.test.ts', 'test/cli/telemetry-options.test.ts'],
-  },
   'telemetry/counting-exporters.ts': {
     kind: 'covered',
     reason: "the exporters' books, read through the shutdown report of a real pipeline",

@@ -2,7 +2,8 @@
  * createTelemetry end to end with the real SDK: a real OTLP/HTTP round trip
  * to a receiver on 127.0.0.1, the embedded OTLP-JSON-lines default, content
  * capture off, secrets in the environment, a dead collector, the metric
- * temporality of each destination, and the environment-to-plan mapping.
+ * temporality of each destination, and the service name. The
+ * environment-to-plan mapping is in test/telemetry/plan.test.ts.
  */
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/observe/run-record.js';
-import { createTelemetry, planTelemetry } from '../../src/telemetry/setup.js';
+import { createTelemetry } from '../../src/telemetry/setup.js';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_NAME,
@@ -445,53 +446,7 @@ describe('createTelemetry with a dead collector', () => {
   });
 });
 
-describe('planTelemetry', () => {
-  it('joins the general endpoint with the signal path and takes signal endpoints as they are', () => {
-    const plan = planTelemetry({
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
-        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'https://metrics.example/ingest',
-        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-tenant=t1',
-        OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-tenant=t2',
-        OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
-      },
-    });
-    // Headers and timeout are the exporters' to read: the plan holds only the project's decisions.
-    expect(plan.traces).toEqual({
-      otlp: { protocol: 'http/protobuf', url: 'http://collector:4318/v1/traces' },
-      console: false,
-    });
-    expect(plan.metrics).toEqual({
-      otlp: { protocol: 'http/protobuf', url: 'https://metrics.example/ingest' },
-      console: false,
-    });
-  });
-
-  it('takes the protocol per signal, then OTEL_EXPORTER_OTLP_PROTOCOL, then http/protobuf; gRPC uses the endpoint as it is', () => {
-    const plan = planTelemetry({
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317',
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
-        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
-      },
-    });
-    expect(plan.traces.otlp).toEqual({ protocol: 'grpc', url: 'http://collector:4317' });
-    expect(plan.metrics.otlp).toEqual({ protocol: 'http/json', url: 'http://collector:4317/v1/metrics' });
-    const unknown = planTelemetry({
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' },
-    });
-    expect(unknown.traces.otlp?.protocol).toBe('http/protobuf');
-  });
-
-  it('sends a signal without an endpoint to the embedded default and honours console and none per signal', () => {
-    const plan = planTelemetry({
-      env: { SUBAGENT_OTEL_OUT: '/var/tmp/so', OTEL_TRACES_EXPORTER: 'otlp,console', OTEL_METRICS_EXPORTER: 'none' },
-    });
-    expect(plan.traces).toEqual({ fileDir: '/var/tmp/so', console: true });
-    expect(plan.metrics).toEqual({ console: false });
-    expect(planTelemetry({ env: {} }).defaultOutDir).toBe(join(process.cwd(), 'subagent-otel-out'));
-  });
-
+describe('createTelemetry service name', () => {
   it('names the service from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then the option, then subagent-otel', async () => {
     const name = async (env: Record<string, string>, serviceName?: string): Promise<unknown> => {
       const telemetry = createTelemetry({
@@ -510,34 +465,5 @@ describe('planTelemetry', () => {
     expect(await name({})).toBe('subagent-otel');
     // The resource detector's own rule: a malformed entry discards the whole variable.
     expect(await name({ OTEL_RESOURCE_ATTRIBUTES: 'service.name=b,broken' })).toBe('subagent-otel');
-  });
-
-  it('prefers delta metrics unless OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE names cumulative or lowmemory', () => {
-    const temporality = (value?: string) =>
-      planTelemetry({ env: value === undefined ? {} : { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: value } })
-        .temporality;
-    expect(temporality()).toBe('delta');
-    expect(temporality('')).toBe('delta');
-    expect(temporality('  ')).toBe('delta');
-    expect(temporality('delta')).toBe('delta');
-    expect(temporality(' Cumulative ')).toBe('cumulative');
-    expect(temporality('LOWMEMORY')).toBe('lowmemory');
-    expect(temporality('monthly')).toBe('delta');
-  });
-
-  it('enables the Prometheus endpoint from SUBAGENT_OTEL_PROMETHEUS_PORT on loopback, and keeps it off for bad values', () => {
-    expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' } }).prometheus).toEqual({
-      port: 9464,
-      host: '127.0.0.1',
-    });
-    expect(planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: 'http' } }).prometheus).toBeUndefined();
-    expect(planTelemetry({ env: {}, prometheusPort: 0 }).prometheus).toBeUndefined();
-    expect(
-      planTelemetry({ env: { SUBAGENT_OTEL_PROMETHEUS_PORT: '9464' }, prometheusPort: 9999, prometheusHost: '0.0.0.0' })
-        .prometheus,
-    ).toEqual({
-      port: 9999,
-      host: '0.0.0.0',
-    });
   });
 });
