@@ -191,11 +191,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     reason: "the proxy's observation of a conversation: protocol, capture, telemetry",
     coveredBy: ['test/cli/proxy.e2e.test.ts', 'test/cli/proxy-acp.e2e.test.ts'],
   },
-  'telemetry/config-problems.ts': {
-    kind: 'covered',
-    reason: 'the problems of a telemetry plan, with the endpoints they are about',
-    coveredBy: ['test/telemetry/otlp-endpoint.test.ts', 'test/cli/commands/check.e2e.test.ts'],
-  },
   'telemetry/counting-exporters.ts': {
     kind: 'covered',
     reason: "the exporters' books, read through the shutdown report of a real pipeline",
@@ -260,11 +255,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     kind: 'covered',
     reason: 'browser code, built apart; run in a real browser',
     coveredBy: ['test/view/view-page.browser.e2e.test.ts'],
-  },
-  'wire/input-lines.ts': {
-    kind: 'covered',
-    reason: "replay's and watch's line reader over plain and zstd files",
-    coveredBy: ['test/replay/input-files.test.ts', 'test/hardening/hostile-zstd.test.ts'],
   },
   // Modules other work is changing now (issue 39 left them for after): tested through their callers meanwhile.
   'transcripts/claude-code/files.ts': {
