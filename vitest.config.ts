@@ -23,7 +23,7 @@ export default defineConfig({
     // Builds or reuses the stack's engines (once per project; a no-op when they are built).
     globalSetup: ['test/helpers/engines-setup.ts'],
     // Proxies started by the tests keep their compile cache in a directory of this run, not the user's ~/.cache.
-    // The outbox is off unless a test turns it on with a folder of its own (test/outbox/, test/stack/outbox*): no test
+    // The outbox is off unless a test turns it on with a folder of its own (test/telemetry/outbox/, test/stack/outbox*): no test
     // delivers another test's leftovers, and none writes into the user's state directory (decision 0100).
     env: {
       SUBAGENT_OTEL_CODE_CACHE: mkdtempSync(join(tmpdir(), 'subagent-otel-test-code-cache-')),
