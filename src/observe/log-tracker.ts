@@ -31,10 +31,7 @@
  * @module subagent-otel/observe/log-tracker
  */
 import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
-import { Buffer } from 'node:buffer';
-import { ByteLineReader, FEED_SLICE_BYTES, type ByteLineItem } from '../wire/byte-lines.js';
 import { fileChunks } from '../wire/file-chunks.js';
-import { decodeUtf8Line } from '../wire/ndjson.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { ConsumedWorkFold } from '../output/consumed-work.js';
 import { stopReasonOf } from '../output/stop-reason.js';
@@ -96,10 +93,13 @@ export interface LogTrackerOptions {
    * Decides, when a file's header is read, whether its runs are reported as
    * each epoch closes (streamed) instead of held until `emit()`. Stream a
    * session that is no other session's parent and whose parent is not read
-   * in this replay: nothing needs linking to it. Streaming a file from
-   * `readFile` costs one extra pass over it (to find its last
-   * `session/end-seed`, before which epochs are inherited); a `readSource`
-   * cannot be read twice, so its runs are always held. Default: hold all.
+   * in this replay: nothing needs linking to it. A streamed file is read
+   * once: its epochs since the last `session/end-seed` read so far (before
+   * which epochs are inherited) are held, up to {@link MAX_DEFERRED_RUNS},
+   * and reported when the file ends; past that bound, one scan of the file
+   * finds its last `session/end-seed` and the rest is reported as each
+   * epoch closes (decision 0128). A `readSource` cannot be read twice, so
+   * its runs are always held. Default: hold all.
    */
   readonly stream?: (sessionId: string, parentSessionId: string | undefined) => boolean;
 }
@@ -173,9 +173,7 @@ export class LogTracker {
    *   for an already-read session id gives `isSkipped: true` and one problem.
    */
   async readFile(path: string, hooks: ReadLogHooks = {}): Promise<LogFileResult> {
-    const lastSeedLine =
-      this.#options.stream !== undefined ? await lastEndSeedLine(path, this.#maxLineOption()) : undefined;
-    return this.#read(path, fileChunks(path, hooks.onBytes), hooks, lastSeedLine);
+    return this.#read(path, fileChunks(path, hooks.onBytes), hooks, () => lastEndSeedLine(path, this.#maxLineOption()));
   }
 
   /**
@@ -188,12 +186,18 @@ export class LogTracker {
     return this.#read(name, source, hooks, undefined);
   }
 
-  /** Reads one file; `lastSeedLine` (known only for files read twice) allows streaming its runs. */
+  /**
+   * Reads one file. A streamed one holds its epochs since the last
+   * `session/end-seed` read so far and reports them when the file ends; when
+   * more than {@link MAX_DEFERRED_RUNS} are held, `seedLine` (a file that can
+   * be read again) tells the line of its last `session/end-seed`, and runs
+   * after it are reported as they close.
+   */
   async #read(
     name: string,
     source: AsyncIterable<Uint8Array>,
     hooks: ReadLogHooks,
-    lastSeedLine: number | undefined,
+    seedLine: (() => Promise<number>) | undefined,
   ): Promise<LogFileResult> {
     const reader = new SessionFileReader(name, this.#options, (problem) => {
       if (problem.scope === 'record') {
@@ -224,17 +228,23 @@ export class LogTracker {
             reader.header(record.value.id, record.value['parentSession'], record.value['createdAt']);
             const stream = this.#options.stream;
             if (
-              lastSeedLine !== undefined &&
+              seedLine !== undefined &&
               stream !== undefined &&
               this.#guarded(() => stream(record.value.id, reader.parentSessionId))
-            ) {
-              reader.streamTo(lastSeedLine, (run) => this.#report(run, undefined));
-            }
+            )
+              reader.isDeferring = true;
           } else if (record.kind === 'event') {
             reader.event(record.value, record.line, record.member);
           } else {
             reader.problem(record.line, record.code, record.message);
           }
+        }
+        if (seedLine !== undefined && reader.isDeferring && reader.heldRuns > MAX_DEFERRED_RUNS) {
+          const last = await seedLine();
+          await this.#reportPausing(
+            reader.streamTo(last, (run) => this.#report(run, undefined)),
+            hooks,
+          );
         }
         const pausing = hooks.pause?.();
         if (pausing !== undefined) await pausing;
@@ -246,7 +256,11 @@ export class LogTracker {
       else reader.problem(0, 'unreadable', `reading stopped part-way (${reason}); the records before stand`, 'record');
     }
     const runs = reader.finish();
-    if (reader.sessionId !== undefined && !reader.isSkipped && !reader.isStreamed) {
+    if (reader.isDeferring && !reader.isSkipped) {
+      // Read to its end: no later `session/end-seed` can make these epochs inherited.
+      reader.streamedRuns += runs.length;
+      await this.#reportPausing(runs, hooks);
+    } else if (reader.sessionId !== undefined && !reader.isSkipped && !reader.isStreamed) {
       this.#sessions.set(reader.sessionId, {
         sessionId: reader.sessionId,
         parentSessionId: reader.parentSessionId,
@@ -337,6 +351,15 @@ export class LogTracker {
       for (const run of byStart(runs)) if (!emitted.has(run.start.runId)) visit(run, undefined);
     });
     return trees;
+  }
+
+  /** Reports runs in order, awaiting `hooks.pause` after each (backpressure, as between batches). */
+  async #reportPausing(runs: readonly PendingRun[], hooks: ReadLogHooks): Promise<void> {
+    for (const run of runs) {
+      this.#report(run, undefined);
+      const pausing = hooks.pause?.();
+      if (pausing !== undefined) await pausing;
+    }
   }
 
   /** Reports one run, start then end. */
@@ -433,13 +456,37 @@ class SessionFileReader {
     if (typeof createdAt === 'number' && Number.isFinite(createdAt)) this.#time = createdAt;
   }
 
-  /** Reports each epoch as it closes instead of holding it; epochs before `lastSeedLine` are inherited and dropped. */
-  streamTo(lastSeedLine: number, emit: (run: PendingRun) => void): void {
+  /**
+   * Set when the header is read and the session's runs are to be streamed:
+   * its epochs since the last `session/end-seed` read so far are held
+   * ({@link SessionFileReader.heldRuns}) until the file ends or
+   * {@link SessionFileReader.streamTo} is called.
+   */
+  isDeferring = false;
+
+  /** Epochs finished since the last `session/end-seed` read so far, not reported yet. */
+  get heldRuns(): number {
+    return this.#finished.length;
+  }
+
+  /**
+   * Reports each epoch as it closes from now on; epochs before
+   * `lastSeedLine` (the file's last `session/end-seed`, 0 for none) are
+   * inherited and dropped.
+   * @returns the held epochs to report now: none when `lastSeedLine` lies
+   *   ahead (they are inherited), else all of them (they follow it).
+   */
+  streamTo(lastSeedLine: number, emit: (run: PendingRun) => void): PendingRun[] {
     this.#streaming = { lastSeedLine, emit };
+    this.isDeferring = false;
+    const held = this.#line < lastSeedLine ? [] : this.#finished;
+    this.#finished = [];
+    this.streamedRuns += held.length;
+    return held;
   }
 
   get isStreamed(): boolean {
-    return this.#streaming !== undefined;
+    return this.#streaming !== undefined || this.isDeferring;
   }
 
   problem(
@@ -559,62 +606,37 @@ class SessionFileReader {
   }
 }
 
-const END_SEED_BYTES = Buffer.from('session/end-seed');
+/**
+ * Epochs a streamed file holds (since its last `session/end-seed` read so
+ * far) before its last `session/end-seed` is looked up by a scan of the
+ * file: most logs end within it and are read once (decision 0128).
+ */
+export const MAX_DEFERRED_RUNS = 256;
 
 /**
  * The line of the last `session/end-seed` event of the log at `path` (0 when
  * there is none, or the file cannot be read: then the main pass reports why),
- * counted as the durable-log reader counts lines. Reads the bytes once more
- * through the byte reader and parses only lines that mention the event type.
+ * as the one durable-log reader numbers lines and decides what is a valid
+ * event. A second pass over the file, taken only by a streamed file holding
+ * more than {@link MAX_DEFERRED_RUNS} epochs.
  */
 async function lastEndSeedLine(path: string, options: { maxLineBytes?: number }): Promise<number> {
-  const reader = new ByteLineReader(options);
-  let line = 0;
   let last = 0;
-  const look = (items: readonly ByteLineItem[]): void => {
-    for (const item of items) {
-      if (item.kind !== 'line' && item.kind !== 'oversized' && item.kind !== 'tail') continue;
-      line += 1;
-      const bytes =
-        item.kind === 'line'
-          ? item.bytes
-          : item.kind === 'tail' && item.line.kind === 'line'
-            ? item.line.bytes
-            : undefined;
-      if (
-        bytes === undefined ||
-        line === 1 ||
-        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(END_SEED_BYTES) === -1
-      )
-        continue;
-      if (isEndSeed(bytes)) last = line;
-    }
-  };
   try {
-    for await (const chunk of fileChunks(path)) {
-      for (let offset = 0; offset < chunk.length && !reader.isStopped; offset += FEED_SLICE_BYTES)
-        look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+    for await (const batch of readDurableLogBatches(fileChunks(path), options)) {
+      for (const record of batch) {
+        if (record.kind !== 'event' || record.value['type'] !== END_SEED) continue;
+        const parsed = parseSessionEvent(record.value);
+        if (parsed.ok && parsed.event.type === END_SEED) last = record.line;
+      }
     }
-    look(await reader.end());
   } catch {
     // Unreadable: the main pass reads the same file and reports the problem.
   }
   return last;
 }
 
-function isEndSeed(bytes: Uint8Array): boolean {
-  const decoded = decodeUtf8Line(bytes);
-  if (!decoded.ok) return false;
-  try {
-    const value = JSON.parse(decoded.text) as unknown;
-    // Only a valid event counts, exactly as the main pass decides.
-    const parsed = parseSessionEvent(value);
-    return parsed.ok && parsed.event.type === 'session/end-seed';
-  } catch {
-    // SyntaxError: not an event line; the main pass reports it.
-    return false;
-  }
-}
+const END_SEED = 'session/end-seed';
 
 /** The parent's run containing `time`, else its last run started at or before `time`. */
 function enclosingRun(runs: readonly PendingRun[], time: number): PendingRun | undefined {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LogTracker } from '../../src/observe/log-tracker.js';
+import { LogTracker, MAX_DEFERRED_RUNS } from '../../src/observe/log-tracker.js';
 import type { RunListener } from '../../src/observe/run-record.js';
 import { BACKPRESSURE_SPANS, replayPaths } from '../../src/replay/replay.js';
 
@@ -87,6 +87,33 @@ describe('streaming replay', () => {
     await tracker.readFile(path);
     tracker.emit();
     expect(held.calls).toEqual(listener.calls);
+  });
+
+  it('drops the epochs before a session/end-seed met after more epochs than are held back', async () => {
+    // More epochs than MAX_DEFERRED_RUNS before the last end-seed: the file is scanned for it, and only what follows is reported.
+    expect(MAX_DEFERRED_RUNS).toBe(256);
+    const path = writeLog('late-seed.jsonl', 'late', 400, { seedsAfter: [5, 300] });
+    const listener = recorder();
+    const summary = await replayPaths([path], listener);
+    expect(summary.runs).toBe(99);
+    expect(listener.calls[0]).toBe('start late#0');
+    expect(listener.calls[1]).toBe('end late#0 [{"type":"text","text":"late answer 301"}]');
+    expect(listener.calls.at(-1)).toBe('end late#98 [{"type":"text","text":"late answer 399"}]');
+    const held = recorder();
+    const tracker = new LogTracker(held);
+    await tracker.readFile(path);
+    tracker.emit();
+    expect(held.calls).toEqual(listener.calls);
+  });
+
+  it('reports the epochs held back once it knows the last session/end-seed is behind them', async () => {
+    const path = writeLog('early-seed.jsonl', 'early', 300, { seedsAfter: [9] });
+    const listener = recorder();
+    const summary = await replayPaths([path], listener);
+    expect(summary.runs).toBe(290);
+    expect(listener.calls[1]).toBe('end early#0 [{"type":"text","text":"early answer 10"}]');
+    expect(listener.calls.at(-1)).toBe('end early#289 [{"type":"text","text":"early answer 299"}]');
+    expect(listener.calls).toHaveLength(580);
   });
 
   it('reports an unlinked log while it is read, and holds linked sessions to nest them', async () => {
