@@ -237,7 +237,7 @@ export type SniffResult =
  *   (text of another kind). Never rejects; closes the file before resolving.
  */
 export async function sniffFile(path: string, options: SniffOptions = {}): Promise<SniffResult> {
-  let head: { bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string };
+  let head: FirstLine;
   try {
     head = await readFirstLine(path, options);
   } catch (error) {
@@ -272,8 +272,9 @@ export async function sniffFile(path: string, options: SniffOptions = {}): Promi
   if (options.classifyTranscript !== undefined && compression === 'plain') {
     // The first record that identifies a transcript need not be line 1 (Claude Code 2.1.8x starts with a
     // `permission-mode` record), and a document spanning lines (a pretty-printed JSON chat) needs more than
-    // line 1: the formats see the file's first bytes and every whole JSON line in them.
-    const prefix = await readTextPrefix(path);
+    // line 1: the formats see the file's first bytes (read in the same pass as line 1) and every whole JSON
+    // line in them.
+    const prefix = head.raw !== undefined ? textPrefixOf(head.raw) : { text: '', isWholeFile: false };
     const records = prefix.text === '' ? seen : prefixRecords(prefix.text, prefix.isWholeFile);
     seen = records;
     const transcript = options.classifyTranscript({
@@ -344,12 +345,26 @@ export interface SniffOptions {
   readonly classifyTranscript?: (head: TranscriptHead) => TranscriptFileInfo | undefined;
 }
 
-/** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}. Throws only for I/O errors. */
-async function readFirstLine(
-  path: string,
-  options: SniffOptions,
-): Promise<{ bytes: Uint8Array; compression: LogCompression; isComplete: boolean; corrupt?: string }> {
+/** What {@link readFirstLine} read. */
+interface FirstLine {
+  /** Line 1, decompressed (up to {@link SNIFF_MAX_BYTES} when `isComplete` is false). */
+  readonly bytes: Uint8Array;
+  readonly compression: LogCompression;
+  readonly isComplete: boolean;
+  readonly corrupt?: string;
+  /**
+   * A plain file's first bytes: its first {@link SNIFF_MAX_BYTES}, or all of
+   * it when shorter (`isWholeFile`). Absent for zstd (the formats read plain
+   * text only).
+   */
+  readonly raw?: { readonly bytes: Uint8Array; readonly isWholeFile: boolean };
+}
+
+/** Line 1 of a file, decompressed, up to its newline or {@link SNIFF_MAX_BYTES}, and the file's first bytes. Throws only for I/O errors. */
+async function readFirstLine(path: string, options: SniffOptions): Promise<FirstLine> {
   const reader = new ByteLineReader(options);
+  const rawChunks: Uint8Array[] = [];
+  let rawLength = 0;
   let first: Uint8Array | undefined;
   let isComplete = true;
   let corrupt: string | undefined;
@@ -374,36 +389,33 @@ async function readFirstLine(
     return false;
   };
   let isDone = false;
-  reading: for await (const chunk of fileChunks(path)) {
-    for (let offset = 0; offset < chunk.length; offset += FEED_SLICE_BYTES) {
-      if (look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)))) {
-        isDone = true;
-        break reading;
-      }
-    }
+  for await (const chunk of fileChunks(path)) {
+    rawChunks.push(chunk.subarray(0, SNIFF_MAX_BYTES - rawLength));
+    rawLength += Math.min(chunk.length, SNIFF_MAX_BYTES - rawLength);
+    for (let offset = 0; offset < chunk.length && !isDone; offset += FEED_SLICE_BYTES)
+      isDone = look(await reader.push(chunk.subarray(offset, offset + FEED_SLICE_BYTES)));
+    // Once line 1 is known, a plain file's first bytes are still read up to the window: the formats' head.
+    if (isDone && (reader.compression === 'zstd' || rawLength >= SNIFF_MAX_BYTES)) break;
   }
   if (!isDone) look(await reader.end());
   else reader.stop(); // frees the zstd decompressor
   const compression = reader.compression ?? 'plain';
   const bytes = first ?? new Uint8Array(0);
-  return { bytes, compression, isComplete, ...(corrupt !== undefined && first === undefined ? { corrupt } : {}) };
+  // Fewer bytes than the window: the loop ran out of chunks, so they are the whole file.
+  const raw = { bytes: Buffer.concat(rawChunks, rawLength), isWholeFile: rawLength < SNIFF_MAX_BYTES };
+  return {
+    bytes,
+    compression,
+    isComplete,
+    ...(corrupt !== undefined && first === undefined ? { corrupt } : {}),
+    ...(compression === 'plain' ? { raw } : {}),
+  };
 }
 
-/** The first {@link SNIFF_MAX_BYTES} of a plain file as text (a cut character dropped; empty when unreadable or not UTF-8), and whether that is the whole file. */
-async function readTextPrefix(path: string): Promise<{ text: string; isWholeFile: boolean }> {
-  try {
-    const handle = await open(path, 'r');
-    try {
-      const { buffer, bytesRead } = await handle.read(Buffer.alloc(SNIFF_MAX_BYTES), 0, SNIFF_MAX_BYTES, 0);
-      const decoded = decodeUtf8Prefix(buffer.subarray(0, bytesRead));
-      return { text: decoded.ok ? decoded.text : '', isWholeFile: bytesRead < SNIFF_MAX_BYTES };
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // EACCES/EIO/ENOENT between sniffing line 1 and here: no prefix, so no format claims the file (reported as unrecognized).
-    return { text: '', isWholeFile: false };
-  }
+/** Raw first bytes as the text the transcript formats see (a cut character dropped; empty when not UTF-8). */
+function textPrefixOf(raw: { bytes: Uint8Array; isWholeFile: boolean }): { text: string; isWholeFile: boolean } {
+  const decoded = decodeUtf8Prefix(raw.bytes);
+  return { text: decoded.ok ? decoded.text : '', isWholeFile: raw.isWholeFile };
 }
 
 function parseLine(text: string): unknown {
@@ -432,7 +444,7 @@ function formatOfValue(value: unknown): InputFormat | undefined {
   return undefined;
 }
 
-/** A line 1 longer than the sniff window: judged by the markers its beginning holds. */
+/** A line 1 longer than the sniff window, which cannot be parsed (its end is past the window): judged by the markers its beginning holds. */
 function formatOfPrefix(text: string): InputFormat | undefined {
   if (!text.trimStart().startsWith('{')) return undefined;
   if (/"type"\s*:\s*"subagent-otel-capture"/.test(text)) return 'capture';

@@ -157,10 +157,11 @@ function lineFacts(head: TranscriptHead): LineFacts | undefined {
   }
   if (fallback !== undefined || records.length > 0) return fallback;
   const prefix = head.prefix;
-  if (!prefix.trimStart().startsWith('{')) return undefined;
-  // A chain line starts with `parentUuid`, and its envelope (`sessionId`, `agentId`) comes before `message`
-  // in every version seen, so a cut line 1 still shows them.
-  if (!/^\s*\{\s*"parentUuid"\s*:/.test(prefix)) return undefined;
+  // The parsed records answer whenever line 1 ends within the head. Only a line 1 the head cuts (longer than
+  // the sniff window: a first prompt with a large paste or image) or the file ends inside cannot be parsed;
+  // it is judged by the envelope it begins with. A chain line starts with `parentUuid`, and its envelope
+  // (`sessionId`, `agentId`) comes before `message` in every version seen, so a cut line 1 still shows them.
+  if (prefix.includes('\n') || !/^\s*\{\s*"parentUuid"\s*:/.test(prefix)) return undefined;
   const sessionId = /"sessionId"\s*:\s*"([^"]+)"/.exec(prefix)?.[1];
   if (sessionId === undefined) return undefined;
   return { sessionId, agentId: /"agentId"\s*:\s*"([^"]+)"/.exec(prefix)?.[1], isWarmup: false };

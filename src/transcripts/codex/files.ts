@@ -83,6 +83,9 @@ function headMeta(head: TranscriptHead): Record<string, unknown> | undefined {
     const payload = (line as Record<string, unknown>)['payload'];
     return text(payload, 'id') !== undefined ? (payload as Record<string, unknown>) : undefined;
   }
+  // Line 1 cut by the head (or the file ends inside it) cannot be parsed: only then the fields serde writes
+  // before `base_instructions` are read from its beginning.
+  if (head.prefix.includes('\n')) return undefined;
   const start = head.prefix.slice(0, 4096);
   if (!/^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{"id":"/.test(start))
     return undefined;

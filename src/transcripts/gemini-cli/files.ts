@@ -26,6 +26,7 @@ import { Buffer } from 'node:buffer';
 import { basename, dirname, extname } from 'node:path';
 import { fileChunks } from '../../wire/file-chunks.js';
 import { decodeUtf8Line } from '../../wire/ndjson.js';
+import { parseJsonObject } from '../../wire/json-values.js';
 import {
   isGeminiCliMetadata,
   legacyDocumentSessionId,
@@ -87,7 +88,7 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
     if (isActivityLogRecord(first)) return { format: GEMINI_CLI, kind: 'other', what: ACTIVITY_LOG, facts: {} };
     return undefined;
   }
-  const sessionId = legacyDocumentSessionId(head.prefix);
+  const sessionId = legacyDocumentId(head.prefix);
   if (sessionId !== undefined) {
     // A document writes `kind` after its messages, out of reach of the prefix: only its folder tells a 0.37/0.38 subagent's here (the reader reads `kind`).
     if (isInParentFolder)
@@ -101,6 +102,21 @@ export function classifyGeminiCli(head: TranscriptHead): TranscriptFileInfo | un
   if (name === 'logs.json' && /^\uFEFF?\s*\[\s*(?:\]|\{\s*"sessionId"\s*:)/.test(head.prefix))
     return { format: GEMINI_CLI, kind: 'other', what: PROMPT_LOG, facts: {} };
   return undefined;
+}
+
+/**
+ * The session id of a legacy chat document (`session-<time>-<id>.json`, one
+ * pretty-printed JSON value): the record parser answers when the head holds
+ * the whole document. A longer one (the usual case: its messages follow the
+ * metadata, far past the sniff window) cannot be parsed from the head, and is
+ * judged by the first keys it begins with.
+ */
+function legacyDocumentId(prefix: string): string | undefined {
+  const text = prefix.replace(/^\uFEFF/, '');
+  const document = text.trimStart().startsWith('{') ? parseJsonObject(text) : undefined;
+  if (document === undefined) return legacyDocumentSessionId(prefix);
+  const parsed = parseGeminiCliValue(document);
+  return parsed.ok && parsed.value.record.kind === 'metadata' ? parsed.value.record.metadata.sessionId : undefined;
 }
 
 /** A line of the activity logger (packages/cli/src/utils/activityLogger.ts lines 687-720): `{type: console|network, payload, sessionId, timestamp}`. */

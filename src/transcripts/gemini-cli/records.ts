@@ -254,7 +254,8 @@ export function isGeminiCliMetadata(value: unknown): value is GeminiCliMetadata 
 /**
  * The start of a legacy pretty-printed chat document (`JSON.stringify(record,
  * null, 2)`: `{`, then `"sessionId"` and `"projectHash"` as its first keys),
- * matched on the file's first bytes.
+ * matched on the file's first bytes: for a document longer than the sniff
+ * window, which cannot be parsed from them (a whole one is parsed instead).
  * @returns its session id, or `undefined` when `prefix` does not start so.
  */
 export function legacyDocumentSessionId(prefix: string): string | undefined {
