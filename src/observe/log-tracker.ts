@@ -31,6 +31,7 @@
  * @module subagent-otel/observe/log-tracker
  */
 import { readDurableLogBatches, type DurableLogProblemCode } from '../wire/durable-log.js';
+import { Buffer } from 'node:buffer';
 import { fileChunks } from '../wire/file-chunks.js';
 import { isKnownEvent, parseSessionEvent, type SessionEvent } from '../wire/events.js';
 import { ConsumedWorkFold } from '../output/consumed-work.js';
@@ -617,13 +618,15 @@ export const MAX_DEFERRED_RUNS = 256;
  * The line of the last `session/end-seed` event of the log at `path` (0 when
  * there is none, or the file cannot be read: then the main pass reports why),
  * as the one durable-log reader numbers lines and decides what is a valid
- * event. A second pass over the file, taken only by a streamed file holding
+ * event (only lines that mention the event type are parsed). A second pass over the file, taken only by a streamed file holding
  * more than {@link MAX_DEFERRED_RUNS} epochs.
  */
 async function lastEndSeedLine(path: string, options: { maxLineBytes?: number }): Promise<number> {
   let last = 0;
   try {
-    for await (const batch of readDurableLogBatches(fileChunks(path), options)) {
+    const lineFilter = (bytes: Uint8Array): boolean =>
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(END_SEED_BYTES) !== -1;
+    for await (const batch of readDurableLogBatches(fileChunks(path), { ...options, lineFilter })) {
       for (const record of batch) {
         if (record.kind !== 'event' || record.value['type'] !== END_SEED) continue;
         const parsed = parseSessionEvent(record.value);
@@ -637,6 +640,7 @@ async function lastEndSeedLine(path: string, options: { maxLineBytes?: number })
 }
 
 const END_SEED = 'session/end-seed';
+const END_SEED_BYTES = Buffer.from(END_SEED);
 
 /** The parent's run containing `time`, else its last run started at or before `time`. */
 function enclosingRun(runs: readonly PendingRun[], time: number): PendingRun | undefined {

@@ -138,6 +138,12 @@ export interface ReadDurableLogOptions {
   readonly maxZstdWindowBytes?: number;
   /** `'auto'` (default) detects by magic bytes with {@link detectCompression}. */
   readonly compression?: 'auto' | LogCompression;
+  /**
+   * For a scan that looks for a few events: a `\n`-terminated line after
+   * line 1 for which it returns false is counted and passed over unparsed
+   * (no record, no problem). Default: every line is read.
+   */
+  readonly lineFilter?: (bytes: Uint8Array) => boolean;
 }
 
 const headerSchema = z.looseObject({ type: z.literal('session'), id: z.string() });
@@ -320,6 +326,7 @@ export function expandPackedRow(row: unknown): PackedRowExpansion {
 export class DurableLogDecoder {
   readonly #maxLineBytes: number;
   readonly #reader: ByteLineReader;
+  readonly #lineFilter: ((bytes: Uint8Array) => boolean) | undefined;
   #problemCount = 0;
   #lineCount = 0;
   #isStopped = false;
@@ -328,6 +335,7 @@ export class DurableLogDecoder {
   /** @throws RangeError when `maxLineBytes` is not a non-negative integer (a programming error). */
   constructor(options: ReadDurableLogOptions = {}) {
     this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.#lineFilter = options.lineFilter;
     this.#reader = new ByteLineReader({
       maxLineBytes: this.#maxLineBytes,
       maxZstdWindowBytes: options.maxZstdWindowBytes ?? DEFAULT_MAX_ZSTD_WINDOW_BYTES,
@@ -434,6 +442,7 @@ export class DurableLogDecoder {
       );
       return;
     }
+    if (line > 1 && this.#lineFilter?.(item.bytes) === false) return;
     const decoded = decodeUtf8Line(item.bytes);
     if (!decoded.ok) {
       out.push(

@@ -979,3 +979,32 @@ describe('a file of nothing but defects', () => {
     });
   });
 });
+
+describe('lineFilter', () => {
+  it('passes over the lines it refuses, unparsed, and numbers the rest as the full read does', async () => {
+    const text = [
+      '{"type":"session","id":"s"}',
+      'not json at all',
+      '{"type":"turn/start","seq":0,"data":{}}',
+      '{"type":"session/end-seed","seq":1,"data":{}}',
+      '',
+    ].join('\n');
+    const encoder = new TextEncoder();
+    const filtered = await collect(
+      readDurableLog(chunksOf(encoder.encode(text)), {
+        lineFilter: (bytes) => new TextDecoder().decode(bytes).includes('end-seed'),
+      }),
+    );
+    expect(filtered.map((record) => [record.kind, record.line])).toEqual([
+      ['header', 1],
+      ['event', 4],
+    ]);
+    const full = await collect(readDurableLog(chunksOf(encoder.encode(text))));
+    expect(full.map((record) => [record.kind, record.line])).toEqual([
+      ['header', 1],
+      ['problem', 2],
+      ['event', 3],
+      ['event', 4],
+    ]);
+  });
+});
