@@ -197,6 +197,48 @@ describe('parseClaudeCodeLine', () => {
   });
 });
 
+describe('parseClaudeCodeLine on members of the wrong type', () => {
+  const assistant = {
+    ...envelope,
+    type: 'assistant',
+    requestId: 'req_1',
+    message: { id: 'msg_1', model: 'm', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn' },
+  };
+
+  it('reads an assistant line whose envelope members are of the wrong type as if they were absent', () => {
+    const line = JSON.stringify({ ...assistant, isSidechain: 'no', cwd: 7, requestId: 3 });
+    expect(parseClaudeCodeLine(line)).toMatchObject({
+      kind: 'assistant',
+      isSidechain: undefined,
+      cwd: undefined,
+      requestId: undefined,
+      sessionId: 's-1',
+      messageId: 'msg_1',
+      stopReason: 'end_turn',
+    });
+  });
+
+  it('reads a stop reason or model of the wrong type as absent, and rejects content that is no blocks nor text', () => {
+    const wrongStop = { ...assistant, message: { ...assistant.message, stop_reason: 5, model: false } };
+    expect(parseClaudeCodeLine(JSON.stringify(wrongStop))).toMatchObject({ stopReason: undefined, model: undefined });
+    const badBlocks = { ...assistant, message: { ...assistant.message, content: [{ text: 'no type' }] } };
+    expect(isClaudeWireError(parseClaudeCodeLine(JSON.stringify(badBlocks)))).toBe(true);
+  });
+
+  it('reads progress data of the wrong type as absent, and a user line whose message is no object as invalid', () => {
+    const progress = { ...envelope, type: 'progress', parentToolUseID: 'toolu_1', data: ['agent_progress'] };
+    expect(parseClaudeCodeLine(JSON.stringify(progress))).toMatchObject({
+      kind: 'progress',
+      progressType: undefined,
+      parentToolUseId: 'toolu_1',
+    });
+    const user = { ...envelope, type: 'user', isMeta: 'yes', message: 'hello' };
+    expect(isClaudeWireError(parseClaudeCodeLine(JSON.stringify(user)))).toBe(true);
+    const meta = { ...envelope, type: 'user', isMeta: 'yes', message: { content: 'hello' } };
+    expect(parseClaudeCodeLine(JSON.stringify(meta))).toMatchObject({ kind: 'user', isMeta: false, content: 'hello' });
+  });
+});
+
 describe('isClaudeCodeLine', () => {
   it("claims Claude Code's chain lines and its records outside the chain", () => {
     expect(isClaudeCodeLine({ ...envelope, type: 'user', message: { content: 'hi' } })).toBe(true);
