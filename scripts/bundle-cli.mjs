@@ -40,6 +40,10 @@
  *   is not external, the shape of that bug, or when an external package's
  *   code is in a chunk.
  *
+ * - `replay --jobs`' worker thread (`src/replay/replay-worker.ts`) is a third
+ *   entry, written among the chunks (`dist/cli/chunks/replay-worker.js`), so
+ *   the pool's chunk finds it at `./replay-worker.js` as in the tsc output.
+ *
  * - The `view` command's page (`src/view/page/`) is a second, browser
  *   build: one script and one style sheet in `dist/view/page/`, with its
  *   npm dependencies (Chart.js) inside, so the page needs no network and
@@ -66,10 +70,16 @@ const result = await build({
   absWorkingDir: ROOT,
   // `main` is an entry of its own, written over tsc's `dist/cli/main.js`: the path it reads the package
   // version from (`../../package.json`) holds there, where a chunk one level down would miss it.
-  entryPoints: { 'subagent-otel': 'src/cli/bin.ts', main: 'src/cli/main.ts' },
+  // The replay worker's entry sits among the chunks: the pool's chunk finds it beside itself
+  // (`./replay-worker.js`), as `dist/replay/transcript-pool.js` finds tsc's `dist/replay/replay-worker.js`.
+  entryPoints: [
+    { in: 'src/cli/bin.ts', out: 'subagent-otel' },
+    { in: 'src/cli/main.ts', out: 'main' },
+    { in: 'src/replay/replay-worker.ts', out: 'chunks/replay-worker' },
+  ],
   outdir: 'dist/cli',
   chunkNames: 'chunks/[name]-[hash]',
-  entryNames: '[name]',
+  entryNames: '[dir]/[name]',
   bundle: true,
   splitting: true,
   format: 'esm',

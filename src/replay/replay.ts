@@ -43,9 +43,10 @@ import { SdkTracker } from '../observe/sdk-tracker.js';
 import { conventionTokenCounts } from '../telemetry/token-usage.js';
 import { expandPaths, sniffFile, type InputFile, type InputFormat, type SniffResult } from './input-files.js';
 import { readLines, type InputLine } from '../wire/input-lines.js';
-import type { TranscriptFile } from '../transcripts/format.js';
+import type { TranscriptFile, TranscriptReadContext } from '../transcripts/format.js';
 import { classifyTranscript, readTranscripts } from '../transcripts/transcripts.js';
 import { fileChunks } from '../wire/file-chunks.js';
+import { readTranscriptsInParallel } from './transcript-pool.js';
 
 /** `origin` passed to `RunListener.onMalformed` for capture lines the replay itself rejects. */
 export const CAPTURE_ORIGIN = 'capture' as const;
@@ -100,6 +101,16 @@ export interface ReplayOptions {
    * size never outruns a bounded export queue. Must not reject.
    */
   readonly backpressure?: () => Promise<void>;
+  /**
+   * Threads reading coding agents' transcripts (`--jobs`): 1 (default) in
+   * this thread; more, a pool of worker threads reading whole sessions, with
+   * the same runs, problems, progress and summary in the same order
+   * (`transcript-pool`). Session logs and captures are read in this thread
+   * whatever the number.
+   */
+  readonly jobs?: number;
+  /** The worker module of the pool (tests); default the one beside `transcript-pool`. */
+  readonly workerUrl?: URL;
 }
 
 /** Spans (a run's `invoke_agent`, `chat` and `execute_tool`) reported between two backpressure waits at most, plus one run's. */
@@ -397,13 +408,21 @@ async function replayFile(
 async function replayTranscriptFiles(context: ReplayContext): Promise<void> {
   const { ledger, options, transcripts } = context;
   const formatOf = new Map(transcripts.map((file) => [file.path, file.info]));
-  const results = await readTranscripts(transcripts, {
+  const readContext: TranscriptReadContext = {
     listener: context.stats,
     onProblem: ledger.report,
     onBytes: (file, bytes) => ledger.addBytes(file, ledger.filesTotal, bytes),
     pause: context.pause,
     ...(options.agentName !== undefined ? { agentName: options.agentName } : {}),
-  });
+  };
+  const threads = options.jobs ?? 1;
+  const results =
+    threads > 1
+      ? await readTranscriptsInParallel(transcripts, readContext, {
+          threads,
+          ...(options.workerUrl !== undefined ? { workerUrl: options.workerUrl } : {}),
+        })
+      : await readTranscripts(transcripts, readContext);
   for (const result of results) {
     const info = formatOf.get(result.path);
     const problemCount = ledger.problemsOf(result.path);

@@ -20,6 +20,7 @@ import type {
   TranscriptFormat,
   TranscriptHead,
   TranscriptReadContext,
+  TranscriptSession,
 } from './format.js';
 import { TRANSCRIPT_FORMATS } from './formats.js';
 
@@ -75,6 +76,81 @@ export function withCost(target: RunListener): RunListener {
   };
 }
 
+/** One step of reading transcripts, in order: a session to read, or the files of a format whose grouper failed. */
+export type TranscriptJob =
+  | { readonly kind: 'session'; readonly format: TranscriptFormat; readonly session: TranscriptSession }
+  | {
+      readonly kind: 'failed';
+      readonly format: TranscriptFormat;
+      readonly files: readonly TranscriptFile[];
+      readonly error: unknown;
+    };
+
+/**
+ * Groups `files` (classified transcript files of kind `session` or
+ * `sidecar`; any mix of formats) into the sessions to read, format by
+ * format in the order of `formats`. A grouper that throws (its contract
+ * forbids it) gives one `failed` job with its files. Never throws.
+ */
+export function transcriptJobs(
+  files: readonly TranscriptFile[],
+  formats: readonly TranscriptFormat[] = TRANSCRIPT_FORMATS,
+): TranscriptJob[] {
+  const jobs: TranscriptJob[] = [];
+  for (const format of formats) {
+    const mine = files.filter((file) => file.info.format === format.name);
+    if (mine.length === 0) continue;
+    try {
+      for (const session of format.group(mine)) jobs.push({ kind: 'session', format, session });
+    } catch (error) {
+      jobs.push({ kind: 'failed', format, files: mine, error });
+    }
+  }
+  return jobs;
+}
+
+/**
+ * The results of files no reader could read (`error`: what it threw), each
+ * reported as a `transcript-failed` problem of scope `file` to `onProblem`.
+ */
+export function failedTranscriptFiles(
+  formatName: string,
+  files: readonly TranscriptFile[],
+  error: unknown,
+  onProblem: TranscriptReadContext['onProblem'],
+): TranscriptFileResult[] {
+  return files.map((file) => {
+    onProblem({
+      file: file.path,
+      line: 0,
+      code: 'transcript-failed',
+      scope: 'file',
+      message: `the ${formatName} reader failed: ${String(error)}`,
+    });
+    return { path: file.path, records: 0, runs: 0, isSkipped: true };
+  });
+}
+
+/**
+ * Reads one session through `format` into `context` (whose listener is
+ * already priced, or not: the caller's choice). A reader that throws (its
+ * contract forbids it) has its session's files reported as skipped.
+ *
+ * @returns one result per file, in the order read. Never rejects.
+ */
+export async function readTranscriptSession(
+  format: TranscriptFormat,
+  session: TranscriptSession,
+  context: TranscriptReadContext,
+): Promise<readonly TranscriptFileResult[]> {
+  try {
+    return await format.read(session, context);
+  } catch (error) {
+    // The session is reported as skipped, the replay goes on.
+    return failedTranscriptFiles(format.name, session.files, error, context.onProblem);
+  }
+}
+
 /**
  * Reads `files` (classified transcript files of kind `session` or
  * `sidecar`; any mix of formats) session by session into `context.listener`,
@@ -89,43 +165,10 @@ export async function readTranscripts(
 ): Promise<TranscriptFileResult[]> {
   const results: TranscriptFileResult[] = [];
   const priced: TranscriptReadContext = { ...context, listener: withCost(context.listener) };
-  for (const format of formats) {
-    const mine = files.filter((file) => file.info.format === format.name);
-    if (mine.length === 0) continue;
-    let sessions;
-    try {
-      sessions = format.group(mine);
-    } catch (error) {
-      // A grouper must not throw (its contract); if one does, its files are reported, not lost silently.
-      for (const file of mine) {
-        context.onProblem({
-          file: file.path,
-          line: 0,
-          code: 'transcript-failed',
-          scope: 'file',
-          message: `the ${format.name} reader failed: ${String(error)}`,
-        });
-        results.push({ path: file.path, records: 0, runs: 0, isSkipped: true });
-      }
-      continue;
-    }
-    for (const session of sessions) {
-      try {
-        results.push(...(await format.read(session, priced)));
-      } catch (error) {
-        // Same containment for a reader: the session is reported as skipped, the replay goes on.
-        for (const file of session.files) {
-          context.onProblem({
-            file: file.path,
-            line: 0,
-            code: 'transcript-failed',
-            scope: 'file',
-            message: `the ${format.name} reader failed: ${String(error)}`,
-          });
-          results.push({ path: file.path, records: 0, runs: 0, isSkipped: true });
-        }
-      }
-    }
+  for (const job of transcriptJobs(files, formats)) {
+    if (job.kind === 'failed')
+      results.push(...failedTranscriptFiles(job.format.name, job.files, job.error, context.onProblem));
+    else results.push(...(await readTranscriptSession(job.format, job.session, priced)));
   }
   return results;
 }

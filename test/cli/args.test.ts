@@ -58,6 +58,11 @@ describe('parseCommandLine', () => {
       { name: 'replay', paths: ['a.jsonl', 'dir'], json: true, protocol: 'auto' },
     ],
     [
+      'replay with --jobs',
+      ['replay', '--jobs', '3', 'dir'],
+      { name: 'replay', paths: ['dir'], json: false, protocol: 'auto', jobs: 3 },
+    ],
+    [
       'replay without progress',
       ['replay', '--no-progress', 'x'],
       { name: 'replay', paths: ['x'], json: false, progress: false, protocol: 'auto' },
@@ -137,6 +142,26 @@ describe('parseCommandLine', () => {
       'a missing option value',
       ['replay', '--out'],
       "Option '--out <value>' argument missing (see 'subagent-otel help replay')",
+    ],
+    [
+      'no threads for replay',
+      ['replay', '--jobs', '0', 'dir'],
+      "--jobs takes a number of threads from 1 to 64 (1: no worker threads), got '0'",
+    ],
+    [
+      'a replay thread count that is no number',
+      ['replay', '--jobs', 'abc', 'dir'],
+      "--jobs takes a number of threads from 1 to 64 (1: no worker threads), got 'abc'",
+    ],
+    [
+      'a fractional replay thread count',
+      ['replay', '--jobs', '1.5', 'dir'],
+      "--jobs takes a number of threads from 1 to 64 (1: no worker threads), got '1.5'",
+    ],
+    [
+      'too many replay threads',
+      ['replay', '--jobs', '65', 'dir'],
+      "--jobs takes a number of threads from 1 to 64 (1: no worker threads), got '65'",
     ],
     ['a view port out of range', ['view', '--port', '0'], "--port takes a port from 1 to 65535, got '0'"],
     ['an empty view host', ['view', '--host', ''], "--host takes a host name or IP address such as 127.0.0.1, got ''"],

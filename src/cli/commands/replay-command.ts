@@ -29,6 +29,26 @@ export interface ReplayCommand extends TelemetryFlags {
   readonly runs?: false;
   /** `--protocol`: of NDJSON captures without a header. */
   readonly protocol: Protocol;
+  /** `--jobs`: threads reading transcripts; absent: {@link defaultReplayJobs}. */
+  readonly jobs?: number;
+}
+
+/** Most threads `--jobs` takes: past this, threads cost memory and buy nothing on a machine that has them. */
+export const MAX_REPLAY_JOBS = 64;
+
+/** Threads when `--jobs` is not given: the cores Node may use, at most 4 (each worker holds its own heap). */
+export function defaultReplayJobs(cores: number): number {
+  return Math.max(1, Math.min(cores, 4));
+}
+
+/** `--jobs`'s value: a whole number from 1 to {@link MAX_REPLAY_JOBS}. @throws UsageError otherwise. */
+export function parseReplayJobs(value: string): number {
+  const jobs = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(jobs) || jobs < 1 || jobs > MAX_REPLAY_JOBS)
+    throw new UsageError(
+      `--jobs takes a number of threads from 1 to ${MAX_REPLAY_JOBS} (1: no worker threads), got '${value}'`,
+    );
+  return jobs;
 }
 
 export const replaySpec: CommandSpec<ReplayCommand> = {
@@ -50,6 +70,9 @@ Options:
   --json                      print the summary as JSON on stdout (no run rows)
   --no-runs                   print the summary only, no row per run
   --protocol <sdk|acp|auto>   protocol of NDJSON captures without a header (default auto)
+  --jobs <n>                  threads reading transcripts, whole sessions each (default: the
+                              cores available, at most 4; 1: no worker threads); the output is
+                              the same whatever n
   --no-progress               no progress bar (it is shown only on a terminal anyway)
 
 ${TELEMETRY_HELP}`,
@@ -63,6 +86,7 @@ ${TELEMETRY_HELP}`,
         'no-progress': { type: 'boolean' },
         'no-runs': { type: 'boolean' },
         protocol: { type: 'string' },
+        jobs: { type: 'string' },
       },
       true,
     );
@@ -76,6 +100,7 @@ ${TELEMETRY_HELP}`,
       ...(values['no-progress'] === true ? { progress: false } : {}),
       ...(values['no-runs'] === true ? { runs: false as const } : {}),
       protocol: protocolOf(values.protocol as string | undefined),
+      ...(values.jobs !== undefined ? { jobs: parseReplayJobs(values.jobs as string) } : {}),
       ...telemetryFlags(values),
     };
   },

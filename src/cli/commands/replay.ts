@@ -10,7 +10,8 @@
  */
 import { replayPaths, type ReplayProblem, type ReplayProgress, type ReplaySummary } from '../../replay/replay.js';
 import { createTelemetry, type TelemetryShutdownReport } from '../../telemetry/setup.js';
-import type { ReplayCommand } from './replay-command.js';
+import { availableParallelism } from 'node:os';
+import { defaultReplayJobs, type ReplayCommand } from './replay-command.js';
 import {
   formatProblem,
   formatProgressBar,
@@ -101,6 +102,7 @@ export async function runReplay(cmd: ReplayCommand, io: ReplayIo): Promise<numbe
   const summary = await replayPaths(cmd.paths, telemetry.runs, {
     ...(cmd.json || cmd.runs === false ? {} : { onRun }),
     protocol: cmd.protocol,
+    jobs: cmd.jobs ?? defaultReplayJobs(availableParallelism()),
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
     ...(telemetry.outDir !== undefined ? { exclude: [telemetry.outDir] } : {}),
     onProblem,
