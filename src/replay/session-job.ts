@@ -11,8 +11,7 @@
  *
  * @module subagent-otel/replay/session-job
  */
-import type { RunListener, RunRecord, RunStart } from '../observe/run-record.js';
-import type { NativeTranscriptFormat } from '../observe/run-record.js';
+import type { NativeTranscriptFormat, RunListener, RunRecord, RunStart } from '../observe/run-record.js';
 import type {
   TranscriptFileResult,
   TranscriptProblem,
@@ -20,7 +19,7 @@ import type {
   TranscriptSession,
 } from '../transcripts/format.js';
 import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
-import { failedTranscriptFiles, readTranscriptSession } from '../transcripts/transcripts.js';
+import { failedTranscriptFiles, readTranscriptSession } from '../transcripts/transcript-jobs.js';
 
 /** What the main thread asks a worker to read. Plain data (structured clone). */
 export interface SessionJobRequest {
