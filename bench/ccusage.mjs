@@ -3,14 +3,19 @@
  * about 300 MB (scale 1; copies of the workspace's real sessions in
  * `../shared/transcripts/claude-code/real/` with fresh ids,
  * `lib/claude-history.mjs`, laid out as `$CLAUDE_CONFIG_DIR/projects`), read
- * by `subagent-otel replay --out` (telemetry to files) and by ccusage 18
- * (TypeScript) and 20 (Rust), `session --json --offline`, installed into a
- * temporary folder from the npm registry (so the benchmark needs it). Each
- * command is timed as a process under `/usr/bin/time` (wall seconds and
- * peak RSS), rounds rotating the order. Figures: the replay's wall time
- * against each ccusage's (the aims: ahead of 18, within 2x of 20), and
- * against the floor of reading, splitting and `JSON.parse`-ing every line
- * in one Node thread, in this process.
+ * by `subagent-otel replay --out` (telemetry to files) with `--jobs 1` (one
+ * thread) and `--jobs 2` (two worker threads reading sessions), and by
+ * ccusage 18 (TypeScript) and 20 (Rust), `session --json --offline`,
+ * installed into a temporary folder from the npm registry (so the benchmark
+ * needs it). Each command is timed as a process under `/usr/bin/time` (wall
+ * seconds and peak RSS), rounds rotating the order. Figures: `--jobs 2`'s
+ * wall time against each ccusage's (the aims: ahead of 18, within 2x of
+ * 20), `--jobs 1`'s against `--jobs 2`'s (the aim: two cores at least 1.7
+ * times one), peak RSS of each (the aim: under 256 MiB), and `--jobs 1`
+ * against the floor of reading, splitting and `JSON.parse`-ing every line in
+ * one Node thread, in this process. The load averages at the start and the
+ * end are in the figures' notes: on a busy machine two threads do not get
+ * two cores.
  *
  * ccusage reads usage and cost per session; replay builds every run (the
  * one rule, subagents nested, stop reasons) and exports spans and metrics:
@@ -20,7 +25,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeClaudeHistory } from './lib/claude-history.mjs';
 import {
@@ -57,18 +62,22 @@ function install(version) {
   });
   return join(prefix, 'node_modules', '.bin', 'ccusage');
 }
-const commands = {
-  'subagent-otel replay': () => [
-    process.execPath,
-    CLI,
-    'replay',
-    '--out',
-    join(work, `out-${performance.now()}`),
-    '--json',
-    '--no-progress',
-    history,
-  ],
-};
+/** `subagent-otel replay` with `--jobs <jobs>`, telemetry to a fresh folder. */
+const replayCommand = (jobs) => () => [
+  process.execPath,
+  CLI,
+  'replay',
+  '--jobs',
+  String(jobs),
+  '--out',
+  join(work, `out-${performance.now()}`),
+  '--json',
+  '--no-progress',
+  history,
+];
+const ONE = 'replay --jobs 1';
+const TWO = 'replay --jobs 2';
+const commands = { [ONE]: replayCommand(1), [TWO]: replayCommand(2) };
 for (const [name, version] of Object.entries(PEERS)) {
   const bin = install(version);
   commands[name] = () => [bin, 'session', '--json', '--offline'];
@@ -94,6 +103,7 @@ function timed(argv) {
 }
 
 const files = filesUnder(history).filter((file) => file.endsWith('.jsonl'));
+const loadStart = loadavg();
 
 const names = Object.keys(commands);
 const samples = Object.fromEntries(names.map((name) => [name, { seconds: [], peak: [] }]));
@@ -104,7 +114,7 @@ for (let round = 0; round < rounds; round += 1) {
   const line = [];
   for (const name of order) {
     const result = timed(commands[name]());
-    if (name === 'subagent-otel replay') {
+    if (name === ONE || name === TWO) {
       const summary = JSON.parse(result.stdout);
       if (summary.problems !== 0 || (runs !== undefined && summary.runs !== runs))
         throw new Error(`replay gave ${summary.runs} runs and ${summary.problems} problems`);
@@ -124,7 +134,9 @@ for (let round = 0; round < rounds; round += 1) {
   progress('ccusage', `round ${round + 1}/${rounds}: ${line.join(', ')}, floor ${floors.at(-1).toFixed(2)} s`);
 }
 
-const replay = samples['subagent-otel replay'];
+const replay = samples[TWO];
+const loadEnd = loadavg();
+const load = `load averages (1, 5, 15 min) ${loadStart.map((l) => l.toFixed(2)).join(', ')} at the start, ${loadEnd.map((l) => l.toFixed(2)).join(', ')} at the end, ${cpus().length} cores`;
 const peak = (name) =>
   `${name} peak RSS median ${[...samples[name].peak].sort((a, b) => a - b)[Math.floor(samples[name].peak.length / 2)].toFixed(0)} MiB`;
 const size = `${(written.bytes / 2 ** 20).toFixed(0)} MiB Claude Code history (${written.files} files, ${runs} runs)`;
@@ -134,17 +146,17 @@ emitResult({
   figures: [
     figure({
       id: 'ccusage.replay-vs-18',
-      title: `subagent-otel replay --out beside ccusage 18 session --json --offline, ${size}`,
+      title: `subagent-otel replay --jobs 2 --out beside ccusage 18 session --json --offline, ${size}`,
       unit: 's',
       values: replay.seconds,
       floorName: 'ccusage 18.0.11 (TypeScript) on the same history',
       floors: samples['ccusage 18'].seconds,
       target: { kind: 'max-ratio', limit: 1, text: 'ahead of ccusage 18 (issue 40)' },
-      notes: `wall time of each process; ${peak('subagent-otel replay')}, ${peak('ccusage 18')}`,
+      notes: `wall time of each process; ${peak(TWO)}, ${peak('ccusage 18')}; ${load}`,
     }),
     figure({
       id: 'ccusage.replay-vs-20',
-      title: `subagent-otel replay --out beside ccusage 20 session --json --offline, ${size}`,
+      title: `subagent-otel replay --jobs 2 --out beside ccusage 20 session --json --offline, ${size}`,
       unit: 's',
       values: replay.seconds,
       floorName: 'ccusage 20.0.24 (Rust) on the same history',
@@ -153,13 +165,33 @@ emitResult({
       notes: `wall time of each process; ${peak('ccusage 20')}`,
     }),
     figure({
-      id: 'ccusage.replay-vs-floor',
-      title: `subagent-otel replay --out against reading and parsing every line, ${size}`,
+      id: 'ccusage.jobs2-speedup',
+      title: `replay --jobs 2 against --jobs 1 (speedup of two threads), ${size}`,
       unit: 's',
-      values: replay.seconds,
+      values: samples[ONE].seconds,
+      floorName: 'replay --jobs 2, same round',
+      floors: samples[TWO].seconds,
+      target: { kind: 'min-ratio', limit: 1.7, text: 'two cores at least 1.7 times one (issue 40)' },
+      notes: `ratio: --jobs 1 seconds / --jobs 2 seconds; ${load}`,
+    }),
+    figure({
+      id: 'ccusage.replay-peak-rss',
+      title: `replay peak RSS, --jobs 2 (floor: --jobs 1), ${size}`,
+      unit: 'MiB',
+      values: samples[TWO].peak,
+      floorName: 'replay --jobs 1 peak RSS, same round',
+      floors: samples[ONE].peak,
+      target: { kind: 'max-value', limit: 256, text: 'peak RSS under 256 MiB whatever the size (issue 40)' },
+      notes: `${peak(ONE)}, ${peak(TWO)}`,
+    }),
+    figure({
+      id: 'ccusage.replay-vs-floor',
+      title: `subagent-otel replay --jobs 1 --out against reading and parsing every line, ${size}`,
+      unit: 's',
+      values: samples[ONE].seconds,
       floorName: 'read + split + JSON.parse each line once, one Node thread, in process',
       floors,
-      notes: `${(megabytes / (replay.seconds.reduce((a, b) => a + b, 0) / replay.seconds.length)).toFixed(0)} MB/s on average; the replay process includes Node's start and telemetry to files`,
+      notes: `${(megabytes / (samples[ONE].seconds.reduce((a, b) => a + b, 0) / samples[ONE].seconds.length)).toFixed(0)} MB/s on average; the replay process includes Node's start and telemetry to files; ${load}`,
     }),
   ],
 });
