@@ -18,14 +18,21 @@
  * answered (shutdown budget 120 s, so load never decides), and a receiver
  * records a request before it answers it. Cases run one after another, one
  * command process (and its children) at a time.
+ *
+ * The installed `replay --jobs 2` also runs its worker thread from the
+ * package (its own entry among the bundle's chunks): one CPU profile per
+ * thread shows the workers ran (a worker that cannot load would leave the
+ * main thread reading alone, with the same output), and its summary is
+ * `--jobs 1`'s.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedCommand, packPackage } from '../../scripts/packed-install.mjs';
 import { ATTR_SUBAGENT_STOP_REASON } from '../../src/telemetry/semconv.js';
-import type { OtlpSpan } from '../helpers/cli.js';
+import { runCommand, type OtlpSpan } from '../helpers/cli.js';
+import { ROOT } from '../helpers/paths.js';
 import { startOtlpGrpcReceiver } from '../helpers/otlp-grpc-receiver.js';
 import { startOtlpReceiver, type OtlpMetricPoint } from '../helpers/otlp-receiver.js';
 import {
@@ -151,3 +158,24 @@ for (const { label, get } of INSTALLS) {
     }
   });
 }
+
+describe('the installed tarball with worker threads', () => {
+  it('replay --jobs 2 reads on worker threads (one CPU profile per thread) and says what --jobs 1 says', async () => {
+    const sessions = join(ROOT, 'test', 'transcripts', 'claude-code', 'synthetic');
+    const profiles = mkdtempSync(join(work, 'profiles-'));
+    const run = async (jobs: string, env: NodeJS.ProcessEnv): Promise<unknown> => {
+      const out = mkdtempSync(join(work, `jobs-${jobs}-`));
+      const r = await runCommand(installed.file, ['replay', '--jobs', jobs, '--json', '--out', out, sessions], '', {
+        PATH: `${join(process.execPath, '..')}:${process.env['PATH'] ?? ''}`,
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+        ...env,
+      });
+      expect(r.code, r.stderr.toString('utf8')).toBe(0);
+      return JSON.parse(r.stdout.toString('utf8').split(out).join('<out>')) as unknown;
+    };
+    const one = await run('1', {});
+    const two = await run('2', { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profiles}` });
+    expect(two).toEqual(one);
+    expect(readdirSync(profiles).filter((name) => name.endsWith('.cpuprofile'))).toHaveLength(3);
+  });
+});
