@@ -53,6 +53,22 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
   // Re-exports.
   'index.ts': { kind: 're-export', reason: 'the public API', coveredBy: ['test/api.test.ts', 'test/package.test.ts'] },
   'types.ts': { kind: 're-export', reason: 'the public types', coveredBy: ['test/api.test.ts'] },
+  'replay/replay-worker.ts': {
+    kind: 'covered',
+    reason: "a worker thread's entry: runs session jobs the pool sends it",
+    coveredBy: ['test/replay/transcript-pool.e2e.test.ts', 'test/cli/replay-jobs.e2e.test.ts'],
+  },
+  'replay/session-job.ts': {
+    kind: 'covered',
+    reason:
+      "one session's reading in a worker, replayed to the main thread's listener; compared with one-thread reading",
+    coveredBy: ['test/replay/transcript-pool.e2e.test.ts'],
+  },
+  'transcripts/transcript-jobs.ts': {
+    kind: 'covered',
+    reason: 'the part of transcript reading a worker needs (no price tables); same outcome with 1 and 2 threads',
+    coveredBy: ['test/replay/transcript-pool.e2e.test.ts', 'test/cli/replay-jobs.e2e.test.ts'],
+  },
   'transcripts/formats.ts': {
     kind: 're-export',
     reason: 'the list of transcript formats, in the order they classify a file',

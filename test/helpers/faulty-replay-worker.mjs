@@ -1,6 +1,6 @@
 /**
  * A replay worker (the built `dist/replay/` modules) that fails on purpose,
- * for `test/replay/parallel.e2e.test.ts`: a session with a file whose path
+ * for `test/replay/transcript-pool.e2e.test.ts`: a session with a file whose path
  * holds `CRASH` throws out of the worker (an uncaught error ends the
  * thread), `EXIT` ends the thread with code 3, `THROW` makes the Claude Code
  * reader itself throw (contained by the session job). Every other session is
