@@ -10,6 +10,7 @@
  * @module subagent-otel/wire/content
  */
 import * as z from 'zod';
+import { withPlainCheck, withTypeDispatch } from './schema-check.js';
 
 const nonNegativeInt = z.number().int().nonnegative();
 /**
@@ -17,9 +18,8 @@ const nonNegativeInt = z.number().int().nonnegative();
  * fractional, beyond 2^53, `1e400` read as Infinity) are no reason to drop the
  * message that carries them; consumers clamp them with {@link clampTokenCount}.
  */
-const tokenCount = z.custom<number>((value) => typeof value === 'number' && !Number.isNaN(value), {
-  message: 'expected a number',
-});
+const isTokenCount = (value: unknown): boolean => typeof value === 'number' && !Number.isNaN(value);
+const tokenCount = withPlainCheck(z.custom<number>(isTokenCount, { message: 'expected a number' }), isTokenCount);
 
 /**
  * Token usage of one model call. The input buckets are disjoint
@@ -121,13 +121,15 @@ export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlo
  */
 function byType<T>(known: Record<string, z.ZodType>, lenient = false): z.ZodType<T> {
   if (lenient) return z.looseObject({ type: z.string() }) as unknown as z.ZodType<T>;
-  return z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
+  const refined = z.looseObject({ type: z.string() }).superRefine((value, ctx) => {
     const schema = Object.prototype.hasOwnProperty.call(known, value.type) ? known[value.type] : undefined;
     if (schema === undefined) return;
     const parsed = schema.safeParse(value);
     if (parsed.success) return;
     for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined } as z.core.$ZodRawIssue);
-  }) as unknown as z.ZodType<T>;
+  });
+  // The refinement's code is not readable by `plainCheckOf`: the same rule, stated for it.
+  return withTypeDispatch(refined, known) as unknown as z.ZodType<T>;
 }
 
 /**

@@ -20,15 +20,21 @@
  * id with escapes, a string with a raw control character or a bad escape,
  * invalid UTF-8, bytes after the last brace) is "not recognized", and the
  * caller parses the line in full, which then accepts or rejects it exactly as
- * before. So the classifier never accepts what the full parse rejects, never
- * changes an error, and `toFrame()` yields the very frame the full parse
- * yields (property-tested against it). Owns this recognition only; knows
+ * before. Which fields the line has is this layout's; whether their values
+ * are valid is the `assistant/chunk` schema's, through the plain check
+ * derived from it (`wire/schema-check`, decision 0126): a field added to the
+ * schema is checked here too, and a line the schema would reject is left to
+ * the full parse. So the classifier never accepts what the full parse
+ * rejects, never changes an error, and `toFrame()` yields the very frame the
+ * full parse yields (property-tested against it). Owns this recognition only; knows
  * nothing of runs or output. Never throws.
  *
  * @module subagent-otel/wire/delta-line
  */
 import { Buffer, isUtf8 } from 'node:buffer';
+import { plainEventDataCheck } from './events.js';
 import type { JsonRpcNotification } from './jsonrpc.js';
+import { ANY_STRING } from './schema-check.js';
 
 /**
  * A fixed part of the layout, prepared for comparing four bytes at a time:
@@ -59,6 +65,9 @@ const REASONING_DELTA = partOf('reasoning-delta');
 const INDEX = partOf('","index":');
 const TEXT = partOf(',"text":"');
 const TAIL = partOf('}}}}}');
+
+/** The `assistant/chunk` payload check derived from its schema (`wire/events`). */
+const acceptsChunkData = plainEventDataCheck('assistant/chunk');
 
 /** Node's own slice decoders (what `Buffer#toString` calls after checking its arguments; the ranges here are already checked). */
 interface SliceDecoders {
@@ -161,6 +170,8 @@ export class DeltaLineReader implements DeltaLine {
   #numberEnd = 0;
   /** The last session id, as bytes and as a string: consecutive lines nearly always repeat it. */
   #sessionBytes: Uint8Array = new Uint8Array(0);
+  /** The payload of the line being read, for the schema's check: the text is not decoded, so it stands as any string. */
+  readonly #data = { turn: 0, step: 0, chunk: { type: 'text-delta' as DeltaChunkType, index: 0, text: ANY_STRING } };
 
   /**
    * Recognizes `buffer[start, end)`, a line without its newline (any trailing
@@ -259,6 +270,13 @@ export class DeltaLineReader implements DeltaLine {
     if (textEnd + 1 + TAIL.length !== end || !matchesAt(view, textEnd + 1, end, TAIL)) return false;
     const nonAscii = (high & HIGH_BITS) !== 0;
     if (nonAscii && !isUtf8(buffer.subarray(textStart, textEnd))) return false;
+    // The layout says which fields there are; whether they are valid is the event schema's to say (decision 0126).
+    const data = this.#data;
+    data.turn = turn;
+    data.step = step;
+    data.chunk.type = chunkType;
+    data.chunk.index = index;
+    if (!acceptsChunkData(data)) return false;
     this.sessionId = this.#sessionIdOf(buffer, sessionStart, sessionEnd);
     this.seq = seq;
     this.time = time;

@@ -18,7 +18,7 @@ import {
   type TokenUsage,
 } from './content.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from './wire-error.js';
-import { isJsonObject } from './json-values.js';
+import { plainCheckOf, plainDispatchOf, type PlainCheck } from './schema-check.js';
 
 /** Why a turn ended. Unknown kinds are kept; consumers map them to `error`, never `completed`. */
 export type TurnEndReason =
@@ -196,181 +196,21 @@ const dataSchemas = {
   }),
 } as const;
 
-type KnownType = keyof typeof dataSchemas;
-
-/** A non-negative safe integer: exactly what `nat` accepts. */
-function isNat(value: unknown): boolean {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-/** Optional counts of `TokenUsage`: absent, or what `nat` accepts. */
-function isOptionalNat(value: unknown): boolean {
-  return value === undefined || isNat(value);
-}
-
-/** A `TokenUsage` the schema accepts (checked without zod). */
-function isPlainUsage(value: unknown): boolean {
-  return (
-    isJsonObject(value) &&
-    isNat(value.inputTokens) &&
-    isNat(value.outputTokens) &&
-    isOptionalNat(value.cacheReadTokens) &&
-    isOptionalNat(value.cacheWriteTokens) &&
-    isOptionalNat(value.reasoningTokens)
-  );
-}
-
-/** A text, reasoning or tool-call block the schema accepts; other blocks are left to the schema. */
-function isPlainBlock(value: unknown): boolean {
-  if (!isJsonObject(value)) return false;
-  switch (value.type) {
-    case 'text':
-    case 'reasoning':
-      return typeof value.text === 'string';
-    case 'tool-call':
-      return typeof value.id === 'string' && typeof value.name === 'string' && typeof value.arguments === 'string';
-    default:
-      return false;
-  }
-}
-
-/** A stream chunk the schema accepts, for the common kinds; other chunks are left to the schema. */
-function isPlainChunk(chunk: unknown): boolean {
-  if (!isJsonObject(chunk)) return false;
-  switch (chunk.type) {
-    case 'text-delta':
-    case 'reasoning-delta':
-      return isNat(chunk.index) && typeof chunk.text === 'string';
-    case 'block-start':
-      return isNat(chunk.index) && typeof chunk.blockType === 'string';
-    case 'tool-call-delta':
-      return (
-        isNat(chunk.index) &&
-        typeof chunk.id === 'string' &&
-        typeof chunk.argumentsDelta === 'string' &&
-        (chunk.name === undefined || typeof chunk.name === 'string')
-      );
-    case 'block-end':
-      return isNat(chunk.index) && isPlainBlock(chunk.block);
-    case 'usage':
-      return isPlainUsage(chunk.usage);
-    case 'finish':
-      return isJsonObject(chunk.reason) && typeof chunk.reason.kind === 'string' && chunk.reason.failure === undefined;
-    default:
-      return false;
-  }
-}
-
-/** An object with a string `type`: all the (lenient) content block schema asks of a block. */
-function isTypedRecord(value: unknown): boolean {
-  return isJsonObject(value) && typeof value.type === 'string';
-}
-
-/** Absent, or a string. */
-function isOptionalString(value: unknown): boolean {
-  return value === undefined || typeof value === 'string';
-}
-
-/** A turn-end reason the schema accepts. */
-function isPlainTurnEndReason(reason: unknown): boolean {
-  if (!isJsonObject(reason) || typeof reason.kind !== 'string') return false;
-  const inner = reason.reason;
-  const error = reason.error;
-  return (
-    (inner === undefined || (isJsonObject(inner) && typeof inner.kind === 'string')) &&
-    (error === undefined ||
-      (isJsonObject(error) && typeof error.message === 'string' && typeof error.code === 'string'))
-  );
-}
-
-/** An inserted entry of an inbox splice the schema accepts. */
-function isPlainInserted(value: unknown): boolean {
-  return isJsonObject(value) && isOptionalString(value.id);
-}
-
-/** Every element passes `check`. */
-function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
-  if (!Array.isArray(value)) return false;
-  for (const item of value) if (!check(item)) return false;
-  return true;
-}
+/** Every event type this version reads. */
+export type KnownEventType = keyof typeof dataSchemas;
 
 /**
- * The shapes that make up nearly every event of a live stream or a log
- * (chunk deltas, assistant messages of text, reasoning and tool-call blocks,
- * step and turn boundaries, tool calls and results, user messages, request
- * context, inbox splices), checked without zod, which costs several times
- * the `JSON.parse` of the line on the proxy path. A sufficient condition
- * only: `true` means the payload schema accepts the data; `false` means "ask
- * the schema", which then decides and names any problem. So the fast path
- * never accepts what the schema rejects and never changes an error message.
+ * The plain-code payload checks, derived from the schemas above
+ * (`wire/schema-check`): zod costs several times the `JSON.parse` of the line
+ * on the proxy's path, the derived checks a fraction of it. A sufficient
+ * condition only: `true` means the schema accepts the data; `false` means
+ * "ask the schema", which then decides and names any problem.
  */
-function isPlainValidData(type: KnownType, data: unknown): boolean {
-  if (!isJsonObject(data)) return false;
-  switch (type) {
-    case 'assistant/chunk':
-      return isNat(data.turn) && isNat(data.step) && isPlainChunk(data.chunk);
-    case 'assistant/message': {
-      const message = data.message;
-      return (
-        isNat(data.turn) &&
-        isNat(data.step) &&
-        isJsonObject(message) &&
-        typeof message.id === 'string' &&
-        message.role === 'assistant' &&
-        isArrayOf(message.content, isPlainBlock) &&
-        (data.usage === undefined || isPlainUsage(data.usage)) &&
-        (data.stream === undefined || isArrayOf(data.stream, isPlainChunk)) &&
-        (data.interrupted === undefined || data.interrupted === true)
-      );
-    }
-    case 'assistant/attempt':
-      return isNat(data.turn) && isNat(data.step) && isArrayOf(data.stream, isPlainChunk) && data.failure === undefined;
-    case 'step/start':
-    case 'step/end':
-      return isNat(data.turn) && isNat(data.step);
-    case 'turn/start':
-      return isNat(data.turn);
-    case 'turn/end':
-      return isNat(data.turn) && isPlainTurnEndReason(data.reason);
-    case 'tool/call':
-      // The schema's `arguments` is unknown but required: a missing key is its to reject.
-      return (
-        isNat(data.turn) &&
-        isNat(data.step) &&
-        typeof data.callId === 'string' &&
-        typeof data.name === 'string' &&
-        data.arguments !== undefined
-      );
-    case 'tool/result': {
-      const message = data.message;
-      const error = data.error;
-      return (
-        isNat(data.turn) &&
-        isNat(data.step) &&
-        isJsonObject(message) &&
-        isArrayOf(message.content, isTypedRecord) &&
-        (error === undefined || (isJsonObject(error) && isOptionalString(error.name) && isOptionalString(error.code)))
-      );
-    }
-    case 'user/message':
-      return typeof data.id === 'string' && data.role === 'user' && isArrayOf(data.content, isTypedRecord);
-    case 'request/context':
-      return isOptionalString(data.provider) && isOptionalString(data.model);
-    case 'session/end-seed':
-      return true;
-    case 'agent/inbox/spliced':
-      return (
-        isOptionalString(data.target) &&
-        (data.start === undefined || Number.isFinite(data.start)) &&
-        (data.removedCount === undefined || isNat(data.removedCount)) &&
-        isOptionalString(data.outcome) &&
-        isArrayOf(data.inserted, isPlainInserted)
-      );
-    default:
-      return false;
-  }
-}
+const plainChecks = Object.fromEntries(
+  Object.entries(dataSchemas).map(([type, schema]) => [type, plainCheckOf(schema)]),
+) as Record<KnownEventType, PlainCheck>;
+/** The same checks as one function of the whole event, dispatching on its `type` (what `parseSessionEvent` runs). */
+const plainEventCheck = plainDispatchOf(dataSchemas, 'data');
 
 /**
  * The payload check without the plain-code shortcut: what the zod schema of
@@ -382,13 +222,22 @@ export function schemaAcceptsEventData(type: string, data: unknown): boolean {
   return isKnownEventType(type) && dataSchemas[type].safeParse(data).success;
 }
 
-/** Whether the plain-code shortcut accepts `data` of `type` (a sufficient condition for the schema). For tests. */
+/**
+ * Whether the plain check derived from the schema of `type` accepts `data`:
+ * a sufficient condition for the schema (see `wire/schema-check`), cheap
+ * enough for every line of the proxy's path. Never throws.
+ */
 export function plainAcceptsEventData(type: string, data: unknown): boolean {
-  return isKnownEventType(type) && isPlainValidData(type, data);
+  return isKnownEventType(type) && plainChecks[type](data);
+}
+
+/** The plain check of the payload of events of `type` (see `plainAcceptsEventData`), for callers on a hot path. */
+export function plainEventDataCheck(type: KnownEventType): PlainCheck {
+  return plainChecks[type];
 }
 
 /** `true` when this version reads events of `type`. */
-export function isKnownEventType(type: string): type is KnownType {
+export function isKnownEventType(type: string): type is KnownEventType {
   return Object.prototype.hasOwnProperty.call(dataSchemas, type);
 }
 
@@ -431,7 +280,7 @@ export function parseSessionEvent(value: unknown, basePath = ''): EventParseResu
   }
   const type = record.type;
   if (!isKnownEventType(type)) return { ok: true, event: value as UnknownSessionEvent, known: false };
-  if (isPlainValidData(type, record.data)) return { ok: true, event: value as KnownSessionEvent, known: true };
+  if (plainEventCheck(record)) return { ok: true, event: value as KnownSessionEvent, known: true };
   const parsed = dataSchemas[type].safeParse(record.data);
   if (!parsed.success) {
     return { ok: false, error: wireErrorFromIssues(parsed.error.issues, record.data, at('data')) };
