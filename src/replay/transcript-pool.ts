@@ -6,8 +6,8 @@
  * (`readTranscripts`): runs, problems, progress and results are the same
  * whatever the number of threads; only when they happen differs.
  *
- * Memory: at most {@link SESSIONS_PER_WORKER} sessions queued per worker and
- * a window of `2 x size` sessions between the one being passed on and the
+ * Memory: at most {@link SESSIONS_PER_WORKER} session per worker and a window
+ * of {@link WINDOW_PER_WORKER} `x size` sessions between the one being passed on and the
  * last one sent, so a slow exporter (backpressure) or one long session holds
  * a bounded number of finished sessions, whatever the history's size.
  *
@@ -25,8 +25,16 @@ import { failedTranscriptFiles, transcriptJobs } from '../transcripts/transcript
 import { readTranscripts, withCost } from '../transcripts/transcripts.js';
 import { passOnSessionEvents, readSessionJob, type SessionJobOutcome, type SessionJobRequest } from './session-job.js';
 
-/** Sessions sent to one worker before it answers: the next one is ready while the main thread is busy. */
-export const SESSIONS_PER_WORKER = 2;
+/**
+ * Sessions sent to one worker before it answers. One: a session goes to the
+ * first worker that is free, so a long session does not hold a short one
+ * behind it while the other worker idles (with 2, 150 MB on 2 cores took
+ * 1.72-1.83 s; with 1 and a wider window 1.45-1.47 s; decision 0131).
+ */
+export const SESSIONS_PER_WORKER = 1;
+
+/** Sessions read ahead of the one being passed on, per worker: finished sessions held in memory at most. */
+export const WINDOW_PER_WORKER = 4;
 
 /**
  * Each worker's young generation, MiB. V8's default (tens of MiB per
@@ -68,7 +76,7 @@ export async function readTranscriptsInParallel(
     Math.min(options.threads, sessions),
     options.workerUrl ?? new URL('./replay-worker.js', import.meta.url),
   );
-  const window = 2 * pool.size;
+  const window = WINDOW_PER_WORKER * pool.size;
   const results: TranscriptFileResult[] = [];
   let sent = 0;
   try {
