@@ -19,6 +19,11 @@ import { setFlagsFromString } from 'node:v8';
  */
 const KNOWN_V8_MAJORS = new Set(['10', '11', '12', '13', '14']);
 
+/** Whether `v8Version` (`process.versions.v8`) is of a V8 major these settings are known to be safe on. */
+export function isKnownV8(v8Version: string): boolean {
+  return KNOWN_V8_MAJORS.has(v8Version.split('.')[0] ?? '');
+}
+
 /** The flag: the young generation keeps its initial size (decision 0050 says why no other). */
 export const HEAP_FLAGS = ['--semi-space-growth-factor=1'] as const;
 
@@ -36,8 +41,7 @@ export const START_FLAGS = { hold: '--no-opt', release: '--opt' } as const;
  * @returns `release`, idempotent. Never throws.
  */
 export function holdOptimizationDuringStart(v8Version: string = process.versions.v8): () => void {
-  const major = v8Version.split('.')[0] ?? '';
-  if (!KNOWN_V8_MAJORS.has(major)) return () => undefined;
+  if (!isKnownV8(v8Version)) return () => undefined;
   setFlagsFromString(START_FLAGS.hold);
   let released = false;
   return () => {
@@ -55,8 +59,7 @@ export function holdOptimizationDuringStart(v8Version: string = process.versions
  *   known to be safe on). Never throws.
  */
 export function favourSmallHeap(v8Version: string = process.versions.v8): boolean {
-  const major = v8Version.split('.')[0] ?? '';
-  if (!KNOWN_V8_MAJORS.has(major)) return false;
+  if (!isKnownV8(v8Version)) return false;
   try {
     for (const flag of HEAP_FLAGS) setFlagsFromString(flag);
     return true;

@@ -14,11 +14,18 @@ import { outboxLines } from '../outbox-lines.js';
 import { startChangeFeed } from '../../watch/change-feed.js';
 import { defaultCheckpointPath, loadCheckpoint } from '../../watch/checkpoint.js';
 import type { EndNotices } from '../../watch/end-notices.js';
-import { DEFAULT_IDLE_MS, DEFAULT_INTERVAL_MS, isInside, watchTranscripts } from '../../watch/watcher.js';
+import {
+  DEFAULT_IDLE_MS,
+  DEFAULT_INTERVAL_MS,
+  isInside,
+  watchTranscripts,
+  type WatchPass,
+} from '../../watch/watcher.js';
 import type { WatchCommand } from './watch-command.js';
 import { formatProblem, formatRunRow, formatRunRowHeader } from '../summary.js';
 import { checkOutputDirectory } from '../output-paths.js';
 import { flushBoundMs, installDiagnostics, telemetryOptions } from '../telemetry-options.js';
+import { IdleRelease, memoryReducer } from '../heap-release.js';
 
 export type { WatchCommand };
 
@@ -104,6 +111,9 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
   const changes = cmd.poll
     ? undefined
     : startChangeFeed(cmd.dirs, (why) => io.stderr.write(`subagent-otel watch: ${why}\n`));
+  // The memory of a catch-up read goes back once the watch is idle (decision 0133).
+  const reduce = memoryReducer();
+  const release = reduce !== undefined ? new IdleRelease({ reduce }) : undefined;
   let headerShown = false;
   const onRun = (record: RunRecord): void => {
     if (cmd.json) {
@@ -131,6 +141,7 @@ export async function runWatch(cmd: WatchCommand, io: WatchIo, extras: WatchExtr
       await telemetry.flush(WATCH_SETTLE_MS);
     },
     onRun,
+    ...(release !== undefined ? { onPass: (pass: WatchPass) => release.afterPass(pass.sessionsRead) } : {}),
     onProblem: (problem) => io.stderr.write(`subagent-otel watch: ${formatProblem(problem)}\n`),
     signal: io.signal,
     ...(cmd.agentName !== undefined ? { agentName: cmd.agentName } : {}),
