@@ -3,12 +3,13 @@
  * process (`watch`): once the reading is over, one memory-reducing garbage
  * collection shrinks V8's young generation to its initial size and returns
  * the freed pages, which V8 would otherwise keep committed for as long as
- * the process stays idle (an idle watch allocates too little to ever collect
- * again). Owns that collection and when it runs; decision 0133.
+ * the process stays idle (an idle watch allocates too little to collect
+ * often, and V8 shrinks only at a collection). Owns that collection and
+ * when it runs; decision 0133.
  *
  * @module subagent-otel/cli/heap-release
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { isKnownV8 } from '../proxy/heap-settings.js';
 
@@ -44,6 +45,10 @@ export function memoryReducer(v8Version: string = process.versions.v8): ReduceMe
 /** Options of {@link IdleRelease}. */
 export interface IdleReleaseOptions {
   readonly reduce: ReduceMemory;
+  /** Bytes V8's young generation holds now (default: its `new_space` size, `v8.getHeapSpaceStatistics`). */
+  readonly youngGeneration?: () => number;
+  /** Collect only when the young generation holds more than this (default {@link GROWN_YOUNG_BYTES}). */
+  readonly grownBytes?: number;
   /** The least time between two collections (default {@link RELEASE_GAP_MS}). */
   readonly minGapMs?: number;
   /** Clock, epoch ms; default `Date.now`. */
@@ -53,23 +58,32 @@ export interface IdleReleaseOptions {
 /** Default least time between two collections: an agent writing all the time costs one a minute at most. */
 export const RELEASE_GAP_MS = 60_000;
 
+/** Default size of a grown young generation: V8 starts it at 1 MiB a semi-space and grows it to 16. */
+export const GROWN_YOUNG_BYTES = 4 * 2 ** 20;
+
+/** The size of V8's young generation now, in bytes. */
+function youngGenerationBytes(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
 /**
- * When to collect: on the first pass that read no session after the start
- * (whose first pass lists and classifies every file, the catch-up) or after
- * passes that read sessions, at most once per `minGapMs`; a quiet pass that
- * comes too soon leaves it to a later quiet pass. Never again while nothing
- * was read since the last collection.
+ * When to collect: after a pass that read no session, when V8's young
+ * generation has grown past `grownBytes` (a catch-up, the listings of a
+ * large history, a burst of reading grew it), at most once per `minGapMs`.
+ * A quiet pass that comes too soon leaves it to a later one.
  */
 export class IdleRelease {
   readonly #reduce: ReduceMemory;
+  readonly #young: () => number;
+  readonly #grownBytes: number;
   readonly #minGapMs: number;
   readonly #now: () => number;
-  /** The start counts as reading: its first pass lists every file and reads the heads of those it does not know. */
-  #readSince = true;
   #last: number | undefined;
 
   constructor(options: IdleReleaseOptions) {
     this.#reduce = options.reduce;
+    this.#young = options.youngGeneration ?? youngGenerationBytes;
+    this.#grownBytes = options.grownBytes ?? GROWN_YOUNG_BYTES;
     this.#minGapMs = options.minGapMs ?? RELEASE_GAP_MS;
     this.#now = options.now ?? Date.now;
   }
@@ -79,14 +93,10 @@ export class IdleRelease {
    * @returns whether it collected.
    */
   afterPass(sessionsRead: number): boolean {
-    if (sessionsRead > 0) {
-      this.#readSince = true;
-      return false;
-    }
-    if (!this.#readSince) return false;
+    if (sessionsRead > 0) return false;
     const at = this.#now();
     if (this.#last !== undefined && at - this.#last < this.#minGapMs) return false;
-    this.#readSince = false;
+    if (this.#young() <= this.#grownBytes) return false;
     this.#last = at;
     this.#reduce();
     return true;

@@ -1,19 +1,25 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { IdleRelease, memoryReducer, RELEASE_GAP_MS } from '../../src/cli/heap-release.js';
+import { GROWN_YOUNG_BYTES, IdleRelease, memoryReducer, RELEASE_GAP_MS } from '../../src/cli/heap-release.js';
 
-/** An IdleRelease on a clock the test moves, counting its collections. */
+const MiB = 2 ** 20;
+
+/** An IdleRelease on a clock and a young generation the test sets, counting its collections. */
 function harness(minGapMs?: number): {
   release: IdleRelease;
   collections: () => number;
   advance: (ms: number) => void;
+  young: (bytes: number) => void;
 } {
   let now = 1_000_000;
   let count = 0;
+  let young = 16 * MiB;
   const release = new IdleRelease({
     reduce: () => {
       count += 1;
+      young = 1 * MiB;
     },
+    youngGeneration: () => young,
     now: () => now,
     ...(minGapMs !== undefined ? { minGapMs } : {}),
   });
@@ -23,42 +29,41 @@ function harness(minGapMs?: number): {
     advance: (ms) => {
       now += ms;
     },
+    young: (bytes) => {
+      young = bytes;
+    },
   };
 }
 
 describe('IdleRelease', () => {
-  it('collects once the start is over, even when its first pass read no session', () => {
-    const h = harness();
-    expect(h.release.afterPass(0)).toBe(true);
-    expect(h.collections()).toBe(1);
-    h.advance(RELEASE_GAP_MS * 10);
-    expect(h.release.afterPass(0)).toBe(false);
-    expect(h.collections()).toBe(1);
-  });
-
-  it('waits for a pass that read nothing after a start that read sessions', () => {
+  it('collects on the first pass that read no session once the young generation grew', () => {
     const h = harness();
     expect(h.release.afterPass(40)).toBe(false);
-    expect(h.release.afterPass(3)).toBe(false);
     expect(h.collections()).toBe(0);
     expect(h.release.afterPass(0)).toBe(true);
     expect(h.collections()).toBe(1);
   });
 
-  it('collects again after later reads, at most once per gap', () => {
+  it('leaves a young generation that has not grown past the bound alone, however long the watch is idle', () => {
+    const h = harness();
+    h.young(GROWN_YOUNG_BYTES);
+    expect(h.release.afterPass(0)).toBe(false);
+    h.advance(RELEASE_GAP_MS * 10);
+    expect(h.release.afterPass(0)).toBe(false);
+    expect(h.collections()).toBe(0);
+  });
+
+  it('collects again when the young generation grew again, at most once per gap', () => {
     const h = harness(60_000);
-    h.release.afterPass(0);
+    expect(h.release.afterPass(0)).toBe(true);
     h.advance(2_000);
-    h.release.afterPass(1);
-    h.advance(2_000);
-    expect(h.release.afterPass(0)).toBe(false); // 4 s after the last collection
-    h.advance(55_999);
+    h.young(8 * MiB);
+    expect(h.release.afterPass(0)).toBe(false); // 2 s after the last collection
+    h.advance(57_999);
     expect(h.release.afterPass(0)).toBe(false);
     h.advance(1);
-    expect(h.release.afterPass(0)).toBe(true); // the read 56 s ago is still owed a collection
-    expect(h.collections()).toBe(2);
-    h.advance(120_000);
-    expect(h.release.afterPass(0)).toBe(false); // nothing read since
+    expect(h.release.afterPass(3)).toBe(false); // a pass that read: not idle
+    expect(h.release.afterPass(0)).toBe(true);
     expect(h.collections()).toBe(2);
   });
 });
