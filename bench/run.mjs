@@ -3,6 +3,8 @@
  * Node process, writes `bench/results.json` (every figure with its floor,
  * measured in the same run, and their ratio), rewrites `bench/RESULTS.md`
  * (the table, for the README's Performance section), and prints the table.
+ * A section of RESULTS.md headed `## Measured by hand` (figures taken
+ * outside this runner) is kept, from its heading to the end of the file.
  * Progress goes to stderr; the table to stdout. Exit code 0 when the bench
  * ran (missed targets are reported in the table, not as a failure), 1 when
  * a benchmark could not run.
@@ -204,10 +206,16 @@ Reproduce: \`npm ci && npm run bench\` (about 5 minutes; needs the \`zstd\` tool
 Options after \`npm run bench --\`: \`--only fold,replay\`, \`--rounds 3\`, \`--scale 0.2\` (smaller workloads, a quick look).
 `;
 
+/** The hand-written part of RESULTS.md (figures measured outside this runner), kept from its heading to the end. */
+const KEPT_HEADING = '\n## Measured by hand\n';
+const resultsMd = new URL('./RESULTS.md', import.meta.url);
+const previous = existsSync(resultsMd) ? readFileSync(resultsMd, 'utf8') : '';
+const kept = previous.includes(KEPT_HEADING) ? previous.slice(previous.indexOf(KEPT_HEADING)) : '';
+
 process.stdout.write(`\n${table}\n\n`);
 if (values['no-write'] !== true) {
   writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(new URL('./RESULTS.md', import.meta.url), markdown);
+  writeFileSync(resultsMd, markdown + kept);
   progress('run', 'wrote bench/results.json and bench/RESULTS.md');
 }
 process.exitCode = failed ? 1 : 0;
