@@ -283,11 +283,6 @@ const EXCEPTIONS: Readonly<Record<string, Exception>> = {
     reason: "Codex's file classification and grouping, over the stored rollouts",
     coveredBy: ['test/transcripts/codex/replay.e2e.test.ts'],
   },
-  'watch/checkpoint.ts': {
-    kind: 'covered',
-    reason: "the watcher's checkpoint, through restarts of the watcher",
-    coveredBy: ['test/watch/watcher.test.ts', 'test/cli/watch.e2e.test.ts'],
-  },
 
   // Fixtures: scripted peers the tests spawn (src/fixtures/README.md).
   'fixtures/acp-agent.ts': {

@@ -10,5 +10,14 @@ import { codexFormat } from './codex/files.js';
 import type { TranscriptFormat } from './format.js';
 import { geminiCliFormat } from './gemini-cli/files.js';
 
+/**
+ * The version of what the formats' `classify` answer for a file: bump it
+ * whenever a format classifies some file differently (another kind, format
+ * or facts). A watch remembers its files' classifications in its checkpoint
+ * tagged with it, and classifies every file again when it differs
+ * (decision 0134).
+ */
+export const TRANSCRIPT_CLASSIFIER_VERSION = 1;
+
 /** Every known format. */
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, codexFormat, geminiCliFormat];

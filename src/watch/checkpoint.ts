@@ -6,8 +6,10 @@
  * leaves the previous checkpoint or the new one, never half of one.
  *
  * Owns the file's shape (validated with zod when read: a damaged checkpoint is
- * an error naming the file, never silently replaced), where it lives by
- * default, and the atomic write.
+ * an error naming the file, never silently replaced; a damaged entry of the
+ * remembered file states, a cache, is dropped instead: that file, or all of
+ * them when the field as a whole is damaged, is classified again), where it
+ * lives by default, and the atomic write.
  *
  * @module subagent-otel/watch/checkpoint
  */
@@ -16,6 +18,7 @@ import { mkdir, readFile, rename, writeFile, open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
+import type { TranscriptFileInfo } from '../transcripts/format.js';
 import type { ReportedRun } from './continuation.js';
 
 /** What a checkpoint holds. */
@@ -39,6 +42,29 @@ export interface Checkpoint {
    * checkpoints written before it was kept: every session is read once.
    */
   readonly read?: Readonly<Record<string, SessionRead>>;
+  /**
+   * The listed files as last seen, so that a restart classifies again only
+   * the files that changed since (decision 0134). Absent in checkpoints
+   * written before it was kept, and ignored when `classifier` is not the
+   * running build's: every file is classified again.
+   */
+  readonly files?: RememberedFiles;
+}
+
+/** The file states a checkpoint remembers, and the classifier that made them. */
+export interface RememberedFiles {
+  /** Which classification made `states` (the watch's classifier string); another one's are not reused. */
+  readonly classifier: string;
+  /** Per path: size, mtime and inode when listed, and what the file is (`null`: no transcript, or of kind `other`). */
+  readonly states: Readonly<Record<string, RememberedFile>>;
+}
+
+/** One file as last listed and classified. */
+export interface RememberedFile {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ino: number;
+  readonly info: TranscriptFileInfo | null;
 }
 
 /** What the watch remembers of a session's last read. */
@@ -54,6 +80,35 @@ const ReportedRunSchema = z.object({
   emptyMessages: z.number().int().nonnegative().optional(),
 });
 
+const TranscriptFileInfoSchema = z.object({
+  format: z.enum(['claude-code', 'codex', 'gemini-cli']),
+  kind: z.enum(['session', 'sidecar', 'other']),
+  what: z.string().optional(),
+  facts: z.record(z.string(), z.string()),
+});
+
+const RememberedFileSchema = z.object({
+  size: z.number().nonnegative(),
+  mtimeMs: z.number(),
+  ino: z.number(),
+  info: TranscriptFileInfoSchema.nullable(),
+});
+
+/**
+ * The remembered file states: a cache, so a damaged entry is dropped (that
+ * file is classified again) rather than making the whole checkpoint an error.
+ */
+const RememberedFilesSchema = z
+  .object({ classifier: z.string(), states: z.record(z.string(), z.unknown()) })
+  .transform(({ classifier, states }): RememberedFiles => {
+    const kept: Record<string, RememberedFile> = {};
+    for (const [path, state] of Object.entries(states)) {
+      const parsed = RememberedFileSchema.safeParse(state);
+      if (parsed.success) kept[path] = parsed.data;
+    }
+    return { classifier, states: kept };
+  });
+
 const CHECKPOINT_SCHEMAS = {
   2: z.object({
     version: z.literal(2),
@@ -61,6 +116,7 @@ const CHECKPOINT_SCHEMAS = {
     since: z.number().nonnegative(),
     reported: z.record(z.string(), ReportedRunSchema),
     read: z.record(z.string(), z.object({ signature: z.string(), at: z.number() })).optional(),
+    files: RememberedFilesSchema.optional().catch(undefined),
   }),
   // Version 1 kept each run's end time alone.
   1: z

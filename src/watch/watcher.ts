@@ -34,11 +34,11 @@ import type {
   TranscriptProblem,
   TranscriptSession,
 } from '../transcripts/format.js';
-import { TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
+import { TRANSCRIPT_CLASSIFIER_VERSION, TRANSCRIPT_FORMATS } from '../transcripts/formats.js';
 import { classifyTranscript, withCost } from '../transcripts/transcripts.js';
 import type { ChangeFeed } from './change-feed.js';
 import { settlePoint, type EndNotices } from './end-notices.js';
-import { saveCheckpoint, type Checkpoint, type SessionRead } from './checkpoint.js';
+import { saveCheckpoint, type Checkpoint, type RememberedFile, type SessionRead } from './checkpoint.js';
 import { laterPart, reportedRunOf, type ReportedRun } from './continuation.js';
 
 /** Default idle bound: a run whose files record no end is closed after 10 minutes without growth. */
@@ -135,10 +135,7 @@ export interface WatchSummary {
   readonly checkpointError?: string;
 }
 
-interface FileState {
-  readonly size: number;
-  readonly mtimeMs: number;
-  readonly ino: number;
+interface FileState extends RememberedFile {
   /** `null`: not a transcript file (yet: re-asked when it changes). */
   readonly info: TranscriptFileInfo | null;
 }
@@ -164,11 +161,15 @@ class TranscriptWatch {
   readonly #since: number;
   readonly #reported: Map<string, ReportedRun>;
   readonly #dirs: string[];
-  readonly #states = new Map<string, FileState>();
+  readonly #states: Map<string, FileState>;
+  /** Tags the file states in the checkpoint: the classifier version and the formats' names. */
+  readonly #classifier: string;
+  /** Whether the next listing groups the files whatever changed (the first: states seeded from the checkpoint change nothing). */
+  #regroupDue = true;
   /** Per session ({@link readKey}): the files' signature when it was last read, and when. */
   readonly #lastRead: Map<string, SessionRead>;
-  /** Whether `lastRead` changed since the checkpoint was last written. */
-  #readChanged = false;
+  /** Whether `lastRead` or the file states changed since the checkpoint was last written. */
+  #seenChanged = false;
   /** When the checkpoint was last written (the watch's clock). */
   #lastSaved: number;
   #sessions: TranscriptSession[] = [];
@@ -202,6 +203,13 @@ class TranscriptWatch {
     this.#reported = new Map<string, ReportedRun>(Object.entries(options.checkpoint?.reported ?? {}));
     this.#dirs = options.dirs.map((dir) => resolve(dir));
     this.#lastRead = new Map<string, SessionRead>(Object.entries(options.checkpoint?.read ?? {}));
+    this.#classifier = `${TRANSCRIPT_CLASSIFIER_VERSION}:${this.#formats.map((f) => f.name).join(',')}`;
+    // The files as the last watch left them, when the same classification made them: an unchanged one is not
+    // classified again (decision 0134).
+    const remembered = options.checkpoint?.files;
+    this.#states = new Map<string, FileState>(
+      remembered?.classifier === this.#classifier ? Object.entries(remembered.states) : [],
+    );
     this.#lastSaved = this.#now();
     this.#priced = withCost({
       onRunStart: (start) => options.listener.onRunStart(start),
@@ -223,8 +231,8 @@ class TranscriptWatch {
       await (options.notices !== undefined ? options.notices.wait(wait, options.signal) : sleep(wait, options.signal));
       if (options.signal.aborted) break;
     }
-    // Reads since the last write (no run reported: nothing to flush) are kept for the next start.
-    if (this.#readChanged && !this.#unsaved) await this.#saveCheckpoint();
+    // Reads and file states since the last write (no run reported: nothing to flush) are kept for the next start.
+    if (this.#seenChanged && !this.#unsaved) await this.#saveCheckpoint();
     const checkpointError = this.#checkpointError;
     return {
       passes: this.#passes,
@@ -330,13 +338,16 @@ class TranscriptWatch {
         info = next;
       }
       states.set(file.path, { size: file.size, mtimeMs: file.mtimeMs, ino: file.ino, info });
+      this.#seenChanged = true;
     }
     for (const path of [...states.keys()]) {
       if (listed.has(path)) continue;
       if (states.get(path)?.info !== null) membershipChanged = true;
       states.delete(path); // deleted: its runs already reported stay reported; nothing more can be read of it
+      this.#seenChanged = true;
     }
-    if (membershipChanged) this.#regroup();
+    if (membershipChanged || this.#regroupDue) this.#regroup();
+    this.#regroupDue = false;
   }
 
   /** Groups the files into sessions again, and forgets the reads of sessions whose files are gone (they are not read again). */
@@ -346,7 +357,7 @@ class TranscriptWatch {
     for (const key of this.#lastRead.keys()) {
       if (current.has(key)) continue;
       this.#lastRead.delete(key);
-      this.#readChanged = true;
+      this.#seenChanged = true;
     }
   }
 
@@ -408,7 +419,7 @@ class TranscriptWatch {
       (settled !== undefined && last.at < settled && settled <= at);
     if (!due) return false;
     this.#lastRead.set(key, { signature, at });
-    this.#readChanged = true;
+    this.#seenChanged = true;
     this.#readSince.add(key);
     const format = this.#formats.find((f) => f.name === session.format);
     if (format === undefined) return true;
@@ -459,9 +470,9 @@ class TranscriptWatch {
    */
   async #recordPass(at: number): Promise<void> {
     const options = this.#options;
-    // Reads alone (no run reported) are written at most every READ_SAVE_MS, and when the watch stops: a restart
-    // then reads only what changed since (decision 0120's update).
-    const readsDue = this.#readChanged && (options.signal.aborted || at - this.#lastSaved >= READ_SAVE_MS);
+    // Reads and file states alone (no run reported) are written at most every READ_SAVE_MS, and when the watch
+    // stops: a restart then reads and classifies only what changed since (decision 0120's update, 0134).
+    const readsDue = this.#seenChanged && (options.signal.aborted || at - this.#lastSaved >= READ_SAVE_MS);
     if (!this.#unsaved && !readsDue) return;
     if (this.#unsaved && !(await options.flush())) {
       // Some of this pass's telemetry was lost: undo its runs and read their sessions again next pass (same ids).
@@ -476,7 +487,7 @@ class TranscriptWatch {
     this.#readSince.clear();
     if (await this.#saveCheckpoint()) {
       this.#unsaved = false;
-      this.#readChanged = false;
+      this.#seenChanged = false;
       this.#lastSaved = at;
       this.#checkpointError = undefined;
     }
@@ -492,6 +503,7 @@ class TranscriptWatch {
         since: this.#since,
         reported: Object.fromEntries(this.#reported),
         read: Object.fromEntries(this.#lastRead),
+        files: { classifier: this.#classifier, states: Object.fromEntries(this.#states) },
       });
       return true;
     } catch (error) {

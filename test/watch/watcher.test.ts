@@ -37,9 +37,13 @@ import { loadCheckpoint, type Checkpoint } from '../../src/watch/checkpoint.js';
 import { startChangeFeed } from '../../src/watch/change-feed.js';
 import { watchTranscripts, type WatchPass } from '../../src/watch/watcher.js';
 
+/** Every path the scripted format was asked to classify, in order (the watch classifies a file it has no state of). */
+const classified: string[] = [];
+
 const scripted: TranscriptFormat = {
   name: 'claude-code',
   classify: (head) => {
+    classified.push(head.path);
     const line = head.firstLine as { scripted?: unknown } | undefined;
     return typeof line?.scripted === 'string'
       ? { format: 'claude-code', kind: 'session', facts: { session: line.scripted } }
@@ -360,6 +364,73 @@ describe('watch', () => {
     expect(grown.reported).toEqual(['r9']);
   });
 
+  it('classifies again after a restart only the files that changed, and still reports each run once', async () => {
+    const ws = workspace();
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((name) => join(ws.dir, `${name}.jsonl`));
+    const notes = join(ws.dir, 'notes.jsonl');
+    if (a === undefined || b === undefined || c === undefined || d === undefined) throw new Error('four files');
+    const first = await watch(ws, {
+      startAt: T0,
+      steps: [
+        (k) => {
+          for (const [i, file] of [a, b, c].entries()) put(file, header(`s${i}`) + line(`r${i}`, T0 + 1, true), k);
+          put(notes, '{"not":"a transcript"}\n', k);
+        },
+      ],
+    });
+    expect(first.reported.sort()).toEqual(['r0', 'r1', 'r2']);
+    const saved = (await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint };
+    expect(Object.keys(saved.checkpoint.files?.states ?? {}).sort()).toEqual([a, b, c, notes].sort());
+    expect(saved.checkpoint.files?.states[notes]?.info).toBeNull();
+    // While the watch is down: b grows, c is replaced by another session under its name, d appears.
+    add(b, line('r3', T0 + 20, true), { t: T0 + 20 });
+    const replacement = `${c}.new`;
+    put(replacement, header('s9') + line('r9', T0 + 21, true), { t: T0 + 21 });
+    renameSync(replacement, c);
+    put(d, header('s4') + line('r4', T0 + 22, true), { t: T0 + 22 });
+    classified.length = 0;
+    const second = await watch(ws, { startAt: T0 + 30, checkpoint: saved.checkpoint, steps: [] });
+    // a and notes are unchanged and b only grew: not classified; c (another inode) and d (new) are.
+    expect(classified.sort()).toEqual([c, d].sort());
+    expect(second.passes[0]?.sessionsRead).toBe(3);
+    expect(second.reported.sort()).toEqual(['r3', 'r4', 'r9']);
+    // A third start with nothing changed classifies nothing, reads nothing and reports nothing.
+    classified.length = 0;
+    const third = await watch(ws, {
+      startAt: T0 + 40,
+      checkpoint: ((await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint }).checkpoint,
+      steps: [],
+    });
+    expect(classified).toEqual([]);
+    expect(third.passes[0]).toMatchObject({ files: 4, sessionsRead: 0 });
+    expect(third.reported).toEqual([]);
+  });
+
+  it('classifies every file again when the checkpoint has no file states, or those of another classifier', async () => {
+    const ws = workspace();
+    const files = ['a', 'b'].map((name) => join(ws.dir, `${name}.jsonl`));
+    await watch(ws, {
+      startAt: T0,
+      steps: [(k) => files.forEach((file, i) => put(file, header(`s${i}`) + line(`r${i}`, T0 + 1, true), k))],
+    });
+    const saved = (await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint };
+    const states = saved.checkpoint.files?.states ?? {};
+    expect(Object.keys(states)).toHaveLength(2);
+    const { files: _dropped, ...older } = saved.checkpoint;
+    const other = { ...saved.checkpoint, files: { classifier: 'another build', states } };
+    for (const checkpoint of [older, other]) {
+      writeFileSync(ws.checkpoint, JSON.stringify(checkpoint));
+      classified.length = 0;
+      const r = await watch(ws, { startAt: T0 + 10, checkpoint, steps: [] });
+      expect(classified.sort()).toEqual([...files].sort());
+      expect(r.passes[0]).toMatchObject({ files: 2, sessionsRead: 0 });
+      expect(r.reported).toEqual([]);
+      // Nothing was read, yet the states it made are written for the next start.
+      const after = (await loadCheckpoint(ws.checkpoint)) as { checkpoint: Checkpoint };
+      expect(after.checkpoint.files).toEqual(saved.checkpoint.files);
+    }
+  });
+
   it('reports the later part of a run closed at the idle bound when its file grows again, once, across a restart', async () => {
     const ws = workspace();
     const file = join(ws.dir, 'a.jsonl');
@@ -563,27 +634,5 @@ describe('watch with the change feed', () => {
     changes.close();
     expect(changes.watching).toBe(false);
     expect(passes.map((p) => p.listed)).toEqual([true, true, true, true, true]);
-  });
-});
-
-describe('the checkpoint', () => {
-  it('refuses a damaged file, naming it and what to do', async () => {
-    const ws = workspace();
-    writeFileSync(ws.checkpoint, '{"version":1,"dirs":[');
-    const loaded = await loadCheckpoint(ws.checkpoint);
-    expect(loaded.ok).toBe(false);
-    expect(!loaded.ok && loaded.message).toContain(`the checkpoint ${ws.checkpoint} is not JSON`);
-    writeFileSync(ws.checkpoint, '{"version":2}');
-    const wrong = await loadCheckpoint(ws.checkpoint);
-    expect(!wrong.ok && wrong.message).toContain('is not a subagent-otel watch checkpoint');
-    writeFileSync(ws.checkpoint, '{"version":2,"dirs":[],"since":0,"reported":{"r1":"x"}}');
-    const field = await loadCheckpoint(ws.checkpoint);
-    expect(!field.ok && field.message).toContain('(reported.r1: Invalid input: expected object, received string)');
-    writeFileSync(ws.checkpoint, '{"version":3,"dirs":[],"since":0,"reported":{}}');
-    const newer = await loadCheckpoint(ws.checkpoint);
-    expect(!newer.ok && newer.message).toContain(
-      '(version 3, this subagent-otel reads 1 and 2); move it away to start over, or give another with --checkpoint',
-    );
-    expect(await loadCheckpoint(join(ws.state, 'none.json'))).toEqual({ ok: true, checkpoint: undefined });
   });
 });
