@@ -209,8 +209,10 @@ Options after \`npm run bench --\`: \`--only fold,replay\`, \`--rounds 3\`, \`--
 /** The hand-written part of RESULTS.md (figures measured outside this runner), kept from its heading to the end. */
 const KEPT_HEADING = '\n## Measured by hand\n';
 const resultsMd = new URL('./RESULTS.md', import.meta.url);
-const previous = existsSync(resultsMd) ? readFileSync(resultsMd, 'utf8') : '';
-const kept = previous.includes(KEPT_HEADING) ? previous.slice(previous.indexOf(KEPT_HEADING)) : '';
+const previousMarkdown = existsSync(resultsMd) ? readFileSync(resultsMd, 'utf8') : '';
+const kept = previousMarkdown.includes(KEPT_HEADING)
+  ? previousMarkdown.slice(previousMarkdown.indexOf(KEPT_HEADING))
+  : '';
 
 process.stdout.write(`\n${table}\n\n`);
 if (values['no-write'] !== true) {
