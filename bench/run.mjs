@@ -202,7 +202,7 @@ Added p99 latency (median of each run) in the last ${latencyHistory.length} full
 
 Why the missed targets are missed, and what would meet them: the README's Performance section and \`docs/decisions/\` 0007 (observation inline), 0033 and 0039 (cost per spawn), 0040 (code cache), 0034 and 0042 (delta fast path), 0035 and 0050 (memory), 0049 (file export).
 
-Reproduce: \`npm ci && npm run bench\` (about 5 minutes; needs the \`zstd\` tool for the replay log).
+Reproduce: \`npm ci && npm run bench\` (about 8 minutes on 2 cores; needs the \`zstd\` tool for the replay log).
 Options after \`npm run bench --\`: \`--only fold,replay\`, \`--rounds 3\`, \`--scale 0.2\` (smaller workloads, a quick look).
 `;
 
