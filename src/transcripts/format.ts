@@ -113,6 +113,15 @@ export interface TranscriptFileResult {
  */
 export const HOOK_SETTLE_MS = 300;
 
+/**
+ * How late after an end hook the agent's writes to the file still belong to
+ * the run that ended (its last lines: Claude Code writes the turn's closing
+ * records after its Stop hook returns, later still on a busy machine); a
+ * file that grows later than this (the run taken up again) is back under
+ * the idle bound.
+ */
+export const HOOK_LATE_WRITE_MS = 2000;
+
 /** Live reading (`watch`): which runs may be reported now. */
 export interface TranscriptLive {
   /** Epoch ms now. */
@@ -127,9 +136,10 @@ export interface TranscriptLive {
    * When the agent's own hook said the run recorded in the file at `path`
    * (resolved) ended (epoch ms; `SubagentStop`, `Stop`, `SessionEnd`), or
    * `undefined`. Such a file counts as quiet once it has not changed for
-   * {@link HOOK_SETTLE_MS} after that time (the agent may write its last
-   * lines just after its hook), without waiting for `idleMs`; a file that
-   * grows later than that (the run taken up again) is back under `idleMs`.
+   * {@link HOOK_SETTLE_MS} after that time or after its last change (the
+   * agent may write its last lines just after its hook), without waiting for
+   * `idleMs`; a file that grows later than {@link HOOK_LATE_WRITE_MS} after
+   * the hook (the run taken up again) is back under `idleMs`.
    */
   readonly endedAt?: (path: string) => number | undefined;
   /**

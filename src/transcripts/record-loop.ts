@@ -21,7 +21,7 @@ import { fileChunks } from '../wire/file-chunks.js';
 import { readLineBatches } from '../wire/input-lines.js';
 import { decodeUtf8Line } from '../wire/ndjson.js';
 import { errorText } from '../wire/error-text.js';
-import { HOOK_SETTLE_MS, type TranscriptFile, type TranscriptReadContext } from './format.js';
+import { HOOK_LATE_WRITE_MS, HOOK_SETTLE_MS, type TranscriptFile, type TranscriptReadContext } from './format.js';
 
 /** Problems reported per file before the rest of it is skipped (`too-many-problems`). */
 export const MAX_PROBLEMS_PER_FILE = 1000;
@@ -63,8 +63,9 @@ export interface RecordLoopResult {
 /**
  * Whether the file is quiet: always in a replay; in `watch`, when it has not
  * changed for the idle bound, or when the agent's hook said its run ended and
- * it has not changed for {@link HOOK_SETTLE_MS} since (nor grown later than
- * that after the hook). Pure.
+ * it has not changed for {@link HOOK_SETTLE_MS} since the hook or its last
+ * change, whichever is later (and did not grow later than
+ * {@link HOOK_LATE_WRITE_MS} after the hook). Pure.
  */
 export function isQuietFile(file: TranscriptFile, context: Pick<TranscriptReadContext, 'live'>): boolean {
   const live = context.live;
@@ -72,7 +73,7 @@ export function isQuietFile(file: TranscriptFile, context: Pick<TranscriptReadCo
   const ended = live.endedAt?.(file.path);
   return (
     ended !== undefined &&
-    file.mtimeMs <= ended + HOOK_SETTLE_MS &&
+    file.mtimeMs <= ended + HOOK_LATE_WRITE_MS &&
     live.now >= Math.max(ended, file.mtimeMs) + HOOK_SETTLE_MS
   );
 }

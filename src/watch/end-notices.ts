@@ -11,7 +11,7 @@
  * @module subagent-otel/watch/end-notices
  */
 import { resolve } from 'node:path';
-import { HOOK_SETTLE_MS } from '../transcripts/format.js';
+import { HOOK_LATE_WRITE_MS, HOOK_SETTLE_MS } from '../transcripts/format.js';
 
 /** At most this many files' notices are kept; a notice older than the idle bound is useless anyway. */
 const MAX_NOTICES = 4096;
@@ -19,11 +19,11 @@ const MAX_NOTICES = 4096;
 /**
  * When a file notified at `ended` and last changed at `mtimeMs` counts as
  * settled (the first time `isQuietFile` says quiet by the notice), or
- * `undefined` when it grew after the settle window (then the idle bound
- * decides). Pure.
+ * `undefined` when it grew later than {@link HOOK_LATE_WRITE_MS} after the
+ * notice (then the idle bound decides). Pure.
  */
 export function settlePoint(ended: number, mtimeMs: number): number | undefined {
-  return mtimeMs <= ended + HOOK_SETTLE_MS ? Math.max(ended, mtimeMs) + HOOK_SETTLE_MS : undefined;
+  return mtimeMs <= ended + HOOK_LATE_WRITE_MS ? Math.max(ended, mtimeMs) + HOOK_SETTLE_MS : undefined;
 }
 
 /** The notices a watch holds, and its wake-up. */

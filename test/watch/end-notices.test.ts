@@ -1,6 +1,6 @@
 /** A hook's notice closes a run once its file settles; a file that grows later is back under the idle bound. */
 import { describe, expect, it } from 'vitest';
-import { HOOK_SETTLE_MS, type TranscriptFile } from '../../src/transcripts/format.js';
+import { HOOK_LATE_WRITE_MS, HOOK_SETTLE_MS, type TranscriptFile } from '../../src/transcripts/format.js';
 import { isQuietFile } from '../../src/transcripts/record-loop.js';
 import { EndNotices, settlePoint } from '../../src/watch/end-notices.js';
 
@@ -27,10 +27,15 @@ describe('isQuietFile with an end notice', () => {
     // The agent wrote its last line just after the hook: the settle time counts from that line.
     expect(isQuietFile(file(1100), live(1000 + HOOK_SETTLE_MS, 1000))).toBe(false);
     expect(isQuietFile(file(1100), live(1100 + HOOK_SETTLE_MS, 1000))).toBe(true);
+    // A busy machine: the last line 1.9 s after the hook still belongs to the run that ended.
+    expect(isQuietFile(file(2900), live(2900 + HOOK_SETTLE_MS - 1, 1000))).toBe(false);
+    expect(isQuietFile(file(2900), live(2900 + HOOK_SETTLE_MS, 1000))).toBe(true);
   });
 
-  it('leaves a file that grew after the settle window, or has no notice, to the idle bound', () => {
-    expect(isQuietFile(file(1000 + HOOK_SETTLE_MS + 1), live(5000, 1000))).toBe(false);
+  it('leaves a file that grew after the late-write window, or has no notice, to the idle bound', () => {
+    expect(HOOK_LATE_WRITE_MS).toBe(2000);
+    expect(isQuietFile(file(1000 + 2000), live(9000, 1000))).toBe(true);
+    expect(isQuietFile(file(1000 + 2001), live(9000, 1000))).toBe(false);
     expect(isQuietFile(file(1000), live(5000))).toBe(false);
     expect(isQuietFile(file(1000), live(1001 + IDLE))).toBe(true);
   });
@@ -38,7 +43,8 @@ describe('isQuietFile with an end notice', () => {
   it('settles at the same time the rule says quiet', () => {
     expect(settlePoint(1000, 1100)).toBe(1100 + HOOK_SETTLE_MS);
     expect(settlePoint(1000, 900)).toBe(1000 + HOOK_SETTLE_MS);
-    expect(settlePoint(1000, 1000 + HOOK_SETTLE_MS + 1)).toBeUndefined();
+    expect(settlePoint(1000, 2900)).toBe(2900 + HOOK_SETTLE_MS);
+    expect(settlePoint(1000, 1000 + HOOK_LATE_WRITE_MS + 1)).toBeUndefined();
   });
 });
 
