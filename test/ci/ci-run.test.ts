@@ -15,11 +15,16 @@ import { ROOT } from '../helpers/paths.js';
 
 const script = readFileSync(join(ROOT, '.ci', 'run'), 'utf8');
 
-/** The closing-line program of `.ci/run`, run in `dir`. */
+/** What `scripts/ci-summary.mjs`, the closing program of `.ci/run`, prints when run in `dir`. */
+function summary(dir: string): string[] {
+  expect(script).toContain('\nnode scripts/ci-summary.mjs\n');
+  const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'ci-summary.mjs')], { cwd: dir, encoding: 'utf8' });
+  return out.trimEnd().split('\n');
+}
+
+/** The count line CI reads: always the summary's last line. */
 function closingLine(dir: string): string {
-  const program = /node -e '\n([\s\S]*?)\n'/.exec(script)?.[1];
-  expect(program, 'the node -e summary block of .ci/run').toBeDefined();
-  return execFileSync(process.execPath, ['-e', program!], { cwd: dir, encoding: 'utf8' }).trim();
+  return summary(dir).at(-1)!;
 }
 
 describe('.ci/run', () => {
@@ -71,6 +76,50 @@ describe('.ci/run', () => {
         JSON.stringify({ numPassedTests: 699, numFailedTests: 0, numPendingTests: 0 }),
       );
       expect(closingLine(dir)).toBe('2097 passed, 2 failed, 1 skipped');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names every failed test above the count line: Node line, file, test, first line of its error', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ci-run-'));
+    try {
+      const failedTest = {
+        fullName: 'watch reports a cut child',
+        title: 'reports a cut child',
+        status: 'failed',
+        failureMessages: ['\u001b[31mAssertionError: expected 1 to be 2\u001b[39m\n    at watch.e2e.test.ts:10:3'],
+      };
+      writeFileSync(
+        join(dir, '.vitest-results.json'),
+        JSON.stringify({
+          numPassedTests: 1,
+          numFailedTests: 1,
+          testResults: [
+            {
+              name: join(dir, 'test', 'cli', 'watch.e2e.test.ts'),
+              status: 'failed',
+              assertionResults: [{ fullName: 'watch passes', status: 'passed', failureMessages: [] }, failedTest],
+            },
+            {
+              name: join(dir, 'test', 'a.test.ts'),
+              status: 'failed',
+              message: 'Error: Cannot find module x',
+              assertionResults: [],
+            },
+          ],
+        }),
+      );
+      writeFileSync(
+        join(dir, '.vitest-results-node24.json'),
+        '{"numPassedTests": 2, "numFailedTests": 0, "testResults": []}',
+      );
+      expect(summary(dir)).toEqual([
+        'FAILED [node 22] test/cli/watch.e2e.test.ts > watch reports a cut child: AssertionError: expected 1 to be 2',
+        'FAILED [node 22] test/a.test.ts: Error: Cannot find module x',
+        "FAILED [node 26] no report .vitest-results-node26.json: the run broke before vitest finished (Error: ENOENT: no such file or directory, open '.vitest-results-node26.json')",
+        '3 passed, 2 failed',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
