@@ -16,6 +16,7 @@ import { dirname } from 'node:path';
 import { endedTranscript, hookMessageOf } from './hook-message.js';
 import { HOOK_EVENT_VARIABLE, hookFiles, isHookedAgent } from './locations.js';
 import { ensurePrivateFolder } from './private-folder.js';
+import { boundLog } from './log-bound.js';
 import { sendToWatcher } from './hook-sender.js';
 import { errorText } from '../wire/error-text.js';
 
@@ -110,6 +111,8 @@ export async function runHook(args: readonly string[], io: HookIo): Promise<numb
     log(files.log, problem);
     return 0;
   }
+  const unbounded = boundLog(files.log);
+  if (unbounded !== undefined) log(files.log, unbounded);
   try {
     const out = openSync(files.log, 'a', 0o600);
     const child = spawn(process.execPath, [io.script, 'watch', '--daemon'], {

@@ -16,6 +16,7 @@ import { parseHookMessage } from '../../hooks/hook-message-schema.js';
 import { listenForHooks } from '../../hooks/hook-listener.js';
 import { sendToWatcher } from '../../hooks/hook-sender.js';
 import { loadHooksConfig } from '../../hooks/hooks-config.js';
+import { isFileAt, keepLogBounded } from '../../hooks/log-bound.js';
 import { HOOK_EVENT_VARIABLE, hookFiles } from '../../hooks/locations.js';
 import { ensurePrivateFolder } from '../../hooks/private-folder.js';
 import { takeWatcherLock } from '../../hooks/watcher-lock.js';
@@ -54,6 +55,8 @@ export async function runWatchDaemon(cmd: WatchCommand, io: WatchIo): Promise<nu
     if (initial !== undefined) await handOver(files.socket, initial, say);
     return 0;
   }
+  // Started by a hook, the daemon writes its log through its standard output: kept bounded while it runs.
+  const stopBounding = isFileAt(1, files.log) ? keepLogBounded(files.log, say) : undefined;
   try {
     const loaded = await loadHooksConfig(files.config);
     if (!loaded.ok || loaded.config === undefined) {
@@ -111,6 +114,7 @@ export async function runWatchDaemon(cmd: WatchCommand, io: WatchIo): Promise<nu
     say(`stopped (exit code ${code})`);
     return code;
   } finally {
+    stopBounding?.();
     await lock.release();
   }
 }
