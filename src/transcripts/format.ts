@@ -116,9 +116,11 @@ export const HOOK_SETTLE_MS = 300;
 /**
  * How late after an end hook the agent's writes to the file still belong to
  * the run that ended (its last lines: Claude Code writes the turn's closing
- * records after its Stop hook returns, later still on a busy machine); a
- * file that grows later than this (the run taken up again) is back under
- * the idle bound.
+ * records, e.g. its `stop_hook_summary`, after its Stop hook returns, later
+ * still on a busy machine); a file that grows later than this (the run taken
+ * up again) is back under the idle bound. Counted from when the watcher
+ * heard the hook (after the hook's own start, which alone can take seconds
+ * on a busy machine).
  */
 export const HOOK_LATE_WRITE_MS = 2000;
 

@@ -56,6 +56,17 @@ export class EndNotices {
     return this.#ends.get(path);
   }
 
+  /**
+   * Forgets the notice for `path` (resolved) once the run it announced was
+   * read as closed, unless a later notice (time after `at`) replaced it:
+   * what the file gains afterwards is the run taken up again, which waits
+   * for its own hook or the idle bound.
+   */
+  settled(path: string, at: number): void {
+    const ended = this.#ends.get(path);
+    if (ended !== undefined && ended <= at) this.#ends.delete(path);
+  }
+
   /** Whether a notice came since the previous call (the watch then lists, for files it has not seen yet); clears the mark. */
   takeFresh(): boolean {
     const fresh = this.#fresh;

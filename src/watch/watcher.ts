@@ -185,6 +185,8 @@ class TranscriptWatch {
   readonly #unsafe = new Map<string, ReportedRun | undefined>();
   /** Sessions read since the last safe flush, read again after an unsafe one. */
   readonly #readSince = new Set<string>();
+  /** End notices read as settled since the last recorded pass: forgotten once that pass's telemetry is safe. */
+  readonly #settledNotices: Array<readonly [path: string, ended: number]> = [];
   #spansSincePause = 0;
   #repeated = 0;
   /** Priced after the gate, for the watch's lifetime: a root reported in a later pass still adds its children reported earlier. */
@@ -388,6 +390,7 @@ class TranscriptWatch {
       if (await this.#readIfDue(grouped, at)) sessionsRead += 1;
     }
     await this.#recordPass(at);
+    for (const [path, ended] of this.#settledNotices.splice(0)) options.notices?.settled(path, ended);
     options.onPass?.({
       pass: this.#passes,
       files: [...this.#states.values()].filter((s) => s.info !== null).length,
@@ -424,7 +427,26 @@ class TranscriptWatch {
     const format = this.#formats.find((f) => f.name === session.format);
     if (format === undefined) return true;
     await this.#read(format, session, at);
+    this.#forgetSettledNotices(session.files, at);
     return true;
+  }
+
+  /**
+   * After a read at `at`: each file whose end notice had settled by then was
+   * read as closed, so its notice has done its work once the pass is
+   * recorded. Kept, it would also settle the next turn the agent writes
+   * within the late-write window of that hook (`HOOK_LATE_WRITE_MS`), and
+   * close that turn in the middle (decision 0123).
+   */
+  #forgetSettledNotices(files: readonly TranscriptFile[], at: number): void {
+    const notices = this.#options.notices;
+    if (notices === undefined) return;
+    for (const file of files) {
+      const ended = notices.endedAt(file.path);
+      if (ended === undefined) continue;
+      const point = settlePoint(ended, file.mtimeMs);
+      if (point !== undefined && point <= at) this.#settledNotices.push([file.path, ended]);
+    }
   }
 
   /** `format` reads `session` into the gate. Never rejects. */
@@ -482,6 +504,8 @@ class TranscriptWatch {
       }
       this.#repeated += this.#unsafe.size;
       for (const key of this.#readSince) this.#lastRead.delete(key);
+      // Read again next pass, by the same notices.
+      this.#settledNotices.length = 0;
     }
     this.#unsafe.clear();
     this.#readSince.clear();

@@ -99,6 +99,11 @@ describe('setup claude-code with the real Claude Code', () => {
     const [firstTurn] = withText(TEXT.delegated);
     expect(children).toHaveLength(2);
     expect(runs()).toHaveLength(4);
+    // Each run closed whole: the second turn, begun soon after the first turn's hook, was not closed in its middle
+    // by that hook's notice (it would be an `unknown` part ending at the tool call).
+    const stopReason = (span: OtlpSpan): string | undefined =>
+      span.attributes.find((a) => a.key === 'subagent.stop_reason')?.value.stringValue;
+    expect(runs().map(stopReason)).toEqual(['completed', 'completed', 'completed', 'completed']);
     // Everything in the session's one trace.
     expect(new Set(runs().map((span) => span.traceId)).size).toBe(1);
     expect(continuation()[0]?.attributes.find((a) => a.key === 'subagent.run.continues')?.value.stringValue).toBe(

@@ -64,4 +64,17 @@ describe('EndNotices', () => {
     notices.prune(2001);
     expect(notices.endedAt('/t/a.jsonl')).toBeUndefined();
   });
+
+  it('forgets a settled notice, but not one a later hook replaced', () => {
+    const notices = new EndNotices();
+    notices.add('/t/a.jsonl', 1000);
+    notices.add('/t/b.jsonl', 1000);
+    notices.add('/t/b.jsonl', 3000);
+    notices.settled('/t/a.jsonl', 1000);
+    notices.settled('/t/b.jsonl', 1000);
+    expect(notices.endedAt('/t/a.jsonl')).toBeUndefined();
+    expect(notices.endedAt('/t/b.jsonl')).toBe(3000);
+    notices.settled('/t/c.jsonl', 1000);
+    expect(notices.endedAt('/t/c.jsonl')).toBeUndefined();
+  });
 });

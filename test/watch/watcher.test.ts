@@ -32,10 +32,12 @@ import { TranscriptRunBuilder } from '../../src/transcripts/transcript-run.js';
 import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
 import { fileChunks } from '../../src/wire/file-chunks.js';
 import { readLines } from '../../src/wire/input-lines.js';
-import type { TranscriptFormat, TranscriptProblem } from '../../src/transcripts/format.js';
+import { HOOK_SETTLE_MS, type TranscriptFormat, type TranscriptProblem } from '../../src/transcripts/format.js';
 import { loadCheckpoint, type Checkpoint } from '../../src/watch/checkpoint.js';
 import { startChangeFeed } from '../../src/watch/change-feed.js';
 import { watchTranscripts, type WatchPass } from '../../src/watch/watcher.js';
+import { EndNotices } from '../../src/watch/end-notices.js';
+import { isQuietFile } from '../../src/transcripts/record-loop.js';
 
 /** Every path the scripted format was asked to classify, in order (the watch classifies a file it has no state of). */
 const classified: string[] = [];
@@ -105,7 +107,8 @@ const scripted: TranscriptFormat = {
     }
     let reported = 0;
     const live = context.live;
-    const quiet = live !== undefined && file.mtimeMs < live.now - live.idleMs;
+    // The real formats' rule: quiet at the idle bound, or once an end hook's notice settled.
+    const quiet = live !== undefined && isQuietFile(file, context);
     for (const [runId, run] of runs) {
       if (live !== undefined && !run.ended && !quiet) continue;
       const record = run.builder.finish();
@@ -152,6 +155,8 @@ interface Script {
   readonly flushAnswers?: readonly boolean[];
   /** Files written before the first pass. */
   readonly before?: () => void;
+  /** What the agents' end hooks told the watch (decision 0123). */
+  readonly notices?: EndNotices;
 }
 
 async function watch(ws: ReturnType<typeof workspace>, script: Script) {
@@ -185,6 +190,7 @@ async function watch(ws: ReturnType<typeof workspace>, script: Script) {
     signal: stop.signal,
     now: () => clock.t,
     formats: [scripted],
+    ...(script.notices !== undefined ? { notices: script.notices } : {}),
   });
   return { reported: reported.map((r) => r.runId), records: reported, problems, passes, summary, flushes };
 }
@@ -293,6 +299,66 @@ describe('watch', () => {
     expect(r.reported).toEqual(['r1']);
     expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 0]);
     expect(r.records[0]?.stopReason).toBe('unknown');
+  });
+
+  it('closes the run an end hook named once its file settles, and leaves the next turn, written soon after, to its own hook', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const notices = new EndNotices();
+    const r = await watch(ws, {
+      startAt: T0,
+      notices,
+      steps: [
+        (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
+        (clock) => {
+          clock.t += 100;
+          notices.add(file, clock.t); // the turn's Stop hook
+        },
+        (clock) => {
+          clock.t += HOOK_SETTLE_MS; // settled: r1 is closed by the notice
+        },
+        (clock) => {
+          clock.t += 200;
+          add(file, line('r2', clock.t), clock); // the next turn starts, well within the late-write window
+        },
+        (clock) => {
+          clock.t += 1000; // r2's file has not changed for more than the settle time: still no end for r2
+        },
+        (clock) => {
+          clock.t += 1000;
+          notices.add(file, clock.t); // r2's own Stop hook
+        },
+        (clock) => {
+          clock.t += HOOK_SETTLE_MS;
+        },
+      ],
+    });
+    expect(r.reported).toEqual(['r1', 'r2']);
+    expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 0, 0, 0, 1]);
+  });
+
+  it('keeps a settled notice while the pass that read by it is undone (telemetry lost), and reports the run again at the settle', async () => {
+    const ws = workspace();
+    const file = join(ws.dir, 'a.jsonl');
+    const notices = new EndNotices();
+    const r = await watch(ws, {
+      startAt: T0,
+      notices,
+      flushAnswers: [false, true],
+      steps: [
+        (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
+        (clock) => {
+          clock.t += 100;
+          notices.add(file, clock.t);
+        },
+        (clock) => {
+          clock.t += HOOK_SETTLE_MS;
+        },
+        () => undefined,
+      ],
+    });
+    expect(r.reported).toEqual(['r1', 'r1']);
+    expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 1]);
   });
 
   it('says nothing of a half-written last line while the file is being written, and reads it once complete', async () => {

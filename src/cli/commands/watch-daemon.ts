@@ -84,7 +84,9 @@ export async function runWatchDaemon(cmd: WatchCommand, io: WatchIo): Promise<nu
           `${message.agent} ${message.event}: ${path} is outside the folders set up (${dirs.join(', ')}); its run closes by the idle rule (${outside} such hook(s))`,
         );
       }
-      notices.add(path, Math.min(message.at, Date.now()));
+      // From when the watcher heard it, not when the hook started: the agent writes the turn's closing lines
+      // after its hook returns, and on a busy machine the hook's own start can take seconds.
+      notices.add(path, Date.now());
     };
     const listener = await listenForHooks(files.socket, onMessage, say).catch((error: unknown) => {
       say(`cannot listen on ${files.socket}: ${errorText(error)}`);
