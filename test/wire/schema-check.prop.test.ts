@@ -4,15 +4,17 @@
  * values generated near each schema (the right shape with fields of every
  * JSON type, missing, extra or `undefined`), the derived check accepts a
  * value only when `safeParse` does; and it does accept the values the
- * schema is made for. Also the same over the event payload schemas and the
- * stand-in for any string.
+ * schema is made for. The unchanged check over the same schemas and values:
+ * where it says yes, `safeParse` succeeds and its data deep-equals the value
+ * (no key removed or added, no value replaced). Also the same over the event
+ * payload schemas and the stand-in for any string.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { StreamChunkSchema, TokenUsageSchema, ContentBlockSchema } from '../../src/wire/content.js';
 import { plainAcceptsEventData, schemaAcceptsEventData } from '../../src/wire/events.js';
-import { ANY_STRING, plainCheckOf } from '../../src/wire/schema-check.js';
+import { ANY_STRING, plainCheckOf, unchangedCheckOf, withPlainCheck } from '../../src/wire/schema-check.js';
 
 const anyValue = fc.oneof(
   fc.constantFrom(
@@ -34,6 +36,21 @@ const anyValue = fc.oneof(
     {},
   ),
   fc.jsonValue({ maxDepth: 2 }),
+);
+
+/** Blocks as Claude Code's records hold them: a `z.custom` whose code the derivation cannot read, registered. */
+const isTypedList = (v: unknown): boolean =>
+  Array.isArray(v) &&
+  v.every((b) => typeof b === 'object' && b !== null && typeof (b as { type?: unknown }).type === 'string');
+const registeredCustom = withPlainCheck(z.custom<unknown[]>(isTypedList), isTypedList);
+/** A refinement registered with its check: accepted by the plain check, but its data is zod's copy of the object. */
+const registeredRefinement = withPlainCheck(
+  z.looseObject({ type: z.string() }).refine((v) => v.type !== ''),
+  (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { type?: unknown }).type === 'string' &&
+    (v as { type: string }).type !== '',
 );
 
 /** Schemas of the constructs the derivation reads, nested, plus a few it does not read. */
@@ -59,8 +76,19 @@ const schemaArb: fc.Arbitrary<z.ZodType> = fc.letrec<{ schema: z.ZodType }>((tie
       z.strictObject({ a: z.string() }),
       z.looseObject({ a: z.number() }).refine((v) => v.a > 1),
       z.string().transform((s) => s.length),
+      z.string().trim(),
+      z.string().default('d'),
+      z.custom<string>((v) => typeof v === 'string'),
+      registeredCustom,
+      registeredRefinement,
+      z.discriminatedUnion('k', [z.looseObject({ k: z.literal('a') }), z.looseObject({ k: z.literal('b') })]),
+      z.xor([z.string(), z.number()]),
     ),
     tie('schema').map((s) => s.optional()),
+    tie('schema').map((s) => s.nullable()),
+    tie('schema').map((s) => z.exactOptional(s)),
+    fc.tuple(tie('schema'), fc.constantFrom<unknown>(undefined, null, 'c', 0, [], {})).map(([s, c]) => s.catch(c)),
+    fc.array(tie('schema'), { minLength: 1, maxLength: 3 }).map((options) => z.union(options)),
     tie('schema').map((s) => z.array(s)),
     fc
       .dictionary(fc.constantFrom('a', 'b', 'c'), tie('schema'), { maxKeys: 3 })
@@ -76,6 +104,7 @@ function near(schema: z.ZodType, depth = 0): fc.Arbitrary<unknown> {
     innerType?: z.ZodType;
     element?: z.ZodType;
     values?: unknown[];
+    options?: z.ZodType[];
   };
   const own = ((): fc.Arbitrary<unknown> => {
     switch (def.type) {
@@ -89,6 +118,19 @@ function near(schema: z.ZodType, depth = 0): fc.Arbitrary<unknown> {
         return fc.constantFrom(...(def.values ?? [undefined]));
       case 'optional':
         return fc.oneof(fc.constant(undefined), near(def.innerType as z.ZodType, depth + 1));
+      case 'nullable':
+        return fc.oneof(fc.constant(null), near(def.innerType as z.ZodType, depth + 1));
+      case 'catch':
+        return near(def.innerType as z.ZodType, depth + 1);
+      case 'default':
+        return fc.oneof(fc.constant(undefined), near(def.innerType as z.ZodType, depth + 1));
+      case 'union':
+        return fc.oneof(...(def.options ?? []).map((option) => near(option, depth + 1)));
+      case 'custom':
+        return fc.oneof(
+          fc.string({ maxLength: 2 }),
+          fc.array(fc.record({ type: fc.string({ maxLength: 2 }) }), { maxLength: 2 }),
+        );
       case 'array':
         return fc.array(near(def.element as z.ZodType, depth + 1), { maxLength: 3 });
       case 'object': {
@@ -109,6 +151,19 @@ function near(schema: z.ZodType, depth = 0): fc.Arbitrary<unknown> {
 
 const accepts = (schema: z.ZodType, value: unknown): boolean => schema.safeParse(value).success;
 
+/**
+ * Every path of own keys in `value`, sorted: with `toEqual` (which ignores
+ * keys whose value is `undefined` and the prototype), says two values have
+ * the same members. Fast-check's records may have a null prototype, JSON's
+ * do not, zod's copies never: what a member reads is the contract, not that.
+ */
+function keyPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.keys(value)
+    .flatMap((key) => [`${prefix}/${key}`, ...keyPaths((value as Record<string, unknown>)[key], `${prefix}/${key}`)])
+    .sort();
+}
+
 describe('plainCheckOf', () => {
   it('accepts a value only when the schema does, for schemas of every construct', () =>
     fc.assert(
@@ -120,6 +175,50 @@ describe('plainCheckOf', () => {
       ),
       { numRuns: 4000 },
     ));
+
+  it('says a value is unchanged only when the schema returns it as it is, for schemas of every construct', () =>
+    fc.assert(
+      fc.property(
+        schemaArb.chain((schema) => fc.tuple(fc.constant(schema), near(schema))),
+        ([schema, value]) => {
+          if (!unchangedCheckOf(schema)(value)) return;
+          const parsed = schema.safeParse(value);
+          expect(parsed.success).toBe(true);
+          // Keys and values alike: nothing stripped, filled in or replaced by a catch.
+          expect(parsed.data).toEqual(value);
+          expect(keyPaths(parsed.data)).toEqual(keyPaths(value));
+          expect(plainCheckOf(schema)(value)).toBe(true);
+        },
+      ),
+      { numRuns: 4000 },
+    ));
+
+  it('says unchanged for the values a schema keeps, and not where zod would change them', () => {
+    const schema = z.looseObject({
+      id: z.string().optional().catch(undefined),
+      parent: z.string().nullable().optional().catch(undefined),
+      content: z.union([registeredCustom, z.string()]),
+      nested: z.object({ n: z.number().int() }).optional(),
+    });
+    const kept = { id: 'a', parent: null, content: [{ type: 't' }], nested: { n: 1 }, extra: [1] };
+    expect([unchangedCheckOf(schema)(kept), schema.safeParse(kept).data]).toEqual([true, kept]);
+    const changed: Array<[string, unknown]> = [
+      ['a caught value', { ...kept, id: 3 }],
+      ['a stripped key', { ...kept, nested: { n: 1, m: 2 } }],
+      ['an own __proto__', JSON.parse('{"content":"c","__proto__":{}}')],
+    ];
+    for (const [why, value] of changed) {
+      const parsed = schema.safeParse(value);
+      expect([why, parsed.success, unchangedCheckOf(schema)(value)]).toEqual([why, true, false]);
+      expect([parsed.data, keyPaths(parsed.data)]).not.toEqual([value, keyPaths(value)]);
+      // The plain check may still say yes: it promises success, not the same value.
+      expect(plainCheckOf(schema)(value)).toBe(true);
+    }
+    // zod returns the first option that succeeds: an object before the kept option would drop `__proto__`.
+    const union = z.union([z.looseObject({}), z.unknown()]);
+    const withProto: unknown = JSON.parse('{"__proto__":{}}');
+    expect([unchangedCheckOf(union)(withProto), union.safeParse(withProto).data]).toEqual([false, {}]);
+  });
 
   it('accepts the values a schema of the constructs it reads is made for', () => {
     const schema = z.looseObject({
@@ -145,8 +244,15 @@ describe('plainCheckOf', () => {
   });
 
   it('asks the schema for constructs it cannot read', () => {
-    for (const schema of [z.string().min(1), z.enum(['a']), z.union([z.string(), z.number()]), z.strictObject({})])
+    for (const schema of [
+      z.string().min(1),
+      z.enum(['a']),
+      z.xor([z.string(), z.number()]),
+      z.discriminatedUnion('k', [z.looseObject({ k: z.literal('a') })]),
+      z.strictObject({}),
+    ])
       expect(plainCheckOf(schema)('a')).toBe(false);
+    expect(plainCheckOf(z.discriminatedUnion('k', [z.looseObject({ k: z.literal('a') })]))({ k: 'a' })).toBe(false);
   });
 
   it('reads the chunk, block and usage schemas of the dsh vocabulary through their registered checks', () => {
