@@ -16,6 +16,7 @@
  * @module subagent-otel/transcripts/claude-code/records
  */
 import * as z from 'zod';
+import { unchangedCheckOf, withPlainCheck } from '../../wire/schema-check.js';
 import { describeValue, wireError, wireErrorFromIssues, type WireError } from '../../wire/wire-error.js';
 
 /** The model name Claude Code writes on the records it makes up itself (API errors, placeholders): never a model call. */
@@ -164,18 +165,24 @@ const UsageSchema = z.looseObject({
   output_tokens_details: z.looseObject({ thinking_tokens: count }).nullable().optional().catch(undefined),
 });
 
+/** Whether `value` is a list of content blocks: objects, each with a string `type`. */
+const isBlocks = (value: unknown): boolean =>
+  Array.isArray(value) &&
+  value.every(
+    (block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string',
+  );
+
 /**
  * Content blocks: an array of objects, each with a string `type`. Checked in
  * place, not rebuilt (a user line's tool results are most of a transcript's
- * bytes, and a copy of every block cost as much as parsing the JSON).
+ * bytes, and a copy of every block cost as much as parsing the JSON). A
+ * custom type, so its check is registered for the compiled checks below.
  */
-const BlocksSchema = z.custom<readonly ClaudeBlock[]>(
-  (value) =>
-    Array.isArray(value) &&
-    value.every(
-      (block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string',
-    ),
-  { message: 'expected an array of content blocks, each an object with a string type' },
+const BlocksSchema = withPlainCheck(
+  z.custom<readonly ClaudeBlock[]>(isBlocks, {
+    message: 'expected an array of content blocks, each an object with a string type',
+  }),
+  isBlocks,
 );
 
 const EnvelopeShape = {
@@ -249,71 +256,19 @@ const TaskResultSchema = z.looseObject({
 });
 
 /**
- * Hot-path checks, equal to the schemas above for values that pass them:
- * a record whose members already have the types the schemas accept (every
- * `.catch` would keep them as they are, and `z.unknown` members and content
- * blocks are kept by reference) is read as it is, without zod's copy of it.
- * Anything else goes through the schema, which says what is wrong. The
- * figures behind this: zod's parse and its copies were about a fifth of
- * the reader's time beyond reading and `JSON.parse` (decision 0130).
+ * Hot-path checks, compiled from the schemas above (`unchangedCheckOf`,
+ * decision 0126): true when the schema would return the record member for
+ * member as it is (every member the schema reads already has the type it
+ * takes, so no `.catch` replaces one; `z.unknown` members and content blocks
+ * are kept by reference). Such a record is read as it is, without zod's copy
+ * of it; anything else goes through the schema, which repairs or rejects it
+ * and says why. A field added to a schema is checked here with it. The
+ * figures behind this: zod's parse and its copies were about a fifth of the
+ * reader's time beyond reading and `JSON.parse` (decision 0130).
  */
-type Check = (value: unknown) => boolean;
-const isOptionalString: Check = (v) => v === undefined || typeof v === 'string';
-const isOptionalBoolean: Check = (v) => v === undefined || typeof v === 'boolean';
-const isObjectValue = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-const isBlocks: Check = (v) =>
-  Array.isArray(v) &&
-  v.every(
-    (block) => block !== null && typeof block === 'object' && typeof (block as { type?: unknown }).type === 'string',
-  );
-
-function fitsEnvelope(r: Record<string, unknown>): boolean {
-  const parentUuid = r['parentUuid'];
-  return (
-    typeof r['type'] === 'string' &&
-    isOptionalString(r['uuid']) &&
-    (parentUuid === undefined || parentUuid === null || typeof parentUuid === 'string') &&
-    isOptionalString(r['sessionId']) &&
-    isOptionalString(r['agentId']) &&
-    isOptionalBoolean(r['isSidechain']) &&
-    isOptionalString(r['version']) &&
-    isOptionalString(r['cwd']) &&
-    isOptionalString(r['gitBranch'])
-  );
-}
-
-/** Whether {@link AssistantSchema} would give `r`'s members unchanged. */
-function fitsAssistant(r: Record<string, unknown>): boolean {
-  const message = r['message'];
-  if (!fitsEnvelope(r) || !isOptionalString(r['requestId']) || !isOptionalBoolean(r['isApiErrorMessage'])) return false;
-  if (!isObjectValue(message) || !isOptionalString(message['id']) || !isOptionalString(message['model'])) return false;
-  const stop = message['stop_reason'];
-  const content = message['content'];
-  return (
-    (stop === undefined || stop === null || typeof stop === 'string') &&
-    (typeof content === 'string' || isBlocks(content))
-  );
-}
-
-/** Whether {@link UserSchema} would give `r`'s members unchanged. */
-function fitsUser(r: Record<string, unknown>): boolean {
-  const message = r['message'];
-  if (!fitsEnvelope(r) || !isOptionalBoolean(r['isMeta']) || !isOptionalBoolean(r['isCompactSummary'])) return false;
-  if (!isObjectValue(message)) return false;
-  const content = message['content'];
-  return content === undefined || typeof content === 'string' || isBlocks(content);
-}
-
-/** Whether {@link ProgressSchema} would give `r`'s members unchanged. */
-function fitsProgress(r: Record<string, unknown>): boolean {
-  const data = r['data'];
-  return (
-    fitsEnvelope(r) &&
-    isOptionalString(r['parentToolUseID']) &&
-    (data === undefined || (isObjectValue(data) && isOptionalString(data['type']) && isOptionalString(data['agentId'])))
-  );
-}
+const keepsAssistant = unchangedCheckOf(AssistantSchema);
+const keepsUser = unchangedCheckOf(UserSchema);
+const keepsProgress = unchangedCheckOf(ProgressSchema);
 
 /** Line types whose records are chain lines (with `uuid`, `parentUuid` and `sessionId`). */
 const CHAIN_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'system', 'progress', 'attachment']);
@@ -437,7 +392,7 @@ export function parseClaudeCodeValue(value: unknown): ClaudeCodeRecord | WireErr
 }
 
 function parseAssistant(value: unknown): ClaudeAssistantRecord | WireError {
-  const parsed = fitsAssistant(value as Record<string, unknown>)
+  const parsed = keepsAssistant(value)
     ? { success: true as const, data: value as z.infer<typeof AssistantSchema> }
     : AssistantSchema.safeParse(value);
   if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
@@ -465,7 +420,7 @@ function parseAssistant(value: unknown): ClaudeAssistantRecord | WireError {
 }
 
 function parseUser(value: unknown): ClaudeUserRecord | WireError {
-  const parsed = fitsUser(value as Record<string, unknown>)
+  const parsed = keepsUser(value)
     ? { success: true as const, data: value as z.infer<typeof UserSchema> }
     : UserSchema.safeParse(value);
   if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
@@ -480,7 +435,7 @@ function parseUser(value: unknown): ClaudeUserRecord | WireError {
 }
 
 function parseProgress(value: unknown): ClaudeProgressRecord | WireError {
-  const parsed = fitsProgress(value as Record<string, unknown>)
+  const parsed = keepsProgress(value)
     ? { success: true as const, data: value as z.infer<typeof ProgressSchema> }
     : ProgressSchema.safeParse(value);
   if (!parsed.success) return wireErrorFromIssues(parsed.error.issues, value);
