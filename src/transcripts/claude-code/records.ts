@@ -269,6 +269,8 @@ const TaskResultSchema = z.looseObject({
 const keepsAssistant = unchangedCheckOf(AssistantSchema);
 const keepsUser = unchangedCheckOf(UserSchema);
 const keepsProgress = unchangedCheckOf(ProgressSchema);
+const keepsUsage = unchangedCheckOf(UsageSchema);
+const keepsTaskResult = unchangedCheckOf(TaskResultSchema);
 
 /** Line types whose records are chain lines (with `uuid`, `parentUuid` and `sessionId`). */
 const CHAIN_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'system', 'progress', 'attachment']);
@@ -480,7 +482,9 @@ function timeOf(value: unknown): number | undefined {
 /** @returns the usage object's counts, or `undefined` when `value` is not an object. Never throws. */
 export function parseClaudeUsage(value: unknown): ClaudeUsage | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const parsed = UsageSchema.safeParse(value);
+  const parsed = keepsUsage(value)
+    ? { success: true as const, data: value as z.infer<typeof UsageSchema> }
+    : UsageSchema.safeParse(value);
   if (!parsed.success) return undefined;
   const u = parsed.data;
   const raw = value as Record<string, unknown>;
@@ -502,7 +506,9 @@ export function parseClaudeUsage(value: unknown): ClaudeUsage | undefined {
  */
 export function parseClaudeTaskResult(value: unknown): ClaudeTaskResult | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const parsed = TaskResultSchema.safeParse(value);
+  const parsed = keepsTaskResult(value)
+    ? { success: true as const, data: value as z.infer<typeof TaskResultSchema> }
+    : TaskResultSchema.safeParse(value);
   if (!parsed.success) return undefined;
   const content = parsed.data.content;
   return {
