@@ -283,7 +283,10 @@ const CHAIN_TYPES: ReadonlySet<string> = new Set(['user', 'assistant', 'system',
  * `summary`, `queue-operation`, `custom-title`), 2.1.8x-2.1.9x
  * (`permission-mode`) and the 2.1.318 sessions the suite's real agent
  * writes (`atis-latch`, `api-request-shape`, `api-request-blob`,
- * `api-request`, `tools-used`, `last-prompt`, `cost-state`); docs/TRANSCRIPTS.md.
+ * `api-request`, `tools-used`, `last-prompt`, `cost-state`), and 2.1.337's
+ * `api-request-route` (`{type, provider, credential, sessionId}`, e.g.
+ * `customEndpoint` and `key`: line 1 of its session files, and again
+ * later in them); docs/TRANSCRIPTS.md.
  */
 export const CLAUDE_NON_CHAIN_RECORDS: Readonly<Record<string, (r: Record<string, unknown>) => boolean>> = {
   'file-history-snapshot': (r) =>
@@ -297,6 +300,7 @@ export const CLAUDE_NON_CHAIN_RECORDS: Readonly<Record<string, (r: Record<string
   'api-request-shape': (r) => typeof r['sessionId'] === 'string',
   'api-request-blob': (r) => typeof r['sessionId'] === 'string',
   'api-request': (r) => typeof r['sessionId'] === 'string',
+  'api-request-route': (r) => typeof r['sessionId'] === 'string',
   'tools-used': (r) => typeof r['sessionId'] === 'string',
   'last-prompt': (r) => typeof r['sessionId'] === 'string',
   'cost-state': (r) => typeof r['sessionId'] === 'string',

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   isClaudeCodeLine,
   isClaudeWireError,
+  isKnownClaudeRecordType,
   parseClaudeAgentMeta,
   parseClaudeCodeLine,
   parseClaudeTaskResult,
@@ -249,6 +250,16 @@ describe('isClaudeCodeLine', () => {
     expect(isClaudeCodeLine({ type: 'queue-operation', operation: 'enqueue', sessionId: 's', timestamp: 't' })).toBe(
       true,
     );
+  });
+
+  it('claims the api-request-route record that begins a 2.1.337 session file, and knows its type', () => {
+    // Line 1 of a session file Claude Code 2.1.337 wrote against a custom ANTHROPIC_BASE_URL with an API key.
+    const route = { type: 'api-request-route', provider: 'customEndpoint', credential: 'key', sessionId: 's' };
+    expect(isClaudeCodeLine(route)).toBe(true);
+    expect(isClaudeCodeLine({ type: 'api-request-route', provider: 'customEndpoint' })).toBe(false);
+    expect(isKnownClaudeRecordType('api-request-route')).toBe(true);
+    expect(isKnownClaudeRecordType('future-record')).toBe(false);
+    expect(parseClaudeCodeLine(JSON.stringify(route))).toMatchObject({ kind: 'other', type: 'api-request-route' });
   });
 
   it("claims no other agent's line", () => {
