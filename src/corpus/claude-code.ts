@@ -146,6 +146,19 @@ function findResult(parent: ClaudeFile, callId: string): { n: number; o: Obj; bl
   return undefined;
 }
 
+/**
+ * The text a record delivered to the model as the user's: a user line's
+ * content, or the `prompt` of a `queued_command` attachment (a notification
+ * that arrived mid-turn; 2.1.337 writes a background agent's notification so
+ * when the agent ends before its parent's next model call). Else undefined.
+ */
+function deliveredText(o: Obj): string | undefined {
+  if (o['type'] === 'user') return contentText(obj(o['message'])?.['content']);
+  const attachment = obj(o['attachment']);
+  if (o['type'] === 'attachment' && attachment?.['type'] === 'queued_command') return str(attachment['prompt']);
+  return undefined;
+}
+
 function received(parent: ClaudeFile, callId: string, agentId: string, isWorkflow: boolean): Received {
   if (isWorkflow) return { unchecked: 'an agent a Workflow ran: its parent receives no report of it' };
   const found = findResult(parent, callId);
@@ -160,8 +173,8 @@ function received(parent: ClaudeFile, callId: string, agentId: string, isWorkflo
     // A background agent: its report is the <result> of the parent's later <task-notification> for it.
     let notification: { n: number; text: string } | undefined;
     for (const r of parent.records) {
-      if (r.o['type'] !== 'user') continue;
-      const text = contentText(obj(r.o['message'])?.['content']);
+      const text = deliveredText(r.o);
+      if (text === undefined) continue;
       if (text.includes('<task-notification>') && text.includes(`<task-id>${agentId}</task-id>`))
         notification = { n: r.n, text };
     }
