@@ -15,9 +15,11 @@ import { geminiCliFormat } from './gemini-cli/files.js';
  * whenever a format classifies some file differently (another kind, format
  * or facts). A watch remembers its files' classifications in its checkpoint
  * tagged with it, and classifies every file again when it differs
- * (decision 0134).
+ * (decision 0134). 2: Claude Code 2.1.337's `api-request-route` records
+ * identify a Claude Code file (a session file whose head holds only those
+ * was no transcript before).
  */
-export const TRANSCRIPT_CLASSIFIER_VERSION = 1;
+export const TRANSCRIPT_CLASSIFIER_VERSION = 2;
 
 /** Every known format. */
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [claudeCodeFormat, codexFormat, geminiCliFormat];

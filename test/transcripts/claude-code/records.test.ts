@@ -5,6 +5,8 @@
  * wrong shape; and telling Claude Code's first lines from other agents'.
  */
 import { describe, expect, it } from 'vitest';
+import { TRANSCRIPT_CLASSIFIER_VERSION, TRANSCRIPT_FORMATS } from '../../../src/transcripts/formats.js';
+import { classifyTranscript } from '../../../src/transcripts/transcripts.js';
 import {
   isClaudeCodeLine,
   isClaudeWireError,
@@ -260,6 +262,10 @@ describe('isClaudeCodeLine', () => {
     expect(isKnownClaudeRecordType('api-request-route')).toBe(true);
     expect(isKnownClaudeRecordType('future-record')).toBe(false);
     expect(parseClaudeCodeLine(JSON.stringify(route))).toMatchObject({ kind: 'other', type: 'api-request-route' });
+    // A session file just begun, whose head holds that record alone, is a Claude Code session (classifier 2).
+    const head = { path: '/p/-w/s.jsonl', firstLine: route, prefix: `${JSON.stringify(route)}\n`, records: [route] };
+    expect(classifyTranscript(head, TRANSCRIPT_FORMATS)).toMatchObject({ format: 'claude-code', kind: 'session' });
+    expect(TRANSCRIPT_CLASSIFIER_VERSION).toBe(2);
   });
 
   it("claims no other agent's line", () => {
