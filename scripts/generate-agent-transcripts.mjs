@@ -12,6 +12,10 @@
  * server on 127.0.0.1. `--debug DIR` writes each run's model requests there.
  *
  * Usage: node scripts/generate-agent-transcripts.mjs [--debug DIR] [filter...]
+ *
+ * A newer Claude Code under the pinned claude-agent-acp (to see what it
+ * writes before pinning it): `CLAUDE_CODE_EXECUTABLE=<its claude binary>`,
+ * e.g. from `npm install --prefix /tmp/cc @anthropic-ai/claude-agent-sdk-linux-x64@<v>`.
  */
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -132,6 +132,10 @@ export function launchSpec(name: AgentName, origin: string): AgentLaunch {
       DISABLE_AUTOUPDATER: '1',
       DISABLE_ERROR_REPORTING: '1',
     });
+    // Another Claude Code under the pinned claude-agent-acp (its own variable), for a version check:
+    // CLAUDE_CODE_EXECUTABLE=/path/to/claude node scripts/generate-agent-transcripts.mjs claude
+    const executable = process.env.CLAUDE_CODE_EXECUTABLE;
+    if (executable !== undefined && executable !== '') env.CLAUDE_CODE_EXECUTABLE = executable;
     argv = [process.execPath, entry];
   } else {
     const gdir = join(home, '.gemini');
