@@ -10,20 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSpans, runCli, type OtlpSpan } from '../helpers/cli.js';
+import { readSpans, runCli, type OtlpSpan, QUIET_ENV } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 import { requireFolder, SHARED_TRANSCRIPTS, SHARED_TRANSCRIPTS_HOW } from '../helpers/required-folder.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replay-jobs-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 /** Spans in file order, each without its ids, its parent named by name and start time. */
 function normalized(spans: readonly OtlpSpan[]): unknown[] {

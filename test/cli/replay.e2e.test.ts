@@ -20,21 +20,13 @@ import {
   spawnCli,
   waitForLine,
   type OtlpSpan,
+  QUIET_ENV,
 } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 import { events, step, stepStart, text, textDelta, turnEnd, turnStart, usage } from '../helpers/events.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replay-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Environment without a caller's trace context or collector, so both sides write only to their `--out`. */
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 /** Ids differ by design (live run ids are random); everything else of a span must be the same. */
 const ID_ATTRIBUTES = new Set(['gen_ai.agent.id', 'subagent.run_id']);

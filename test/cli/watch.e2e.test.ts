@@ -29,18 +29,11 @@ import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeClaudeHistory } from '../../bench/lib/claude-history.mjs';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { attributes, finished, readSpans, spawnCli } from '../helpers/cli.js';
+import { attributes, finished, readSpans, spawnCli, QUIET_ENV } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 
 const root = mkdtempSync(join(tmpdir(), 'watch-e2e-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 /** Every file under `dir`, relative. */
 function files(dir: string): string[] {

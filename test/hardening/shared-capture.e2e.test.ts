@@ -7,19 +7,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { finished, isIdleLine, rpc, runCli, spawnCli, waitForLine } from '../helpers/cli.js';
+import { finished, isIdleLine, rpc, runCli, spawnCli, waitForLine, QUIET_ENV } from '../helpers/cli.js';
 import { FIXTURE_SDK_RUNTIME } from '../helpers/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'shared-capture-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 /** One proxied runtime answering `prompts` completed prompts, captured to `capture`. */
 async function proxiedSession(capture: string, name: string, prompts: number): Promise<number | null> {

@@ -7,6 +7,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from './paths.js';
 
+/**
+ * An environment without a caller's trace context, collector or exporters, so a command under test writes only
+ * to its `--out` (merged over the test process's own environment by `runCli`/`spawnCli`).
+ */
+export const QUIET_ENV: NodeJS.ProcessEnv = {
+  TRACEPARENT: '',
+  TRACESTATE: '',
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  OTEL_TRACES_EXPORTER: '',
+  OTEL_METRICS_EXPORTER: '',
+};
+
 export interface Finished {
   code: number | null;
   signal: NodeJS.Signals | null;

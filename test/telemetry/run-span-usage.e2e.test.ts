@@ -21,20 +21,13 @@ import { SdkTracker } from '../../src/observe/sdk-tracker.js';
 import type { UsageTotals } from '../../src/observe/run-record.js';
 import { conventionTokenCounts } from '../../src/telemetry/token-usage.js';
 import { parseFrame } from '../../src/wire/jsonrpc.js';
-import { attributes, readSpans, runCli, type OtlpSpan } from '../helpers/cli.js';
+import { attributes, readSpans, runCli, type OtlpSpan, QUIET_ENV } from '../helpers/cli.js';
 import { CLI, FIXTURE_SDK_RUNTIME, ROOT } from '../helpers/paths.js';
 import { telemetryHarness } from '../helpers/telemetry-harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'run-span-usage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 const route = { provider: 'deepseek', model: 'deepseek-chat' };
 
 /** The usage attributes a run span must carry for `usage`, in the conventions' accounting (absent parts omitted). */

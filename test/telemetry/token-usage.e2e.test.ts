@@ -20,18 +20,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatRunTable } from '../../src/cli/summary.js';
 import type { RunRecord } from '../../src/observe/run-record.js';
 import { conventionTokenCounts } from '../../src/telemetry/token-usage.js';
-import { attributes, readSpans, runCli } from '../helpers/cli.js';
+import { attributes, readSpans, runCli, QUIET_ENV } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'token-usage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 const T = 1_796_063_390_280;
 const USAGE = { inputTokens: 100, outputTokens: 7, cacheReadTokens: 0, reasoningTokens: 3 };

@@ -15,18 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeClaudeHistory } from '../../bench/lib/claude-history.mjs';
-import { attributes, finished, readSpans, spawnCli, type OtlpSpan } from '../helpers/cli.js';
+import { attributes, finished, readSpans, spawnCli, type OtlpSpan, QUIET_ENV } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 
 const root = mkdtempSync(join(tmpdir(), 'generated-watch-e2e-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
-
 /** The one project folder (`-tmp-real-agent-claude-…-work`) of a generated Claude Code scenario. */
 function projectOf(scenario: string): string {
   const dir = join(ROOT, 'test', 'transcripts', 'claude-code', 'generated', scenario);

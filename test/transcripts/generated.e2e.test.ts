@@ -18,21 +18,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { attributes, readSpans, runCli, type OtlpSpan } from '../helpers/cli.js';
+import { attributes, readSpans, runCli, type OtlpSpan, QUIET_ENV } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 
 const GENERATED = (format: string, scenario: string): string =>
   join(ROOT, 'test', 'transcripts', format, 'generated', scenario);
 const out = mkdtempSync(join(tmpdir(), 'generated-transcripts-e2e-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
-
 interface Summary {
   runs: number;
   problems: number;

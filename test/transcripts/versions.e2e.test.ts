@@ -8,21 +8,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunListener, RunRecord } from '../../src/observe/run-record.js';
 import { replayPaths, type ReplayProblem } from '../../src/replay/replay.js';
-import { attributes, readSpans, runCli } from '../helpers/cli.js';
+import { attributes, readSpans, runCli, QUIET_ENV } from '../helpers/cli.js';
 import { ROOT } from '../helpers/paths.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const CLAUDE = join(ROOT, 'test/transcripts/claude-code/synthetic');
 const CODEX = join(ROOT, 'test/transcripts/codex/synthetic');
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
-
 async function replay(
   path: string,
 ): Promise<{ records: RunRecord[]; problems: ReplayProblem[]; summary: Awaited<ReturnType<typeof replayPaths>> }> {

@@ -207,6 +207,21 @@ const add = (path: string, text: string, clock: { t: number }): void => {
   touch(path, clock.t);
 };
 
+/**
+ * Steps: r1 begins in `file` (no end record), its Stop hook is heard 100 ms later, and the clock moves to
+ * the notice's settle point: the pass after the last step reads r1 as closed by the notice.
+ */
+const hookedRun = (file: string, notices: EndNotices): Script['steps'] => [
+  (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
+  (clock) => {
+    clock.t += 100;
+    notices.add(file, clock.t);
+  },
+  (clock) => {
+    clock.t += HOOK_SETTLE_MS;
+  },
+];
+
 describe('watch', () => {
   it('reports a run once, when its end record arrives, as the file appears and grows', async () => {
     const ws = workspace();
@@ -309,14 +324,7 @@ describe('watch', () => {
       startAt: T0,
       notices,
       steps: [
-        (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
-        (clock) => {
-          clock.t += 100;
-          notices.add(file, clock.t); // the turn's Stop hook
-        },
-        (clock) => {
-          clock.t += HOOK_SETTLE_MS; // settled: r1 is closed by the notice
-        },
+        ...hookedRun(file, notices),
         (clock) => {
           clock.t += 200;
           add(file, line('r2', clock.t), clock); // the next turn starts, well within the late-write window
@@ -345,17 +353,7 @@ describe('watch', () => {
       startAt: T0,
       notices,
       flushAnswers: [false, true],
-      steps: [
-        (clock) => put(file, header('s1') + line('r1', T0 + 1), clock),
-        (clock) => {
-          clock.t += 100;
-          notices.add(file, clock.t);
-        },
-        (clock) => {
-          clock.t += HOOK_SETTLE_MS;
-        },
-        () => undefined,
-      ],
+      steps: [...hookedRun(file, notices), () => undefined],
     });
     expect(r.reported).toEqual(['r1', 'r1']);
     expect(r.passes.map((p) => p.runsReported)).toEqual([0, 0, 0, 1, 1]);

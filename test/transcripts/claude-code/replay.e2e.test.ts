@@ -23,7 +23,7 @@ import type { RunListener, RunRecord, RunStart } from '../../../src/observe/run-
 import { replayPaths, type ReplayProblem } from '../../../src/replay/replay.js';
 import { classifyClaudeCode, claudeCodeFormat, groupClaudeCode } from '../../../src/transcripts/claude-code/files.js';
 import type { TranscriptFile, TranscriptLive } from '../../../src/transcripts/format.js';
-import { attributes, readSpans, runCli } from '../../helpers/cli.js';
+import { attributes, readSpans, runCli, QUIET_ENV } from '../../helpers/cli.js';
 import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
@@ -33,14 +33,6 @@ const REAL = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const SYNTHETIC = join(ROOT, 'test/transcripts/claude-code/synthetic');
 const dir = mkdtempSync(join(tmpdir(), 'claude-code-e2e-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
-
 interface Collected {
   readonly events: Array<['start', RunStart] | ['end', RunRecord]>;
   readonly records: RunRecord[];

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { attributes, readSpans, runCli, type OtlpSpan } from '../../helpers/cli.js';
+import { attributes, readSpans, runCli, type OtlpSpan, QUIET_ENV } from '../../helpers/cli.js';
 import { sharedTranscripts } from '../../helpers/required-folder.js';
 import { ROOT } from '../../helpers/paths.js';
 
@@ -20,14 +20,6 @@ const HAS_REAL = SHARED_REAL !== undefined;
 const REAL_ROOT = SHARED_REAL ?? join(ROOT, 'shared-transcripts-missing');
 const out = mkdtempSync(join(tmpdir(), 'gemini-cli-e2e-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
-
-const QUIET_ENV: NodeJS.ProcessEnv = {
-  TRACEPARENT: '',
-  TRACESTATE: '',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-  OTEL_TRACES_EXPORTER: '',
-  OTEL_METRICS_EXPORTER: '',
-};
 
 interface Summary {
   runs: number;
